@@ -1,0 +1,233 @@
+package classify
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hangdoc/hangdoc/sampler"
+)
+
+// history is one thread across the run: its readings in sample order.
+type history struct {
+	tid      int
+	readings []sampler.Thread
+	times    []time.Time
+}
+
+func (h *history) last() sampler.Thread { return h.readings[len(h.readings)-1] }
+
+// Classify reads samples of one process, oldest first, and says what it is
+// doing. It needs at least one sample; two or more tell stopped from slow.
+func Classify(samples []sampler.Sample, opts Options) Diagnosis {
+	d := Diagnosis{
+		Evidence: []string{},
+		Threads:  []Thread{},
+		Locks:    []Lock{},
+		Cycles:   [][]Ref{},
+		Waits:    []Wait{},
+		Memory:   memory(samples, opts),
+	}
+	if len(samples) == 0 {
+		d.Verdict, d.Confidence = Idle, Low
+		d.Summary = "no samples were taken"
+		return d
+	}
+	pid := samples[0].PID
+	hist := histories(samples)
+	last := samples[len(samples)-1]
+
+	locks := findLocks(pid, last, hist)
+	lockOf := map[int]*Lock{}
+	for i := range locks {
+		for _, w := range locks[i].Waiters {
+			lockOf[w.TID] = &locks[i]
+		}
+	}
+	sc := &scene{pid: pid, samples: samples, lockOf: lockOf, live: map[int]bool{}}
+	for _, t := range last.Threads {
+		sc.live[t.TID] = !t.Exited
+	}
+	for _, h := range hist {
+		d.Threads = append(d.Threads, sc.thread(h, opts))
+	}
+	byTID := map[int]*Thread{}
+	for i := range d.Threads {
+		byTID[d.Threads[i].TID] = &d.Threads[i]
+	}
+	for _, l := range locks {
+		for _, w := range l.Waiters {
+			byTID[w.TID].Waits = l.ID
+		}
+		if l.Holder != nil {
+			if t := byTID[l.Holder.TID]; t != nil {
+				t.Holds = append(t.Holds, l.ID)
+			}
+		}
+	}
+	d.Locks = locks
+	d.Cycles = cycles(pid, locks)
+	for _, h := range hist {
+		if w, ok := sc.wait(byTID[h.tid]); ok {
+			d.Waits = append(d.Waits, w)
+		}
+	}
+	sc.verdict(&d, byTID)
+	return d
+}
+
+// histories groups every thread's readings, in TID order. Readings of a
+// thread that had exited are dropped: its absence is the data.
+func histories(samples []sampler.Sample) []*history {
+	byTID := map[int]*history{}
+	var order []int
+	for _, s := range samples {
+		for _, t := range s.Threads {
+			h := byTID[t.TID]
+			if h == nil {
+				h = &history{tid: t.TID}
+				byTID[t.TID] = h
+				order = append(order, t.TID)
+			}
+			if !t.Exited {
+				h.readings = append(h.readings, t)
+				h.times = append(h.times, s.Time)
+			}
+		}
+	}
+	slices.Sort(order)
+	var out []*history
+	for _, tid := range order {
+		if len(byTID[tid].readings) > 0 {
+			out = append(out, byTID[tid])
+		}
+	}
+	return out
+}
+
+// thread classifies one thread from its readings.
+func (s *scene) thread(h *history, opts Options) Thread {
+	first, last := h.readings[0], h.last()
+	t := Thread{
+		TID:     h.tid,
+		Name:    last.Name,
+		State:   last.State,
+		Wchan:   last.Wchan,
+		Syscall: view(last.Syscall),
+		FD:      last.FD,
+		Seen:    len(h.readings),
+		Holds:   []string{},
+		Stack:   last.Stack,
+	}
+	if t.Stack == nil {
+		t.Stack = []sampler.Frame{}
+	}
+	t.Voluntary = last.Voluntary - first.Voluntary
+	t.Involuntary = last.Involuntary - first.Involuntary
+	elapsed := h.times[len(h.times)-1].Sub(h.times[0])
+	share := 0.0
+	if elapsed > 0 {
+		share = float64(last.CPUTime-first.CPUTime) / float64(elapsed)
+		t.CPUPercent = float64(int(share*1000+0.5)) / 10
+	}
+	stackMoved := false
+	for _, r := range h.readings[1:] {
+		if signature(r) != signature(first) {
+			t.Moved = true
+		}
+		if len(r.Stack) > 0 && len(first.Stack) > 0 && !slices.Equal(r.Stack, first.Stack) {
+			stackMoved = true
+		}
+	}
+	t.Moved = t.Moved || t.Voluntary > 0 || stackMoved
+	one := len(h.readings) == 1
+
+	kind, _ := s.waitKind(last)
+	switch {
+	case one && last.State == "R":
+		t.Class, t.Why = ClassWorking, "on a CPU in the only sample it was seen in"
+	case share >= opts.SpinCPU && float64(t.Voluntary) <= opts.SpinSwitchesPerSecond*elapsed.Seconds() && !stackMoved:
+		t.Class, t.Why = ClassSpinning, fmt.Sprintf("%.0f%% of a core with no voluntary switch or syscall wait in %d samples", t.CPUPercent, t.Seen)
+		if len(last.Stack) > 0 {
+			t.Why += " and the same stack in each"
+		}
+	case share >= opts.BusyCPU:
+		t.Class, t.Why = ClassWorking, fmt.Sprintf("%.1f%% CPU", t.CPUPercent)
+		if t.Moved {
+			t.Why += ", and it moves"
+		}
+	case stackMoved:
+		t.Class, t.Why = ClassWorking, "its stack changed between samples"
+	case last.State == "R" || last.Syscall.Running:
+		t.Class, t.Why = ClassWorking, "runnable, with little CPU"
+	case idleKinds[kind]:
+		t.Class, t.Why = ClassIdle, "parked: "+kindText[kind]
+	case t.Moved:
+		t.Class, t.Why = ClassWorking, fmt.Sprintf("waits in %s but got through %d times during the run: slow, not stopped", kindText[kind], t.Voluntary)
+	case one:
+		t.Class, t.Why = ClassBlocked, "waiting in the only sample it was seen in: "+kindText[kind]
+	default:
+		t.Class, t.Why = ClassBlocked, fmt.Sprintf("%s, unchanged in %d samples, no CPU", kindText[kind], t.Seen)
+	}
+	return t
+}
+
+// signature is what must stay equal between samples for a thread to count
+// as not moving: where it sleeps and the call it is in.
+func signature(t sampler.Thread) string {
+	if t.State == "R" {
+		// On a CPU or preempted: the syscall file says "running" or "-1"
+		// by chance of timing.
+		return "R"
+	}
+	sc := t.Syscall
+	return fmt.Sprintf("%s|%s|%v|%d|%x|%x|%x", t.State, t.Wchan, sc.Running, sc.Nr, sc.Args[0], sc.Args[1], sc.Args[2])
+}
+
+// memory reads the RSS of every sample and names its trend.
+func memory(samples []sampler.Sample, opts Options) Memory {
+	m := Memory{RSSBytes: []int64{}, Trend: "unknown"}
+	for _, s := range samples {
+		m.RSSBytes = append(m.RSSBytes, s.RSSBytes)
+	}
+	if len(m.RSSBytes) < 2 {
+		return m
+	}
+	first, last := m.RSSBytes[0], m.RSSBytes[len(m.RSSBytes)-1]
+	delta := last - first
+	limit := max(opts.RSSGrowthBytes, int64(float64(first)*opts.RSSGrowth))
+	switch {
+	case delta > limit:
+		m.Trend = "growing"
+	case -delta > limit:
+		m.Trend = "shrinking"
+	default:
+		m.Trend = "flat"
+	}
+	return m
+}
+
+func threadName(t *Thread) string {
+	if t == nil {
+		return "?"
+	}
+	return fmt.Sprintf("tid %d (%s)", t.TID, t.Name)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+func joinAnd(parts []string) string {
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/fatih/color"
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/hangdoc/hangdoc/classify"
+	"github.com/hangdoc/hangdoc/internal/diagnose"
+	"github.com/hangdoc/hangdoc/report"
+)
+
+// usageError marks errors that are the caller's: they exit with ExitUsage.
+type usageError struct{ error }
+
+// exitError carries an exit code out of a command that printed its own output.
+type exitError struct{ code diagnose.ExitCode }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// Main runs hangdoc with args and returns its exit code. Tests call it directly.
+func Main(args []string, stdout, stderr io.Writer) diagnose.ExitCode {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.Execute()
+	var ee exitError
+	var ue usageError
+	switch {
+	case err == nil:
+		return diagnose.ExitWorking
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "hangdoc: %v\nRun 'hangdoc --help' for usage.\n", err)
+		return diagnose.ExitUsage
+	}
+	fmt.Fprintf(stderr, "hangdoc: %v\n", err)
+	return diagnose.ExitError
+}
+
+// outputOptions are the flags every command that prints a report shares.
+type outputOptions struct {
+	format string
+	json   bool
+	color  string
+	output string
+}
+
+func (o *outputOptions) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&o.format, "format", "text", "report format: text, markdown or json")
+	f.BoolVar(&o.json, "json", false, "same as --format json")
+	f.StringVar(&o.color, "color", "auto", "colour the text report: auto, always or never (NO_COLOR turns auto off)")
+	f.StringVarP(&o.output, "output", "o", "", "write the report to `FILE` instead of standard output")
+}
+
+func (o *outputOptions) validate() error {
+	if o.json {
+		o.format = "json"
+	}
+	switch o.format {
+	case "text", "markdown", "md", "json":
+	default:
+		return usageError{fmt.Errorf("--format %q: want text, markdown or json", o.format)}
+	}
+	switch o.color {
+	case "auto", "always", "never":
+	default:
+		return usageError{fmt.Errorf("--color %q: want auto, always or never", o.color)}
+	}
+	return nil
+}
+
+// write renders r to stdout or the -o file. Colour is decided here, once:
+// only text, only when asked or when writing to a terminal without NO_COLOR.
+func (o *outputOptions) write(r *report.Report, stdout io.Writer) error {
+	w := stdout
+	if o.output != "" {
+		f, err := os.Create(o.output)
+		if err != nil {
+			return fmt.Errorf("writing the report: %w", err)
+		}
+		defer f.Close()
+		w = f
+	}
+	switch o.format {
+	case "json":
+		return report.JSON(w, r)
+	case "markdown", "md":
+		return report.Markdown(w, r)
+	}
+	return report.Text(w, r, o.palette(w))
+}
+
+func (o *outputOptions) palette(w io.Writer) report.Palette {
+	on := o.color == "always"
+	if o.color == "auto" {
+		_, noColor := os.LookupEnv("NO_COLOR")
+		on = !noColor && isTerminal(w)
+	}
+	if !on {
+		return report.Palette{}
+	}
+	paint := func(attrs ...color.Attribute) func(string) string {
+		c := color.New(attrs...)
+		c.EnableColor()
+		return func(s string) string { return c.Sprint(s) }
+	}
+	return report.Palette{
+		Bad:  paint(color.FgRed),
+		Warn: paint(color.FgYellow),
+		Good: paint(color.FgGreen),
+		Dim:  paint(color.Faint),
+		Bold: paint(color.Bold),
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// diagnoseOptions are the flags of `hangdoc PID`.
+type diagnoseOptions struct {
+	out      outputOptions
+	samples  int
+	interval time.Duration
+	timeout  time.Duration
+	record   string
+	proc     string
+}
+
+const longHelp = `hangdoc watches a live process for a few seconds and says why it has
+stopped making progress: blocked, spinning, working (just slow), idle or
+deadlocked — and on what: which lock and who holds it, which call and
+which file descriptor.
+
+It reads /proc only (thread states, CPU, wchan, syscalls, and the owner of
+each contended mutex from the target's memory). It never stops, signals or
+writes to the target.
+
+Exit codes: 0 working (not hung), 3 blocked, 4 spinning, 5 idle,
+6 deadlock, 7 the target exited during sampling, 1 error, 2 usage.`
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	opts := &diagnoseOptions{}
+	cmd := &cobra.Command{
+		Use:           "hangdoc PID",
+		Short:         "Tell why a process has stopped making progress",
+		Long:          longHelp,
+		Example:       "  hangdoc 4187\n  hangdoc 4187 --samples 5 --interval 500ms --format markdown -o hang.md\n  hangdoc demo",
+		Args:          cobra.ArbitraryArgs,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				if len(args) == 0 {
+					return usageError{errors.New("which process? give a PID, or run 'hangdoc demo' to see one diagnosed")}
+				}
+				return usageError{fmt.Errorf("one PID at a time, got %d arguments", len(args))}
+			}
+			pid, err := strconv.Atoi(args[0])
+			if err != nil || pid <= 0 {
+				return usageError{fmt.Errorf("PID must be a process id (a positive number), got %q", args[0])}
+			}
+			return runDiagnose(pid, opts, stdout, stderr)
+		},
+	}
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	opts.register(cmd)
+	cmd.AddCommand(newVersion(stdout), newDemo(stdout, stderr), newVictim(stdout))
+	return cmd
+}
+
+func (o *diagnoseOptions) register(cmd *cobra.Command) {
+	o.out.register(cmd)
+	f := cmd.Flags()
+	f.IntVar(&o.samples, "samples", 3, "how many samples to take")
+	f.DurationVar(&o.interval, "interval", time.Second, "time between samples")
+	f.DurationVar(&o.timeout, "timeout", time.Minute, "hard bound on the whole run; a run cut short reports what it has, marked partial")
+	f.StringVar(&o.record, "record", "", "also write the raw samples as JSON to `FILE` (for a bug report or a test)")
+	f.StringVar(&o.proc, "proc", "", "read /proc from `DIR` (e.g. the host's /proc mounted in a container)")
+}
+
+func (o *diagnoseOptions) validate() error {
+	if err := o.out.validate(); err != nil {
+		return err
+	}
+	switch {
+	case o.samples < 1 || o.samples > 1000:
+		return usageError{fmt.Errorf("--samples %d: want 1 to 1000", o.samples)}
+	case o.interval < 10*time.Millisecond:
+		return usageError{fmt.Errorf("--interval %s: want at least 10ms", o.interval)}
+	case o.timeout <= 0:
+		return usageError{fmt.Errorf("--timeout %s: want a positive duration", o.timeout)}
+	}
+	return nil
+}
+
+func runDiagnose(pid int, opts *diagnoseOptions, stdout, stderr io.Writer) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), opts.timeout)
+	defer cancel()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	run := diagnose.Options{
+		PID:      pid,
+		Samples:  opts.samples,
+		Interval: opts.interval,
+		ProcRoot: opts.proc,
+		Classify: classify.DefaultOptions(),
+	}
+	if isTerminal(stderr) {
+		run.Progress = stderr
+	}
+	r, rec, err := diagnose.RunBounded(ctx, run)
+	if err != nil {
+		return err
+	}
+	if opts.record != "" {
+		if err := diagnose.WriteRecording(opts.record, rec); err != nil {
+			return err
+		}
+	}
+	if err := opts.out.write(r, stdout); err != nil {
+		return err
+	}
+	return exitError{diagnose.ExitFor(r)}
+}

@@ -1,0 +1,185 @@
+// Package diagnose runs one diagnosis: it samples a live process over time,
+// classifies the samples and builds the report. cmd/hangdoc wires flags to it.
+package diagnose
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/hangdoc/hangdoc/classify"
+	"github.com/hangdoc/hangdoc/internal/version"
+	"github.com/hangdoc/hangdoc/report"
+	"github.com/hangdoc/hangdoc/sampler"
+)
+
+// Options is one diagnosis as the command line asked for it.
+type Options struct {
+	PID      int
+	Samples  int
+	Interval time.Duration
+	ProcRoot string // "" is /proc
+	// Progress receives a progress line per sample (a terminal); nil for none.
+	Progress io.Writer
+	Classify classify.Options
+}
+
+// Run samples the target until it has Samples samples, ctx ends, or the
+// target goes away; the last two give a partial report, marked so. Errors
+// are for a target that cannot be diagnosed at all.
+func Run(ctx context.Context, opts Options) (*report.Report, report.Recording, error) {
+	rec, err := Record(ctx, opts)
+	if err != nil {
+		return nil, rec, err
+	}
+	return report.New(rec, opts.Classify), rec, nil
+}
+
+// Record takes the samples and the facts around them, classifying nothing.
+func Record(ctx context.Context, opts Options) (report.Recording, error) {
+	fs := sampler.NewFS(opts.ProcRoot)
+	rec := report.Recording{
+		HangdocVersion: version.Version,
+		Host:           sampler.DescribeHost(),
+		Requested:      opts.Samples,
+		Interval:       opts.Interval,
+		Samples:        []sampler.Sample{},
+	}
+	s, err := sampler.New(fs, opts.PID)
+	if err != nil {
+		return rec, explain(opts.PID, err)
+	}
+	defer s.Close()
+	rec.Target = sampler.Describe(fs, opts.PID)
+	if err := s.MemErr(); err != nil {
+		rec.Notes = append(rec.Notes, "lock owners cannot be read: "+err.Error())
+	}
+
+	tick := time.NewTicker(opts.Interval)
+	defer tick.Stop()
+	for i := 0; i < opts.Samples; i++ {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				rec.PartialReason = fmt.Sprintf("stopped after %d of %d samples: %s", i, opts.Samples, stopReason(ctx))
+				clearProgress(opts.Progress)
+				return rec, nil
+			case <-tick.C:
+			}
+		}
+		sample, err := s.Sample()
+		switch {
+		case errors.Is(err, sampler.ErrNoProcess):
+			rec.PartialReason = fmt.Sprintf("the target exited after %d of %d samples", i, opts.Samples)
+			rec.TargetExited = true
+		case errors.Is(err, sampler.ErrPIDReused):
+			rec.TargetExited = true
+			rec.PartialReason = fmt.Sprintf("pid %d was reused by another process after %d of %d samples; those samples are not mixed in", opts.PID, i, opts.Samples)
+		case err != nil:
+			clearProgress(opts.Progress)
+			return rec, err
+		}
+		if err != nil {
+			clearProgress(opts.Progress)
+			if i == 0 {
+				return rec, explain(opts.PID, err)
+			}
+			return rec, nil
+		}
+		rec.Samples = append(rec.Samples, sample)
+		if opts.Progress != nil {
+			fmt.Fprintf(opts.Progress, "\rhangdoc: sampling %s: %d/%d, %d threads ", rec.Target, i+1, opts.Samples, len(sample.Threads))
+		}
+	}
+	clearProgress(opts.Progress)
+	return rec, nil
+}
+
+func clearProgress(w io.Writer) {
+	if w != nil {
+		fmt.Fprint(w, "\r\033[K")
+	}
+}
+
+func stopReason(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "--timeout reached"
+	}
+	return "interrupted"
+}
+
+// explain turns the sampler's sentinels into one line that says what to do.
+func explain(pid int, err error) error {
+	switch {
+	case errors.Is(err, sampler.ErrNoProcess):
+		return fmt.Errorf("no process with pid %d: it has exited, or lives in another pid namespace (run hangdoc in the target's namespace)", pid)
+	case errors.Is(err, sampler.ErrKernelThread):
+		return fmt.Errorf("%v: a kernel thread has no user-space hang to diagnose; look at what waits on it", err)
+	case errors.Is(err, sampler.ErrZombie):
+		return fmt.Errorf("%v: it has exited and waits for its parent to reap it; diagnose the parent (see PPid in /proc/%d/status)", err, pid)
+	case errors.Is(err, sampler.ErrPermission):
+		return fmt.Errorf("%v: %s", err, sampler.PermissionHint)
+	}
+	return err
+}
+
+// hangGrace is how long RunBounded waits past the deadline for the sampler
+// to come back from a read before it gives up on it.
+const hangGrace = 2 * time.Second
+
+// RunBounded is Run with ctx's deadline as a hard bound: a /proc read can
+// block (reading a process's memory waits for its memory-map lock, which a
+// thread in uninterruptible sleep may hold), so the run is abandoned, not
+// awaited, if it does not return in time.
+func RunBounded(ctx context.Context, opts Options) (*report.Report, report.Recording, error) {
+	type result struct {
+		r   *report.Report
+		rec report.Recording
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		r, rec, err := Run(ctx, opts)
+		done <- result{r, rec, err}
+	}()
+	select {
+	case res := <-done:
+		return res.r, res.rec, res.err
+	case <-ctx.Done():
+	}
+	select {
+	case res := <-done:
+		return res.r, res.rec, res.err
+	case <-time.After(hangGrace):
+		return nil, report.Recording{}, fmt.Errorf("reading /proc/%d did not return in time (%v): a thread of the target may be in uninterruptible sleep holding its memory map; check 'cat /proc/%d/task/*/stat' by hand", opts.PID, context.Cause(ctx), opts.PID)
+	}
+}
+
+// WriteRecording saves a run's raw evidence as JSON.
+func WriteRecording(path string, rec report.Recording) error {
+	b, err := json.MarshalIndent(rec, "", " ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing the recording: %w", err)
+	}
+	return nil
+}
+
+// ReadRecording loads a recording written by WriteRecording.
+func ReadRecording(path string) (report.Recording, error) {
+	var rec report.Recording
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return rec, err
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return rec, fmt.Errorf("reading recording %s: %w", path, err)
+	}
+	return rec, nil
+}

@@ -1,0 +1,371 @@
+// Package testvictim builds and starts the "victim" programs of
+// testdata/victims: small C programs that hang in well-known ways (ABBA
+// deadlock, mutex held across a blocking pipe write, mutex holder spinning,
+// ...) for tests to diagnose.
+//
+// Every victim prints exactly one line to stdout once its hang is in place:
+//
+//	ready pid=P key=value key=value ...
+//
+// and then stays hung until it is killed. Start waits for that line, parses
+// it into Victim.Info and kills the victim's whole process group when the
+// test ends.
+//
+// The package is meant to be imported from _test.go files only.
+package testvictim
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// ReadyTimeout is how long Start and StartCmd wait for the ready line.
+const ReadyTimeout = 20 * time.Second
+
+var (
+	cacheOnce sync.Once
+	cacheDir  string
+	cacheErr  error
+
+	buildsMu sync.Mutex
+	builds   = map[string]*build{}
+)
+
+type build struct {
+	once sync.Once
+	path string
+	err  error
+}
+
+// RepoRoot returns the directory holding go.mod, found by walking up from
+// the working directory (a package directory while `go test` runs).
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod not found in any parent of the working directory")
+		}
+		dir = parent
+	}
+}
+
+// Build compiles testdata/victims/NAME.c with gcc and returns the path of
+// the binary. Each victim is built at most once per test binary, into a
+// temporary directory shared by the whole process (it is left behind on
+// purpose: tests in the same binary may still be using its binaries). A
+// missing gcc fails the test: victims are required, not optional.
+func Build(t testing.TB, name string) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Fatalf("gcc not found: install it (apt-get install gcc)")
+	}
+
+	buildsMu.Lock()
+	b := builds[name]
+	if b == nil {
+		b = &build{}
+		builds[name] = b
+	}
+	buildsMu.Unlock()
+
+	b.once.Do(func() { b.path, b.err = compile(gcc, name) })
+	if b.err != nil {
+		t.Fatalf("building victim %s: %v", name, b.err)
+	}
+	return b.path
+}
+
+func compile(gcc, name string) (string, error) {
+	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
+		return "", fmt.Errorf("bad victim name %q", name)
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(root, "testdata", "victims", name+".c")
+	if _, err := os.Stat(src); err != nil {
+		return "", err
+	}
+	cacheOnce.Do(func() { cacheDir, cacheErr = os.MkdirTemp("", "hangdoc-victims-") })
+	if cacheErr != nil {
+		return "", cacheErr
+	}
+	out := filepath.Join(cacheDir, name)
+	cmd := exec.Command(gcc, "-O0", "-g", "-pthread", "-Wall", "-o", out, src)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, msg)
+	}
+	return out, nil
+}
+
+// Victim is a started victim process.
+type Victim struct {
+	Cmd  *exec.Cmd
+	PID  int
+	Info map[string]string // key=value pairs of the ready line, "pid" included
+
+	t      testing.TB
+	stderr *syncBuffer
+}
+
+// Start starts the victim binary at path (see Build) with args.
+func Start(t testing.TB, path string, args ...string) *Victim {
+	t.Helper()
+	return StartCmd(t, exec.Command(path, args...))
+}
+
+// StartCmd starts cmd as a victim: in its own process group, stdin from
+// /dev/null unless cmd.Stdin is set, stdout read by StartCmd (cmd.Stdout
+// and cmd.Stderr are overwritten). It waits up to ReadyTimeout for the
+// ready line and fails the test, showing the victim's stderr, if the line
+// does not come or the victim exits first. A cleanup registered on t kills
+// the whole process group with SIGKILL and reaps the victim.
+//
+// The process must print its ready line itself (not through a wrapper such
+// as a shell): if the line has a pid key it must equal the started pid.
+func StartCmd(t testing.TB, cmd *exec.Cmd) *Victim {
+	t.Helper()
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
+	cmd.SysProcAttr.Pgid = 0
+	if cmd.WaitDelay == 0 {
+		// Bounds Wait if a stray descendant outside the process group
+		// keeps stdout/stderr open.
+		cmd.WaitDelay = 5 * time.Second
+	}
+	lines := &lineWriter{ready: make(chan string, 1)}
+	stderr := &syncBuffer{}
+	cmd.Stdout = lines
+	cmd.Stderr = stderr
+
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting victim %s: %v", cmd.Path, err)
+	}
+	pid := cmd.Process.Pid
+	exited := make(chan struct{})
+	var waitErr error
+	go func() {
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	t.Cleanup(func() {
+		// The group id is the victim's pid (Setpgid with Pgid 0). The
+		// group cannot be recycled before the victim is reaped below.
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+		_ = cmd.Process.Kill()
+		<-exited
+	})
+
+	v := &Victim{Cmd: cmd, PID: pid, t: t, stderr: stderr}
+	timer := time.NewTimer(ReadyTimeout)
+	defer timer.Stop()
+	var line string
+	select {
+	case line = <-lines.ready:
+	case <-exited:
+		// The ready line may have been written just before exiting.
+		select {
+		case line = <-lines.ready:
+		default:
+			t.Fatalf("victim %s (pid %d) exited before its ready line: %v\nstdout:\n%s\nstderr:\n%s",
+				cmd.Path, pid, waitErr, lines.other(), stderr.String())
+		}
+	case <-timer.C:
+		t.Fatalf("victim %s (pid %d) printed no ready line within %v\nstdout:\n%s\nstderr:\n%s",
+			cmd.Path, pid, ReadyTimeout, lines.other(), stderr.String())
+	}
+
+	info, err := ParseReady(line)
+	if err != nil {
+		t.Fatalf("victim %s (pid %d): %v", cmd.Path, pid, err)
+	}
+	v.Info = info
+	if p, ok := info["pid"]; ok && p != strconv.Itoa(pid) {
+		t.Fatalf("victim %s: ready line says pid=%s but the started process is %d: %q",
+			cmd.Path, p, pid, line)
+	}
+	return v
+}
+
+// ParseReady parses a "ready key=value ..." line.
+func ParseReady(line string) (map[string]string, error) {
+	fields := strings.Fields(line)
+	if len(fields) == 0 || fields[0] != "ready" {
+		return nil, fmt.Errorf("not a ready line: %q", line)
+	}
+	info := make(map[string]string, len(fields)-1)
+	for _, f := range fields[1:] {
+		k, val, ok := strings.Cut(f, "=")
+		if !ok || k == "" {
+			return nil, fmt.Errorf("ready line %q: field %q is not key=value", line, f)
+		}
+		if _, dup := info[k]; dup {
+			return nil, fmt.Errorf("ready line %q: duplicate key %q", line, k)
+		}
+		info[k] = val
+	}
+	return info, nil
+}
+
+// Stderr returns what the victim has written to stderr so far.
+func (v *Victim) Stderr() string { return v.stderr.String() }
+
+func (v *Victim) value(key string) string {
+	v.t.Helper()
+	s, ok := v.Info[key]
+	if !ok {
+		v.t.Fatalf("victim %d: ready line has no %q key (info %v)", v.PID, key, v.Info)
+	}
+	return s
+}
+
+// TID returns the decimal thread id (or pid) under key of the ready line.
+// A missing or malformed value fails the test.
+func (v *Victim) TID(key string) int {
+	v.t.Helper()
+	s := v.value(key)
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		v.t.Fatalf("victim %d: %s=%q is not a thread id", v.PID, key, s)
+	}
+	return n
+}
+
+// TIDs returns the comma-separated thread ids under key ("" gives none).
+func (v *Victim) TIDs(key string) []int {
+	v.t.Helper()
+	s := v.value(key)
+	if s == "" {
+		return nil
+	}
+	parts := strings.Split(s, ",")
+	tids := make([]int, 0, len(parts))
+	for _, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 {
+			v.t.Fatalf("victim %d: %s=%q: %q is not a thread id", v.PID, key, s, p)
+		}
+		tids = append(tids, n)
+	}
+	return tids
+}
+
+// Addr returns the address under key (C's %p: "0x..." hex).
+func (v *Victim) Addr(key string) uint64 {
+	v.t.Helper()
+	s := v.value(key)
+	if !strings.HasPrefix(s, "0x") {
+		v.t.Fatalf("victim %d: %s=%q is not a 0x address", v.PID, key, s)
+	}
+	n, err := strconv.ParseUint(s[2:], 16, 64)
+	if err != nil {
+		v.t.Fatalf("victim %d: %s=%q: %v", v.PID, key, s, err)
+	}
+	return n
+}
+
+// Int returns the decimal integer under key.
+func (v *Victim) Int(key string) int {
+	v.t.Helper()
+	s := v.value(key)
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		v.t.Fatalf("victim %d: %s=%q is not an integer", v.PID, key, s)
+	}
+	return n
+}
+
+// lineWriter receives the victim's stdout: the first line that starts with
+// "ready" goes to the ready channel, other lines are kept for error
+// messages, and everything after the ready line is discarded (the victim
+// must never block on a full stdout).
+type lineWriter struct {
+	ready chan string
+
+	mu      sync.Mutex
+	partial []byte
+	others  []byte
+	done    bool
+}
+
+const maxOther = 64 << 10
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.done {
+		return len(p), nil
+	}
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(w.partial[:i])
+		w.partial = w.partial[i+1:]
+		if line == "ready" || strings.HasPrefix(line, "ready ") {
+			w.done = true
+			w.partial = nil
+			w.ready <- line
+			return len(p), nil
+		}
+		if len(w.others) < maxOther {
+			w.others = append(w.others, line...)
+			w.others = append(w.others, '\n')
+		}
+	}
+	if len(w.partial) > maxOther {
+		w.partial = w.partial[len(w.partial)-maxOther:]
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) other() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return string(w.others) + string(w.partial)
+}
+
+// syncBuffer is a bytes.Buffer safe for the exec copier goroutine and the
+// test goroutine at once.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf.Len() > 1<<20 {
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

@@ -1,0 +1,73 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Markdown writes the report for an incident ticket.
+func Markdown(w io.Writer, r *Report) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### hangdoc: **%s** (%s confidence)\n\n", strings.ToUpper(string(r.Verdict)), r.Confidence)
+	fmt.Fprintf(&b, "%s\n\n", mdText(r.Summary))
+	if r.Sampling.Partial {
+		fmt.Fprintf(&b, "> **Partial:** %s\n\n", mdText(r.Sampling.PartialReason))
+	}
+	fmt.Fprintf(&b, "| | |\n|---|---|\n")
+	fmt.Fprintf(&b, "| Target | %s |\n", cell(targetText(r)))
+	fmt.Fprintf(&b, "| Sampled | %s |\n", cell(samplingText(r)))
+	fmt.Fprintf(&b, "| Host | %s |\n\n", cell(hostText(r)))
+
+	rows, hidden := threadRows(r)
+	fmt.Fprintf(&b, "#### Threads (%d: %s)\n\n", len(r.Threads), classCounts(r))
+	fmt.Fprintf(&b, "| TID | Name | Class | CPU %% | State | wchan | Syscall | |\n|---|---|---|--:|---|---|---|---|\n")
+	for _, x := range rows {
+		tids := tidCell(x.TIDs)
+		fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %s | %s | %s | %s |\n", cell(tids), cell(x.Name), x.Class, x.CPU, x.State,
+			code(x.Wchan), code(x.Syscall), cell(x.Note))
+	}
+	if hidden > 0 {
+		fmt.Fprintf(&b, "\n… and %d more threads in smaller groups.\n", hidden)
+	}
+	if len(r.Locks) > 0 {
+		fmt.Fprintf(&b, "\n#### Locks\n\n")
+		for _, l := range r.Locks {
+			holder := "holder unknown"
+			if l.Holder != nil {
+				holder = "held by **" + threadLabel(r, *l.Holder) + "**"
+			}
+			fmt.Fprintf(&b, "- %s `%s` %s; %d waiting: %s  \n  basis: %s\n", l.Kind, l.Address, holder, len(l.Waiters), refList(l.Waiters), mdText(l.Basis))
+		}
+	}
+	if len(r.Cycles) > 0 {
+		fmt.Fprintf(&b, "\n#### Cycles\n\n")
+		for _, c := range r.Cycles {
+			fmt.Fprintf(&b, "- %s\n", mdText(cycleText(r, c)))
+		}
+	}
+	fmt.Fprintf(&b, "\n#### Evidence\n\n")
+	for _, e := range r.Evidence {
+		fmt.Fprintf(&b, "- %s\n", mdText(e))
+	}
+	for _, n := range r.Sampling.Notes {
+		fmt.Fprintf(&b, "- note: %s\n", mdText(n))
+	}
+	fmt.Fprintf(&b, "\n**Memory:** %s\n\n**Hint:** %s\n", memoryText(r.Memory), mdText(r.Hint))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`)
+
+// mdText escapes prose so thread names and paths print as they are.
+func mdText(s string) string { return mdEscaper.Replace(s) }
+
+func cell(s string) string { return strings.ReplaceAll(mdText(s), "|", `\|`) }
+
+func code(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return "`" + strings.NewReplacer("`", "'", "|", `\|`).Replace(s) + "`"
+}

@@ -1,0 +1,82 @@
+// Package report holds the one model of a diagnosis that every output is a
+// view of: text for tickets and terminals, Markdown for tickets, JSON for
+// runbooks (a versioned contract, see docs/json.md).
+package report
+
+import (
+	"time"
+
+	"github.com/hangdoc/hangdoc/classify"
+	"github.com/hangdoc/hangdoc/sampler"
+)
+
+// SchemaVersion is the JSON contract's version. Adding fields keeps it;
+// renaming or removing one, or changing a meaning, bumps it.
+const SchemaVersion = 1
+
+// Report is a diagnosis with what it was made from.
+type Report struct {
+	SchemaVersion  int            `json:"schema_version"`
+	HangdocVersion string         `json:"hangdoc_version"`
+	Time           time.Time      `json:"time"`
+	Host           sampler.Host   `json:"host"`
+	Target         sampler.Target `json:"target"`
+	Sampling       Sampling       `json:"sampling"`
+	classify.Diagnosis
+}
+
+// Sampling says how the evidence was taken, and whether the run was cut short.
+type Sampling struct {
+	Samples       int      `json:"samples"`
+	Requested     int      `json:"requested"`
+	IntervalMS    int64    `json:"interval_ms"`
+	DurationMS    int64    `json:"duration_ms"`
+	Partial       bool     `json:"partial"`
+	PartialReason string   `json:"partial_reason,omitempty"`
+	TargetExited  bool     `json:"target_exited"`
+	StackSource   string   `json:"stack_source"`
+	Notes         []string `json:"notes"`
+}
+
+// Recording is a run's raw evidence: what `--record` writes and what the
+// golden tests replay. Classifying it again gives the same report.
+type Recording struct {
+	HangdocVersion string           `json:"hangdoc_version"`
+	Host           sampler.Host     `json:"host"`
+	Target         sampler.Target   `json:"target"`
+	Requested      int              `json:"requested"`
+	Interval       time.Duration    `json:"interval_ns"`
+	PartialReason  string           `json:"partial_reason,omitempty"`
+	TargetExited   bool             `json:"target_exited,omitempty"`
+	Notes          []string         `json:"notes,omitempty"`
+	Samples        []sampler.Sample `json:"samples"`
+}
+
+// New classifies a recording and builds its report.
+func New(rec Recording, opts classify.Options) *Report {
+	r := &Report{
+		SchemaVersion:  SchemaVersion,
+		HangdocVersion: rec.HangdocVersion,
+		Host:           rec.Host,
+		Target:         rec.Target,
+		Sampling: Sampling{
+			Samples:       len(rec.Samples),
+			Requested:     rec.Requested,
+			IntervalMS:    rec.Interval.Milliseconds(),
+			Partial:       rec.PartialReason != "",
+			PartialReason: rec.PartialReason,
+			TargetExited:  rec.TargetExited,
+			StackSource:   "none",
+			Notes:         append([]string{}, rec.Notes...),
+		},
+		Diagnosis: classify.Classify(rec.Samples, opts),
+	}
+	if n := len(rec.Samples); n > 0 {
+		r.Time = rec.Samples[0].Time.UTC()
+		r.Sampling.DurationMS = rec.Samples[n-1].Time.Sub(rec.Samples[0].Time).Milliseconds()
+	}
+	if r.Sampling.Partial {
+		r.Evidence = append(r.Evidence, "partial: "+rec.PartialReason)
+	}
+	return r
+}

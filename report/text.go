@@ -1,0 +1,74 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// Text writes the report for a terminal or a ticket: the verdict first, then
+// the threads that matter, the locks, the evidence and a hint.
+func Text(w io.Writer, r *Report, p Palette) error {
+	var b strings.Builder
+	fmt.Fprintln(&b, paint(p.Dim, hostText(r)))
+	fmt.Fprintf(&b, "target   %s\n", targetText(r))
+	fmt.Fprintf(&b, "sampled  %s\n", samplingText(r))
+	if r.Sampling.Partial {
+		fmt.Fprintf(&b, "%s\n", paint(p.Warn, "PARTIAL: "+r.Sampling.PartialReason))
+	}
+	fmt.Fprintln(&b)
+	verdict := paint(p.Bold, paint(p.class(string(r.Verdict)), strings.ToUpper(string(r.Verdict))))
+	fmt.Fprintf(&b, "%s  (%s confidence)\n", verdict, r.Confidence)
+	fmt.Fprintf(&b, "%s\n", r.Summary)
+
+	rows, hidden := threadRows(r)
+	fmt.Fprintf(&b, "\nTHREADS  %d: %s\n", len(r.Threads), classCounts(r))
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TID\tNAME\tCLASS\tCPU%\tST\tWCHAN\tSYSCALL\t")
+	for _, x := range rows {
+		tids := tidCell(x.TIDs)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\n", tids, x.Name, paint(p.class(x.Class), x.Class),
+			x.CPU, x.State, dash(x.Wchan), dash(x.Syscall), x.Note)
+	}
+	tw.Flush()
+	if hidden > 0 {
+		fmt.Fprintf(&b, "  … and %d more threads in smaller groups (all are in --json)\n", hidden)
+	}
+
+	if len(r.Locks) > 0 {
+		fmt.Fprintf(&b, "\nLOCKS\n")
+		for _, l := range r.Locks {
+			holder := "holder unknown"
+			if l.Holder != nil {
+				holder = "held by " + paint(p.Bold, threadLabel(r, *l.Holder))
+			}
+			fmt.Fprintf(&b, "  %s %s  %s; %d waiting: %s\n", l.Kind, l.Address, holder, len(l.Waiters), refList(l.Waiters))
+			fmt.Fprintf(&b, "    %s\n", paint(p.Dim, "basis: "+l.Basis))
+		}
+	}
+	if len(r.Cycles) > 0 {
+		fmt.Fprintf(&b, "\nCYCLES\n")
+		for _, c := range r.Cycles {
+			fmt.Fprintf(&b, "  %s\n", paint(p.Bad, cycleText(r, c)))
+		}
+	}
+	fmt.Fprintf(&b, "\nEVIDENCE\n")
+	for _, e := range r.Evidence {
+		fmt.Fprintf(&b, "  - %s\n", e)
+	}
+	for _, n := range r.Sampling.Notes {
+		fmt.Fprintf(&b, "  - note: %s\n", n)
+	}
+	fmt.Fprintf(&b, "\nMEMORY   %s\n", memoryText(r.Memory))
+	fmt.Fprintf(&b, "\nHINT     %s\n", r.Hint)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,270 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/hangdoc/hangdoc/classify"
+)
+
+// Palette colours the text view. Its zero value prints no colour; each field
+// wraps a string in one colour.
+type Palette struct {
+	Bad, Warn, Good, Dim, Bold func(string) string
+}
+
+func paint(f func(string) string, s string) string {
+	if f == nil {
+		return s
+	}
+	return f(s)
+}
+
+func (p Palette) class(c string) func(string) string {
+	switch c {
+	case "blocked", "deadlock", "exited":
+		return p.Bad
+	case "spinning":
+		return p.Warn
+	case "working":
+		return p.Good
+	}
+	return p.Dim
+}
+
+// row is one line of the thread table: a thread, or a group of threads
+// with the same class, name pattern and wait.
+type row struct {
+	TIDs    []int
+	Name    string
+	Class   string
+	CPU     float64 // the group's highest
+	State   string
+	Wchan   string
+	Syscall string
+	Note    string
+}
+
+// maxRows bounds the thread table; the rest is counted in one line.
+const maxRows = 20
+
+// threadRows groups the threads that share a wait, so 400 workers parked on
+// one lock are one line. Holders, spinners and cycle members stay alone.
+// Rows come in the order an on-call reads them: holders, spinning, working,
+// blocked, idle.
+func threadRows(r *Report) (rows []row, hidden int) {
+	alone := map[int]bool{}
+	for _, c := range r.Cycles {
+		for _, ref := range c {
+			alone[ref.TID] = true
+		}
+	}
+	index := map[string]int{}
+	for _, t := range r.Threads {
+		call, note := "", ""
+		if t.Syscall != nil {
+			call = t.Syscall.Text
+		}
+		if t.FD != "" {
+			call += " → " + t.FD
+		}
+		if len(t.Holds) > 0 {
+			note = "holds " + strings.Join(t.Holds, ", ")
+		}
+		key := fmt.Sprintf("%s|%s|%s|%s|%s|%s", t.Class, namePattern(t.Name), t.State, t.Wchan, call, t.Waits)
+		if t.Class == classify.ClassIdle && t.Syscall != nil {
+			// Parked threads group by call, whatever their futex: a runtime's
+			// idle threads each sleep on a word of their own.
+			key = fmt.Sprintf("%s|%s|%s|%s|%s", t.Class, namePattern(t.Name), t.State, t.Wchan, t.Syscall.Name)
+		}
+		if len(t.Holds) > 0 || t.Class == classify.ClassSpinning || alone[t.TID] {
+			key = "tid:" + strconv.Itoa(t.TID)
+		}
+		if i, ok := index[key]; ok {
+			g := &rows[i]
+			g.TIDs = append(g.TIDs, t.TID)
+			g.CPU = max(g.CPU, t.CPUPercent)
+			g.Name = namePattern(t.Name)
+			continue
+		}
+		index[key] = len(rows)
+		if t.Waits != "" {
+			note = strings.TrimSpace(note + " waits for " + t.Waits)
+		}
+		rows = append(rows, row{
+			TIDs: []int{t.TID}, Name: t.Name, Class: string(t.Class), CPU: t.CPUPercent,
+			State: t.State, Wchan: t.Wchan, Syscall: call, Note: note,
+		})
+	}
+	rank := func(x row) int {
+		switch {
+		case strings.HasPrefix(x.Note, "holds"):
+			return 0
+		case x.Class == "spinning":
+			return 1
+		case x.Class == "working":
+			return 2
+		case x.Class == "blocked":
+			return 3
+		}
+		return 4
+	}
+	slices.SortStableFunc(rows, func(a, b row) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(len(b.TIDs), len(a.TIDs)))
+	})
+	if len(rows) > maxRows {
+		for _, x := range rows[maxRows:] {
+			hidden += len(x.TIDs)
+		}
+		rows = rows[:maxRows]
+	}
+	return rows, hidden
+}
+
+// namePattern folds the digits of a thread name so worker-1 … worker-8 group.
+func namePattern(name string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsDigit(r) {
+			return '*'
+		}
+		return r
+	}, name)
+}
+
+// tidCell is the TID column: one TID, or the first of a group and its size.
+func tidCell(tids []int) string {
+	if len(tids) == 1 {
+		return strconv.Itoa(tids[0])
+	}
+	return fmt.Sprintf("%d… ×%d", slices.Min(tids), len(tids))
+}
+
+// tidList prints TIDs compactly: "4191", "4191-4197", "12 threads: 4191, 4192, …".
+func tidList(tids []int) string {
+	if len(tids) == 1 {
+		return strconv.Itoa(tids[0])
+	}
+	s := slices.Sorted(slices.Values(tids))
+	if s[len(s)-1]-s[0] == len(s)-1 {
+		return fmt.Sprintf("%d-%d", s[0], s[len(s)-1])
+	}
+	var parts []string
+	for i, t := range s {
+		if i == 6 {
+			parts = append(parts, "…")
+			break
+		}
+		parts = append(parts, strconv.Itoa(t))
+	}
+	return strings.Join(parts, ",")
+}
+
+func refList(refs []classify.Ref) string {
+	tids := make([]int, 0, len(refs))
+	for _, r := range refs {
+		tids = append(tids, r.TID)
+	}
+	if len(tids) == 0 {
+		return "none"
+	}
+	return tidList(tids)
+}
+
+// threadLabel names a thread by tid and name, from the report's table.
+func threadLabel(r *Report, ref classify.Ref) string {
+	for _, t := range r.Threads {
+		if t.TID == ref.TID {
+			return fmt.Sprintf("tid %d (%s)", t.TID, t.Name)
+		}
+	}
+	return fmt.Sprintf("tid %d", ref.TID)
+}
+
+func cycleText(r *Report, c []classify.Ref) string {
+	var parts []string
+	for _, ref := range c {
+		parts = append(parts, threadLabel(r, ref))
+	}
+	return strings.Join(append(parts, threadLabel(r, c[0])), " → ")
+}
+
+func samplingText(r *Report) string {
+	s := fmt.Sprintf("%d samples, %s apart, over %.1fs", r.Sampling.Samples, msText(r.Sampling.IntervalMS), float64(r.Sampling.DurationMS)/1000)
+	if r.Sampling.Samples == 1 {
+		s = "1 sample"
+	}
+	if r.Sampling.Requested != r.Sampling.Samples {
+		s += fmt.Sprintf(" (%d requested)", r.Sampling.Requested)
+	}
+	return s
+}
+
+func msText(ms int64) string {
+	if ms%1000 == 0 {
+		return fmt.Sprintf("%ds", ms/1000)
+	}
+	return fmt.Sprintf("%dms", ms)
+}
+
+func targetText(r *Report) string {
+	t := r.Target
+	s := fmt.Sprintf("pid %d", t.PID)
+	if t.Cmdline != "" {
+		s += " · " + shorten(t.Cmdline, 100)
+	}
+	rt := t.Runtime
+	if t.RuntimeVersion != "" {
+		rt += " " + t.RuntimeVersion
+	}
+	if rt != "" {
+		s += " · " + rt
+	}
+	if t.User != "" {
+		s += " · user " + t.User
+	}
+	if !t.Started.IsZero() {
+		s += " · started " + t.Started.UTC().Format("2006-01-02 15:04:05 UTC")
+	}
+	return s
+}
+
+func hostText(r *Report) string {
+	return fmt.Sprintf("hangdoc %s · host %s · Linux %s %s · %s", r.HangdocVersion, r.Host.Name, r.Host.Kernel, r.Host.Arch,
+		r.Time.UTC().Format("2006-01-02 15:04:05 UTC"))
+}
+
+func memoryText(m classify.Memory) string {
+	var parts []string
+	for _, b := range m.RSSBytes {
+		parts = append(parts, classify.Bytes(b))
+	}
+	if len(parts) > 6 {
+		parts = append(parts[:2], "…", parts[len(parts)-1])
+	}
+	return fmt.Sprintf("RSS %s (%s)", strings.Join(parts, " → "), m.Trend)
+}
+
+func shorten(s string, n int) string {
+	if len([]rune(s)) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+func classCounts(r *Report) string {
+	count := map[classify.Class]int{}
+	for _, t := range r.Threads {
+		count[t.Class]++
+	}
+	var parts []string
+	for _, c := range []classify.Class{classify.ClassSpinning, classify.ClassWorking, classify.ClassBlocked, classify.ClassIdle} {
+		if count[c] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", count[c], c))
+		}
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,418 @@
+package sampler
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hangdoc/hangdoc/internal/syscalls"
+)
+
+// Sampler takes samples of one live process. It keeps every thread's /proc
+// files open between samples: re-reading an open file costs about a quarter
+// of opening it, and a hung service may have thousands of threads.
+type Sampler struct {
+	fs    FS
+	pid   int
+	arch  string
+	start uint64
+
+	stat    procFile // /proc/PID/stat
+	mem     int      // /proc/PID/mem, -1 when it cannot be read
+	memErr  error
+	threads map[int]*task
+	kept    int // descriptors held open
+	budget  int // how many may be held open
+	buf     []byte
+	names   []string
+}
+
+// task is the open files of one thread.
+type task struct {
+	stat, status, wchan, syscall procFile
+}
+
+// procFile is a /proc file read through a descriptor kept open when the
+// budget allows, or opened for each read when it does not.
+type procFile struct {
+	path string
+	fd   int // -1: not open
+}
+
+// New checks that pid can be sampled and opens its files. The errors wrap
+// ErrNoProcess, ErrKernelThread, ErrZombie or ErrPermission.
+func New(fs FS, pid int) (*Sampler, error) {
+	s := &Sampler{
+		fs:      fs,
+		pid:     pid,
+		arch:    syscalls.HostArch(),
+		mem:     -1,
+		threads: make(map[int]*task),
+		buf:     make([]byte, 4096),
+		budget:  fdBudget(),
+	}
+	if pid <= 0 {
+		return nil, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+	}
+	s.stat = s.file(fs.pidPath(pid, "stat"))
+	b, err := s.read(&s.stat)
+	if err != nil {
+		return nil, classifyErr("reading", s.stat.path, err)
+	}
+	st, err := parseStat(b)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", s.stat.path, err)
+	}
+	switch {
+	case st.Flags&pfKthread != 0:
+		return nil, fmt.Errorf("pid %d (%s): %w", pid, st.Comm, ErrKernelThread)
+	case st.State == "Z":
+		return nil, fmt.Errorf("pid %d (%s): %w", pid, st.Comm, ErrZombie)
+	case st.State == "X":
+		return nil, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+	}
+	s.start = st.StartTicks
+
+	// The syscall file needs the same access as ptrace: if it cannot be read
+	// nothing hangdoc says would be worth much.
+	path := fs.pidPath(pid, "syscall")
+	if _, err := readFile(path, s.buf); err != nil {
+		s.Close()
+		return nil, classifyErr("reading", path, err)
+	}
+	if fd, err := open(fs.pidPath(pid, "mem")); err != nil {
+		s.memErr = classifyErr("opening", fs.pidPath(pid, "mem"), err)
+	} else {
+		s.mem = fd
+	}
+	raiseFDLimit(st.NumThreads)
+	s.budget = fdBudget()
+	return s, nil
+}
+
+// Arch is the uname machine name that syscall numbers are read for.
+func (s *Sampler) Arch() string { return s.arch }
+
+// MemErr says why futex owners cannot be read, or nil.
+func (s *Sampler) MemErr() error { return s.memErr }
+
+// Close releases every descriptor. The target is never touched.
+func (s *Sampler) Close() error {
+	s.close(&s.stat)
+	for tid, t := range s.threads {
+		s.closeTask(t)
+		delete(s.threads, tid)
+	}
+	if s.mem >= 0 {
+		unix.Close(s.mem)
+		s.mem = -1
+	}
+	return nil
+}
+
+// Sample takes one sample. It returns an error wrapping ErrNoProcess when the
+// process has exited and ErrPIDReused when its pid now names another process.
+func (s *Sampler) Sample() (Sample, error) {
+	now := time.Now()
+	b, err := s.read(&s.stat)
+	if err != nil {
+		return Sample{}, classifyErr("reading", s.stat.path, err)
+	}
+	st, err := parseStat(b)
+	if err != nil {
+		return Sample{}, fmt.Errorf("reading %s: %w", s.stat.path, err)
+	}
+	if st.StartTicks != s.start {
+		return Sample{}, fmt.Errorf("pid %d: %w", s.pid, ErrPIDReused)
+	}
+	if st.State == "Z" || st.State == "X" {
+		return Sample{}, fmt.Errorf("pid %d exited: %w", s.pid, ErrNoProcess)
+	}
+	sample := Sample{
+		Time:       now,
+		PID:        s.pid,
+		StartTicks: st.StartTicks,
+		State:      st.State,
+		RSSBytes:   st.RSSPages * int64(os.Getpagesize()),
+	}
+
+	tids, err := s.listTasks()
+	if err != nil {
+		return Sample{}, err
+	}
+	sample.Threads = make([]Thread, 0, len(tids))
+	listed := make(map[int]bool, len(tids))
+	for _, tid := range tids {
+		listed[tid] = true
+		sample.Threads = append(sample.Threads, s.thread(tid))
+	}
+	for tid, t := range s.threads {
+		if !listed[tid] {
+			s.closeTask(t)
+			delete(s.threads, tid)
+		}
+	}
+	s.readFutexes(&sample)
+	s.resolveFDs(&sample)
+	return sample, nil
+}
+
+func (s *Sampler) listTasks() ([]int, error) {
+	path := s.fs.pidPath(s.pid, "task")
+	d, err := os.Open(path)
+	if err != nil {
+		return nil, classifyErr("listing", path, err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil {
+		return nil, classifyErr("listing", path, err)
+	}
+	tids := make([]int, 0, len(names))
+	for _, n := range names {
+		if tid, err := strconv.Atoi(n); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	slices.Sort(tids)
+	return tids, nil
+}
+
+// thread reads one thread's files. A thread that vanished is data: Exited.
+func (s *Sampler) thread(tid int) Thread {
+	t := s.threads[tid]
+	if t == nil {
+		t = &task{
+			stat:    s.file(s.fs.taskPath(s.pid, tid, "stat")),
+			status:  s.file(s.fs.taskPath(s.pid, tid, "status")),
+			wchan:   s.file(s.fs.taskPath(s.pid, tid, "wchan")),
+			syscall: s.file(s.fs.taskPath(s.pid, tid, "syscall")),
+		}
+		s.threads[tid] = t
+	}
+	th := Thread{TID: tid}
+	gone := func() Thread {
+		s.closeTask(t)
+		delete(s.threads, tid)
+		return Thread{TID: tid, Exited: true}
+	}
+
+	b, err := s.read(&t.stat)
+	if err != nil {
+		return gone()
+	}
+	st, err := parseStat(b)
+	if err != nil {
+		return gone()
+	}
+	th.Name, th.State, th.CPUTime = st.Comm, st.State, st.CPUTime
+
+	if b, err = s.read(&t.status); err != nil {
+		if vanished(err) {
+			return gone()
+		}
+	} else {
+		th.Voluntary, th.Involuntary, _ = parseCtxtSwitches(b)
+	}
+	if b, err = s.read(&t.wchan); err == nil {
+		th.Wchan = parseWchan(b)
+	} else if vanished(err) {
+		return gone()
+	}
+	th.Syscall = Syscall{Unknown: true, Nr: -1}
+	if b, err = s.read(&t.syscall); err == nil {
+		if sc, err := parseSyscall(b); err == nil {
+			th.Syscall = sc
+			if sc.Nr >= 0 {
+				th.Syscall.Name = syscalls.Name(s.arch, sc.Nr)
+			}
+		}
+	} else if vanished(err) {
+		return gone()
+	}
+	return th
+}
+
+func vanished(err error) bool {
+	return errors.Is(err, syscall.ESRCH) || errors.Is(err, syscall.ENOENT)
+}
+
+func (s *Sampler) file(path string) procFile { return procFile{path: path, fd: -1} }
+
+// read reads f, opening it first if needed and keeping it open if the
+// descriptor budget allows.
+func (s *Sampler) read(f *procFile) ([]byte, error) {
+	if f.fd < 0 {
+		fd, err := open(f.path)
+		if err != nil {
+			return nil, err
+		}
+		if s.kept >= s.budget {
+			defer unix.Close(fd)
+		} else {
+			f.fd = fd
+			s.kept++
+		}
+		b, err := pread(fd, s.buf)
+		s.buf = b[:cap(b)]
+		return b, err
+	}
+	b, err := pread(f.fd, s.buf)
+	s.buf = b[:cap(b)]
+	return b, err
+}
+
+func (s *Sampler) close(f *procFile) {
+	if f.fd >= 0 {
+		unix.Close(f.fd)
+		f.fd = -1
+		s.kept--
+	}
+}
+
+func (s *Sampler) closeTask(t *task) {
+	s.close(&t.stat)
+	s.close(&t.status)
+	s.close(&t.wchan)
+	s.close(&t.syscall)
+}
+
+// Futex operations that wait for the word to change: FUTEX_WAIT,
+// FUTEX_LOCK_PI, FUTEX_WAIT_BITSET, FUTEX_WAIT_REQUEUE_PI, FUTEX_LOCK_PI2.
+var futexWaitOps = map[uint64]bool{0: true, 6: true, 9: true, 11: true, 13: true}
+
+// FutexWait returns the address a thread waits on in futex(), if it does.
+func FutexWait(sc Syscall) (addr uint64, ok bool) {
+	if !sc.InCall() {
+		return 0, false
+	}
+	switch sc.Name {
+	case "futex":
+		return sc.Args[0], futexWaitOps[sc.Args[1]&0x7f]
+	case "futex_wait":
+		return sc.Args[0], true
+	}
+	return 0, false
+}
+
+// FutexKey is how Sample.Futexes names an address.
+func FutexKey(addr uint64) string { return "0x" + strconv.FormatUint(addr, 16) }
+
+// readFutexes reads, once per address, the words a mutex keeps at the futex
+// address: the lock word, __owner at +8 and __kind at +16.
+func (s *Sampler) readFutexes(sample *Sample) {
+	for _, th := range sample.Threads {
+		addr, ok := FutexWait(th.Syscall)
+		if !ok {
+			continue
+		}
+		key := FutexKey(addr)
+		if _, seen := sample.Futexes[key]; seen {
+			continue
+		}
+		if sample.Futexes == nil {
+			sample.Futexes = make(map[string]Futex)
+		}
+		var f Futex
+		if s.mem < 0 {
+			f.Err = s.memErr.Error()
+		} else {
+			var w [20]byte
+			if n, err := unix.Pread(s.mem, w[:], int64(addr)); err != nil || n != len(w) {
+				f.Err = fmt.Sprintf("reading %d bytes at %s: %v", len(w), key, err)
+			} else {
+				f.Word, f.Owner, f.Kind = le32(w[0:]), le32(w[8:]), le32(w[16:])
+			}
+		}
+		sample.Futexes[key] = f
+	}
+}
+
+// le32 decodes an int32 in the target's byte order; amd64 and arm64 Linux
+// are both little-endian.
+func le32(b []byte) int32 {
+	return int32(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
+}
+
+// fdArg names the argument that holds a file descriptor, for the calls a
+// thread blocks in.
+var fdArg = map[string]int{
+	"read": 0, "write": 0, "readv": 0, "writev": 0, "pread64": 0, "pwrite64": 0,
+	"preadv": 0, "pwritev": 0, "preadv2": 0, "pwritev2": 0,
+	"recvfrom": 0, "sendto": 0, "recvmsg": 0, "sendmsg": 0, "recvmmsg": 0, "sendmmsg": 0,
+	"accept": 0, "accept4": 0, "connect": 0,
+	"epoll_wait": 0, "epoll_pwait": 0, "epoll_pwait2": 0,
+	"fsync": 0, "fdatasync": 0, "flock": 0, "fcntl": 0, "ioctl": 0, "sendfile": 0,
+	"splice": 2, "tee": 1,
+}
+
+// FDArg returns the file descriptor a blocked call is using, if it has one.
+func FDArg(sc Syscall) (int, bool) {
+	if !sc.InCall() {
+		return 0, false
+	}
+	i, ok := fdArg[sc.Name]
+	if !ok {
+		return 0, false
+	}
+	return int(int32(sc.Args[i])), true
+}
+
+// resolveFDs names what each blocked call's descriptor points at.
+func (s *Sampler) resolveFDs(sample *Sample) {
+	var seen map[int]string
+	for i := range sample.Threads {
+		th := &sample.Threads[i]
+		fd, ok := FDArg(th.Syscall)
+		if !ok || fd < 0 {
+			continue
+		}
+		target, done := seen[fd]
+		if !done {
+			target, _ = os.Readlink(s.fs.pidPath(s.pid, "fd", strconv.Itoa(fd)))
+			if seen == nil {
+				seen = make(map[int]string)
+			}
+			seen[fd] = target
+		}
+		th.FD = target
+	}
+}
+
+// fdBudget is how many /proc descriptors a sampler may keep open: most of
+// the soft limit, leaving room for everything else hangdoc opens.
+func fdBudget() int {
+	var r unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &r); err != nil {
+		return 0
+	}
+	return max(0, int(min(r.Cur, 1<<30))*3/4-64)
+}
+
+// raiseFDLimit lifts the soft descriptor limit to what keeping four files
+// open per thread needs, as far as the hard limit (or, as root, the
+// system's ceiling) allows. Failure only means more opens per sample.
+func raiseFDLimit(threads int) {
+	want := uint64(threads*4*4/3 + 256)
+	var r unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &r) != nil || r.Cur >= want {
+		return
+	}
+	if r.Max < want {
+		if b, err := os.ReadFile("/proc/sys/fs/nr_open"); err == nil {
+			if ceiling, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && ceiling >= want {
+				if unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: want, Max: want}) == nil {
+					return
+				}
+			}
+		}
+	}
+	unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: min(want, r.Max), Max: r.Max})
+}

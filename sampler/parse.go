@@ -1,0 +1,170 @@
+package sampler
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// ticksPerSecond is USER_HZ, the unit of /proc/PID/stat times. The kernel
+// reports 100 on every architecture whatever its internal HZ.
+const ticksPerSecond = 100
+
+// stat is the part of /proc/PID/stat (or /proc/PID/task/TID/stat) hangdoc uses.
+type stat struct {
+	PID        int
+	Comm       string
+	State      string
+	PPID       int
+	PGRP       int
+	Session    int
+	Flags      uint64
+	CPUTime    time.Duration // utime + stime
+	NumThreads int
+	StartTicks uint64
+	RSSPages   int64
+}
+
+// pfKthread is PF_KTHREAD in stat's flags: a kernel thread.
+const pfKthread = 0x00200000
+
+var errShort = errors.New("too few fields")
+
+// parseStat parses /proc/PID/stat. The command name may hold spaces and
+// parentheses, so the fields are split at the last ')'.
+func parseStat(b []byte) (stat, error) {
+	var s stat
+	open := bytes.IndexByte(b, '(')
+	end := bytes.LastIndexByte(b, ')')
+	if open < 0 || end < open {
+		return s, fmt.Errorf("parsing stat: no (comm): %q", trim(b))
+	}
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:open])))
+	if err != nil {
+		return s, fmt.Errorf("parsing stat: pid: %w", err)
+	}
+	s.PID = pid
+	s.Comm = string(b[open+1 : end])
+
+	// rest[i] is field i+3 in proc(5)'s numbering.
+	var rest [22][]byte
+	n := 0
+	for f := range bytes.FieldsSeq(b[end+1:]) {
+		if n == len(rest) {
+			break
+		}
+		rest[n] = f
+		n++
+	}
+	if n < len(rest) {
+		return s, fmt.Errorf("parsing stat: %w (%d after comm)", errShort, n)
+	}
+	s.State = string(rest[0])
+	var u [9]uint64
+	for i, idx := range []int{1, 2, 3, 6, 11, 12, 17, 19, 21} {
+		v, err := strconv.ParseInt(string(rest[idx]), 10, 64)
+		if err != nil {
+			return s, fmt.Errorf("parsing stat field %d: %w", idx+3, err)
+		}
+		u[i] = uint64(v)
+	}
+	s.PPID, s.PGRP, s.Session = int(u[0]), int(u[1]), int(u[2])
+	s.Flags = u[3]
+	s.CPUTime = time.Duration(u[4]+u[5]) * time.Second / ticksPerSecond
+	s.NumThreads = int(u[6])
+	s.StartTicks = u[7]
+	s.RSSPages = int64(u[8])
+	return s, nil
+}
+
+// parseCtxtSwitches reads the two context-switch counters of /proc/PID/status.
+func parseCtxtSwitches(b []byte) (voluntary, involuntary uint64, err error) {
+	voluntary, err = statusField(b, "\nvoluntary_ctxt_switches:")
+	if err != nil {
+		return 0, 0, err
+	}
+	involuntary, err = statusField(b, "\nnonvoluntary_ctxt_switches:")
+	return voluntary, involuntary, err
+}
+
+func statusField(b []byte, key string) (uint64, error) {
+	i := bytes.Index(b, []byte(key))
+	if i < 0 {
+		return 0, fmt.Errorf("parsing status: no %s", key[1:])
+	}
+	v := b[i+len(key):]
+	if j := bytes.IndexByte(v, '\n'); j >= 0 {
+		v = v[:j]
+	}
+	n, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("parsing status %s: %w", key[1:], err)
+	}
+	return n, nil
+}
+
+// parseSyscall parses /proc/TID/syscall: "running"; "-1 SP PC" when blocked
+// outside a syscall; or "NR ARG1 … ARG6 SP PC" with the arguments in hex.
+func parseSyscall(b []byte) (Syscall, error) {
+	b = bytes.TrimSpace(b)
+	if string(b) == "running" {
+		return Syscall{Running: true, Nr: -1}, nil
+	}
+	var f [9][]byte
+	n := 0
+	for w := range bytes.FieldsSeq(b) {
+		if n == len(f) {
+			return Syscall{}, fmt.Errorf("parsing syscall: too many fields: %q", trim(b))
+		}
+		f[n] = w
+		n++
+	}
+	if n == 0 {
+		return Syscall{}, fmt.Errorf("parsing syscall: empty")
+	}
+	nr, err := strconv.Atoi(string(f[0]))
+	if err != nil || nr < -1 {
+		return Syscall{}, fmt.Errorf("parsing syscall number %q", trim(f[0]))
+	}
+	if nr == -1 {
+		if n != 3 {
+			return Syscall{}, fmt.Errorf("parsing syscall: %d fields after -1", n-1)
+		}
+		return Syscall{Nr: -1}, nil
+	}
+	if n != 9 {
+		return Syscall{}, fmt.Errorf("parsing syscall: %w (%d)", errShort, n)
+	}
+	s := Syscall{Nr: nr}
+	for i := range s.Args {
+		a := f[i+1]
+		if len(a) < 3 || a[0] != '0' || a[1] != 'x' {
+			return Syscall{}, fmt.Errorf("parsing syscall argument %q", trim(a))
+		}
+		v, err := strconv.ParseUint(string(a[2:]), 16, 64)
+		if err != nil {
+			return Syscall{}, fmt.Errorf("parsing syscall argument %q", trim(a))
+		}
+		s.Args[i] = v
+	}
+	return s, nil
+}
+
+// parseWchan returns the kernel function a thread sleeps in, "" for none.
+func parseWchan(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || string(b) == "0" {
+		return ""
+	}
+	return string(b)
+}
+
+// trim keeps error messages about garbled files to one short line.
+func trim(b []byte) []byte {
+	if len(b) > 80 {
+		return b[:80]
+	}
+	return b
+}

@@ -1,0 +1,70 @@
+package sampler
+
+import "time"
+
+// Sample is one look at a process: process-wide facts and one entry per thread.
+// Samples serialise to JSON so a run can be recorded and replayed.
+type Sample struct {
+	Time       time.Time `json:"time"`
+	PID        int       `json:"pid"`
+	StartTicks uint64    `json:"start_ticks"` // start time in clock ticks after boot: a change means the pid was reused
+	State      string    `json:"state"`
+	RSSBytes   int64     `json:"rss_bytes"`
+	Threads    []Thread  `json:"threads"`
+	// Futexes holds what the target's memory says at each address a thread
+	// waits on in futex(): the words classify needs to name a mutex's owner.
+	Futexes map[string]Futex `json:"futexes,omitempty"`
+}
+
+// Thread is what the kernel says about one thread at one instant.
+type Thread struct {
+	TID   int    `json:"tid"`
+	Name  string `json:"name"`
+	State string `json:"state"` // R, S, D, T, t, Z, X, I
+	// CPUTime is user plus system time since the thread started.
+	CPUTime     time.Duration `json:"cpu_ns"`
+	Wchan       string        `json:"wchan,omitempty"`
+	Syscall     Syscall       `json:"syscall"`
+	Voluntary   uint64        `json:"voluntary_ctxt_switches"`
+	Involuntary uint64        `json:"nonvoluntary_ctxt_switches"`
+	// FD is what the file descriptor in the syscall's arguments points at
+	// (readlink of /proc/PID/fd/N: "pipe:[32921]", "socket:[123]", a path).
+	FD string `json:"fd,omitempty"`
+	// Exited: the thread was listed but gone before it could be read.
+	Exited bool `json:"exited,omitempty"`
+	// Stack is filled by stack sources (goroutine dumps, py-spy); /proc has none.
+	Stack []Frame `json:"stack,omitempty"`
+}
+
+// Syscall is /proc/TID/syscall: the call a thread is blocked in, if any.
+type Syscall struct {
+	// Running: the thread was on a CPU, so the kernel reports no call.
+	Running bool `json:"running,omitempty"`
+	// Nr is the call's number; -1 means blocked outside a syscall (a page
+	// fault, a stop). Unread when Unknown.
+	Nr   int       `json:"nr"`
+	Name string    `json:"name,omitempty"`
+	Args [6]uint64 `json:"args"`
+	// Unknown: the file could not be read (permission, or the thread exited).
+	Unknown bool `json:"unknown,omitempty"`
+}
+
+// InCall reports whether the thread is blocked inside a known syscall.
+func (s Syscall) InCall() bool { return !s.Running && !s.Unknown && s.Nr >= 0 }
+
+// Frame is one line of a stack.
+type Frame struct {
+	Func string `json:"func"`
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+}
+
+// Futex is the start of the memory at a futex address, read as a glibc
+// pthread_mutex_t: {int __lock; unsigned __count; int __owner; unsigned
+// __nusers; int __kind; ...}. Only classify decides whether it is one.
+type Futex struct {
+	Word  int32  `json:"word"`
+	Owner int32  `json:"owner"`
+	Kind  int32  `json:"kind"`
+	Err   string `json:"err,omitempty"`
+}

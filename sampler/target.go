@@ -1,0 +1,114 @@
+package sampler
+
+import (
+	"bytes"
+	"context"
+	"debug/buildinfo"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/shirou/gopsutil/v4/common"
+	"github.com/shirou/gopsutil/v4/process"
+	"golang.org/x/sys/unix"
+)
+
+// Target is what a report says about the process it diagnoses.
+type Target struct {
+	PID            int       `json:"pid"`
+	PPID           int       `json:"ppid"`
+	Cmdline        string    `json:"cmdline"`
+	Exe            string    `json:"exe"`
+	User           string    `json:"user"`
+	Started        time.Time `json:"started"`
+	Runtime        string    `json:"runtime"` // go, python, java, node or native
+	RuntimeVersion string    `json:"runtime_version,omitempty"`
+}
+
+// Host is the machine a report was made on.
+type Host struct {
+	Name   string `json:"name"`
+	Kernel string `json:"kernel"`
+	Arch   string `json:"arch"`
+	CPUs   int    `json:"cpus"`
+}
+
+// Describe gathers the portable facts about a process through gopsutil and
+// names its runtime from its executable and mappings. Facts it cannot read
+// stay empty: the diagnosis does not depend on them.
+func Describe(fs FS, pid int) Target {
+	ctx := context.WithValue(context.Background(), common.EnvKey,
+		common.EnvMap{common.HostProcEnvKey: fs.Root()})
+	t := Target{PID: pid}
+	p, err := process.NewProcessWithContext(ctx, int32(pid))
+	if err != nil {
+		return t
+	}
+	if argv, err := p.CmdlineSliceWithContext(ctx); err == nil {
+		t.Cmdline = strings.Join(argv, " ")
+	}
+	if t.Cmdline == "" {
+		if name, err := p.NameWithContext(ctx); err == nil {
+			t.Cmdline = "[" + name + "]"
+		}
+	}
+	if ppid, err := p.PpidWithContext(ctx); err == nil {
+		t.PPID = int(ppid)
+	}
+	if user, err := p.UsernameWithContext(ctx); err == nil {
+		t.User = user
+	}
+	if ms, err := p.CreateTimeWithContext(ctx); err == nil {
+		t.Started = time.UnixMilli(ms).UTC()
+	}
+	t.Exe, _ = os.Readlink(fs.pidPath(pid, "exe"))
+	t.Runtime, t.RuntimeVersion = detectRuntime(fs, pid, t.Exe)
+	return t
+}
+
+// detectRuntime names the language runtime: Go from the build information
+// every Go binary carries, the others from the executable's name and the
+// libraries mapped into the process.
+func detectRuntime(fs FS, pid int, exe string) (name, version string) {
+	if bi, err := buildinfo.ReadFile(fs.pidPath(pid, "exe")); err == nil {
+		return "go", bi.GoVersion
+	}
+	base := filepath.Base(strings.TrimSuffix(exe, " (deleted)"))
+	maps, _ := readFile(fs.pidPath(pid, "maps"), make([]byte, 64<<10))
+	switch {
+	case strings.HasPrefix(base, "python") || bytes.Contains(maps, []byte("/libpython")):
+		return "python", strings.TrimPrefix(base, "python")
+	case base == "java" || bytes.Contains(maps, []byte("/libjvm.so")):
+		return "java", ""
+	case base == "node":
+		return "node", ""
+	}
+	return "native", ""
+}
+
+// DescribeHost names the machine hangdoc runs on.
+func DescribeHost() Host {
+	h := Host{Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
+	h.Name, _ = os.Hostname()
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		h.Kernel = unix.ByteSliceToString(u.Release[:])
+		h.Arch = unix.ByteSliceToString(u.Machine[:])
+	}
+	return h
+}
+
+// String is how errors and progress lines name a target.
+func (t Target) String() string {
+	if t.Cmdline == "" {
+		return fmt.Sprintf("pid %d", t.PID)
+	}
+	c := t.Cmdline
+	if len(c) > 60 {
+		c = c[:57] + "..."
+	}
+	return fmt.Sprintf("pid %d (%s)", t.PID, c)
+}
