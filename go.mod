@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/fatih/color v1.19.0
+	github.com/google/go-cmp v0.7.0
 	github.com/mattn/go-isatty v0.0.20
 	github.com/shirou/gopsutil/v4 v4.26.10
 	github.com/spf13/cobra v1.10.2

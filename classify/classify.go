@@ -131,6 +131,12 @@ func (s *scene) thread(h *history, opts Options) Thread {
 		share = float64(last.CPUTime-first.CPUTime) / float64(elapsed)
 		t.CPUPercent = float64(int(share*1000+0.5)) / 10
 	}
+	// wanted adds the time it waited for a CPU: a spinning thread on a
+	// crowded machine wants a core it does not always get.
+	wanted := share
+	if elapsed > 0 && first.RunDelay > 0 && last.RunDelay > first.RunDelay {
+		wanted += float64(last.RunDelay-first.RunDelay) / float64(elapsed)
+	}
 	stackMoved := false
 	for _, r := range h.readings[1:] {
 		if signature(r) != signature(first) {
@@ -147,8 +153,12 @@ func (s *scene) thread(h *history, opts Options) Thread {
 	switch {
 	case one && last.State == "R":
 		t.Class, t.Why = ClassWorking, "on a CPU in the only sample it was seen in"
-	case share >= opts.SpinCPU && float64(t.Voluntary) <= opts.SpinSwitchesPerSecond*elapsed.Seconds() && !stackMoved:
+	case share >= opts.BusyCPU && wanted >= opts.SpinCPU && float64(t.Voluntary) <= opts.SpinSwitchesPerSecond*elapsed.Seconds() && !stackMoved:
 		t.Class, t.Why = ClassSpinning, fmt.Sprintf("%.0f%% of a core with no voluntary switch or syscall wait in %d samples", t.CPUPercent, t.Seen)
+		if wanted-share >= 0.05 {
+			t.Why = fmt.Sprintf("wants a whole core (%.0f%% on a CPU, %.0f%% waiting for one) with no voluntary switch or syscall wait in %d samples",
+				t.CPUPercent, (wanted-share)*100, t.Seen)
+		}
 		if len(last.Stack) > 0 {
 			t.Why += " and the same stack in each"
 		}

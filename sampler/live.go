@@ -36,7 +36,7 @@ type Sampler struct {
 
 // task is the open files of one thread.
 type task struct {
-	stat, status, wchan, syscall procFile
+	stat, status, wchan, syscall, schedstat procFile
 }
 
 // procFile is a /proc file read through a descriptor kept open when the
@@ -190,10 +190,11 @@ func (s *Sampler) thread(tid int) Thread {
 	t := s.threads[tid]
 	if t == nil {
 		t = &task{
-			stat:    s.file(s.fs.taskPath(s.pid, tid, "stat")),
-			status:  s.file(s.fs.taskPath(s.pid, tid, "status")),
-			wchan:   s.file(s.fs.taskPath(s.pid, tid, "wchan")),
-			syscall: s.file(s.fs.taskPath(s.pid, tid, "syscall")),
+			stat:      s.file(s.fs.taskPath(s.pid, tid, "stat")),
+			status:    s.file(s.fs.taskPath(s.pid, tid, "status")),
+			wchan:     s.file(s.fs.taskPath(s.pid, tid, "wchan")),
+			syscall:   s.file(s.fs.taskPath(s.pid, tid, "syscall")),
+			schedstat: s.file(s.fs.taskPath(s.pid, tid, "schedstat")),
 		}
 		s.threads[tid] = t
 	}
@@ -220,6 +221,17 @@ func (s *Sampler) thread(tid int) Thread {
 		}
 	} else {
 		th.Voluntary, th.Involuntary, _ = parseCtxtSwitches(b)
+	}
+	if th.State == "R" {
+		// On a CPU or waiting for one: wchan and syscall say nothing
+		// ("0", "running"), and schedstat says how long it waited.
+		th.Syscall = Syscall{Running: true, Nr: -1}
+		if b, err = s.read(&t.schedstat); err == nil {
+			_, th.RunDelay, _ = parseSchedstat(b)
+		} else if vanished(err) {
+			return gone()
+		}
+		return th
 	}
 	if b, err = s.read(&t.wchan); err == nil {
 		th.Wchan = parseWchan(b)
@@ -282,6 +294,7 @@ func (s *Sampler) closeTask(t *task) {
 	s.close(&t.status)
 	s.close(&t.wchan)
 	s.close(&t.syscall)
+	s.close(&t.schedstat)
 }
 
 // Futex operations that wait for the word to change: FUTEX_WAIT,

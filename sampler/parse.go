@@ -168,3 +168,26 @@ func trim(b []byte) []byte {
 	}
 	return b
 }
+
+// parseSchedstat parses /proc/TID/schedstat: nanoseconds on a CPU,
+// nanoseconds waiting on a run queue, and the number of times it ran.
+func parseSchedstat(b []byte) (run, wait time.Duration, err error) {
+	var f [3][]byte
+	n := 0
+	for w := range bytes.FieldsSeq(b) {
+		if n == len(f) {
+			return 0, 0, fmt.Errorf("parsing schedstat: too many fields: %q", trim(b))
+		}
+		f[n] = w
+		n++
+	}
+	if n != len(f) {
+		return 0, 0, fmt.Errorf("parsing schedstat: %w (%d)", errShort, n)
+	}
+	r, err1 := strconv.ParseUint(string(f[0]), 10, 63)
+	w, err2 := strconv.ParseUint(string(f[1]), 10, 63)
+	if err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("parsing schedstat %q", trim(b))
+	}
+	return time.Duration(r), time.Duration(w), nil
+}

@@ -22,7 +22,12 @@ type Thread struct {
 	Name  string `json:"name"`
 	State string `json:"state"` // R, S, D, T, t, Z, X, I
 	// CPUTime is user plus system time since the thread started.
-	CPUTime     time.Duration `json:"cpu_ns"`
+	CPUTime time.Duration `json:"cpu_ns"`
+	// RunDelay is the time spent runnable but waiting for a CPU
+	// (/proc/TID/schedstat), read only for threads in state R: a spinning
+	// thread on a crowded machine wants a core it does not always get.
+	// Zero when unread.
+	RunDelay    time.Duration `json:"run_delay_ns,omitempty"`
 	Wchan       string        `json:"wchan,omitempty"`
 	Syscall     Syscall       `json:"syscall"`
 	Voluntary   uint64        `json:"voluntary_ctxt_switches"`
