@@ -46,7 +46,7 @@ func findLocks(pid int, last sampler.Sample, hist []*history) []Lock {
 		}
 		g.waiters = append(g.waiters, t)
 	}
-	var locks []Lock
+	locks := []Lock{}
 	for _, g := range groups {
 		key := sampler.FutexKey(g.addr)
 		l := Lock{ID: "futex:" + key, Kind: "futex", Address: key}

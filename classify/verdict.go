@@ -87,10 +87,19 @@ func (s *scene) verdict(d *Diagnosis, byTID map[int]*Thread) {
 		}
 		d.Hint = s.blockedHint(b)
 	default:
+		idle := byClass[ClassIdle]
 		d.Verdict, d.Confidence = Idle, Medium
-		d.Summary = fmt.Sprintf("all %s parked waiting for work (%s) with no CPU: whatever feeds the process stopped", plural(len(byClass[ClassIdle]), "thread is", "threads are"), s.kindCounts(byClass[ClassIdle]))
+		who := fmt.Sprintf("all %d threads are", len(idle))
+		if len(idle) == 1 {
+			who = "its only thread is"
+		}
+		d.Summary = fmt.Sprintf("%s parked waiting for work (%s) with no CPU: whatever feeds the process stopped", who, s.kindCounts(idle))
 		d.Hint = "Nothing here is stuck on anything of its own: look upstream, at whatever should hand it work (a producer, a connection, a timer) and why it stopped."
-		if len(byClass[ClassIdle]) == 0 {
+		if s.allKind(idle, "sleep") {
+			d.Summary = fmt.Sprintf("%s sleeping (nanosleep) with no CPU: a loop that polls, retries or backs off", who)
+			d.Hint = "It waits for time, not for a resource: find what the loop polls for (a file, a flag, a service) and why it never comes."
+		}
+		if len(idle) == 0 {
 			d.Summary = "no live thread was seen: the process exited"
 			d.Confidence = Low
 		}
@@ -164,6 +173,15 @@ func (s *scene) blockedHint(b []*Thread) string {
 		return "Threads wait on a lock whose holder is not recorded (not a glibc mutex): take stacks to see who holds it."
 	}
 	return "Blocked on the outside world: the fix is a timeout, not a lock change."
+}
+
+func (s *scene) allKind(ts []*Thread, kind string) bool {
+	for _, t := range ts {
+		if k, _ := s.kind(t.TID); k != kind {
+			return false
+		}
+	}
+	return len(ts) > 0
 }
 
 func spinners(sp []*Thread) string {

@@ -62,8 +62,17 @@ func Text(w io.Writer, r *Report, p Palette) error {
 	}
 	fmt.Fprintf(&b, "\nMEMORY   %s\n", memoryText(r.Memory))
 	fmt.Fprintf(&b, "\nHINT     %s\n", r.Hint)
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, trimLines(b.String()))
 	return err
+}
+
+// trimLines drops the trailing blanks tabwriter pads the last column with.
+func trimLines(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 func dash(s string) string {

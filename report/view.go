@@ -125,14 +125,23 @@ func threadRows(r *Report) (rows []row, hidden int) {
 	return rows, hidden
 }
 
-// namePattern folds the digits of a thread name so worker-1 … worker-8 group.
+// namePattern folds each run of digits in a thread name into one '*', so
+// worker-1 … worker-12 group.
 func namePattern(name string) string {
-	return strings.Map(func(r rune) rune {
+	var b strings.Builder
+	digits := false
+	for _, r := range name {
 		if unicode.IsDigit(r) {
-			return '*'
+			if !digits {
+				b.WriteByte('*')
+			}
+			digits = true
+			continue
 		}
-		return r
-	}, name)
+		digits = false
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // tidCell is the TID column: one TID, or the first of a group and its size.
@@ -154,13 +163,13 @@ func tidList(tids []int) string {
 	}
 	var parts []string
 	for i, t := range s {
-		if i == 6 {
+		if i == 12 {
 			parts = append(parts, "…")
 			break
 		}
 		parts = append(parts, strconv.Itoa(t))
 	}
-	return strings.Join(parts, ",")
+	return strings.Join(parts, ", ")
 }
 
 func refList(refs []classify.Ref) string {

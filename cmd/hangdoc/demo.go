@@ -17,6 +17,7 @@ import (
 	"github.com/hangdoc/hangdoc/classify"
 	"github.com/hangdoc/hangdoc/internal/diagnose"
 	"github.com/hangdoc/hangdoc/internal/victim"
+	"github.com/hangdoc/hangdoc/report"
 )
 
 func newDemo(stdout, stderr io.Writer) *cobra.Command {
@@ -118,7 +119,7 @@ func runDemo(s victim.Scenario, opts *diagnoseOptions, stdout, stderr io.Writer)
 		return err
 	}
 	if opts.record != "" {
-		if err := diagnose.WriteRecording(opts.record, rec); err != nil {
+		if err := report.WriteRecording(opts.record, rec); err != nil {
 			return err
 		}
 	}

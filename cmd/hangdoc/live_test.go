@@ -16,6 +16,7 @@ import (
 	"github.com/hangdoc/hangdoc/internal/diagnose"
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 	"github.com/hangdoc/hangdoc/internal/victim"
+	"github.com/hangdoc/hangdoc/report"
 )
 
 // The live tests run one victim at a time: CPU shares are what the
@@ -332,7 +333,7 @@ func TestOutputFlags(t *testing.T) {
 	if _, _, code := hangdoc(t, append([]string{pid, "--json", "--record", rec}, fast...)...); code != diagnose.ExitDeadlock {
 		t.Errorf("--record: exit %d", code)
 	}
-	r, err := diagnose.ReadRecording(rec)
+	r, err := report.ReadRecording(rec)
 	if err != nil || len(r.Samples) != 2 || r.Target.PID != v.PID {
 		t.Errorf("recording: %v, %d samples of pid %d", err, len(r.Samples), r.Target.PID)
 	}

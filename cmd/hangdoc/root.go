@@ -233,7 +233,7 @@ func runDiagnose(pid int, opts *diagnoseOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	if opts.record != "" {
-		if err := diagnose.WriteRecording(opts.record, rec); err != nil {
+		if err := report.WriteRecording(opts.record, rec); err != nil {
 			return err
 		}
 	}

@@ -4,11 +4,9 @@ package diagnose
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/hangdoc/hangdoc/classify"
@@ -157,29 +155,4 @@ func RunBounded(ctx context.Context, opts Options) (*report.Report, report.Recor
 	case <-time.After(hangGrace):
 		return nil, report.Recording{}, fmt.Errorf("reading /proc/%d did not return in time (%v): a thread of the target may be in uninterruptible sleep holding its memory map; check 'cat /proc/%d/task/*/stat' by hand", opts.PID, context.Cause(ctx), opts.PID)
 	}
-}
-
-// WriteRecording saves a run's raw evidence as JSON.
-func WriteRecording(path string, rec report.Recording) error {
-	b, err := json.MarshalIndent(rec, "", " ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing the recording: %w", err)
-	}
-	return nil
-}
-
-// ReadRecording loads a recording written by WriteRecording.
-func ReadRecording(path string) (report.Recording, error) {
-	var rec report.Recording
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return rec, err
-	}
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return rec, fmt.Errorf("reading recording %s: %w", path, err)
-	}
-	return rec, nil
 }
