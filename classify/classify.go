@@ -129,7 +129,7 @@ func (s *scene) thread(h *history, opts Options) Thread {
 	share := 0.0
 	if elapsed > 0 {
 		share = float64(last.CPUTime-first.CPUTime) / float64(elapsed)
-		t.CPUPercent = float64(int(share*1000+0.5)) / 10
+		t.CPUPercent = percent(share)
 	}
 	// wanted adds the time it waited for a CPU: a spinning thread on a
 	// crowded machine wants a core it does not always get.
@@ -137,6 +137,7 @@ func (s *scene) thread(h *history, opts Options) Thread {
 	if elapsed > 0 && first.RunDelay > 0 && last.RunDelay > first.RunDelay {
 		wanted += float64(last.RunDelay-first.RunDelay) / float64(elapsed)
 	}
+	t.RunqueuePercent = percent(wanted - share)
 	stackMoved := false
 	for _, r := range h.readings[1:] {
 		if signature(r) != signature(first) {
@@ -153,12 +154,8 @@ func (s *scene) thread(h *history, opts Options) Thread {
 	switch {
 	case one && last.State == "R":
 		t.Class, t.Why = ClassWorking, "on a CPU in the only sample it was seen in"
-	case share >= opts.BusyCPU && wanted >= opts.SpinCPU && float64(t.Voluntary) <= opts.SpinSwitchesPerSecond*elapsed.Seconds() && !stackMoved:
-		t.Class, t.Why = ClassSpinning, fmt.Sprintf("%.0f%% of a core with no voluntary switch or syscall wait in %d samples", t.CPUPercent, t.Seen)
-		if wanted-share >= 0.05 {
-			t.Why = fmt.Sprintf("wants a whole core (%.0f%% on a CPU, %.0f%% waiting for one) with no voluntary switch or syscall wait in %d samples",
-				t.CPUPercent, (wanted-share)*100, t.Seen)
-		}
+	case wanted >= opts.SpinCPU && float64(t.Voluntary) <= opts.SpinSwitchesPerSecond*elapsed.Seconds() && !stackMoved:
+		t.Class, t.Why = ClassSpinning, fmt.Sprintf("%s with no voluntary switch or syscall wait in %d samples", cpuText(&t), t.Seen)
 		if len(last.Stack) > 0 {
 			t.Why += " and the same stack in each"
 		}
@@ -216,6 +213,18 @@ func memory(samples []sampler.Sample, opts Options) Memory {
 		m.Trend = "flat"
 	}
 	return m
+}
+
+// percent turns a share of a core into a percentage with one decimal.
+func percent(share float64) float64 { return float64(int(share*1000+0.5)) / 10 }
+
+// cpuText says how much of a core a thread used, and, when the machine was
+// too busy to give it all it wanted, how long it waited for one.
+func cpuText(t *Thread) string {
+	if t.RunqueuePercent >= 5 {
+		return fmt.Sprintf("%.0f%% of a core, and %.0f%% waiting for one (the machine is busy)", t.CPUPercent, t.RunqueuePercent)
+	}
+	return fmt.Sprintf("%.0f%% of a core", t.CPUPercent)
 }
 
 func threadName(t *Thread) string {

@@ -59,14 +59,17 @@ type Diagnosis struct {
 
 // Thread is one thread's class and the readings behind it.
 type Thread struct {
-	TID        int          `json:"tid"`
-	Name       string       `json:"name"`
-	Class      Class        `json:"class"`
-	CPUPercent float64      `json:"cpu_percent"`
-	State      string       `json:"state"`
-	Wchan      string       `json:"wchan"`
-	Syscall    *SyscallView `json:"syscall"`
-	FD         string       `json:"fd,omitempty"`
+	TID        int     `json:"tid"`
+	Name       string  `json:"name"`
+	Class      Class   `json:"class"`
+	CPUPercent float64 `json:"cpu_percent"`
+	// RunqueuePercent is the share of the run it spent runnable but
+	// waiting for a CPU: high on a crowded machine.
+	RunqueuePercent float64      `json:"runqueue_percent"`
+	State           string       `json:"state"`
+	Wchan           string       `json:"wchan"`
+	Syscall         *SyscallView `json:"syscall"`
+	FD              string       `json:"fd,omitempty"`
 	// Voluntary and Involuntary are context switches during the run.
 	Voluntary   uint64 `json:"voluntary_switches"`
 	Involuntary uint64 `json:"involuntary_switches"`

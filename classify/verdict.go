@@ -43,8 +43,8 @@ func (s *scene) verdict(d *Diagnosis, byTID map[int]*Thread) {
 		}
 	case holder != nil && holder.Class == ClassSpinning:
 		d.Verdict, d.Confidence = Spinning, High
-		d.Summary = fmt.Sprintf("%s spins at %.0f%% CPU while holding %s %s; %s for it",
-			threadName(holder), holder.CPUPercent, held.Kind, held.Address, plural(len(held.Waiters), "thread waits", "threads wait"))
+		d.Summary = fmt.Sprintf("%s spins (%s) while holding %s %s; %s for it",
+			threadName(holder), cpuText(holder), held.Kind, held.Address, plural(len(held.Waiters), "thread waits", "threads wait"))
 		d.Hint = "One thread spins while holding the lock the others want: look for a loop whose exit condition never becomes true in the code that runs under this lock. Take two stacks of the holder a second apart (gdb -p PID -batch -ex 'thread apply all bt') to see the loop."
 	case holder != nil && holder.Class == ClassBlocked:
 		d.Verdict, d.Confidence = Blocked, High
@@ -62,7 +62,7 @@ func (s *scene) verdict(d *Diagnosis, byTID map[int]*Thread) {
 	case len(byClass[ClassSpinning]) > 0:
 		sp := byClass[ClassSpinning]
 		d.Verdict, d.Confidence = Spinning, Medium
-		d.Summary = fmt.Sprintf("%s at %.0f%% CPU with no syscall wait and no voluntary switch in any sample", spinners(sp), sp[0].CPUPercent)
+		d.Summary = fmt.Sprintf("%s (%s) with no syscall wait and no voluntary switch in any sample", spinners(sp), cpuText(sp[0]))
 		d.Hint = "A core is pinned and nothing moves: a tight loop, or a long computation or C call the kernel cannot see into. Two stacks a second apart tell which (gdb, py-spy dump, or a goroutine dump)."
 		if hasStacks(sp) {
 			d.Confidence = High
