@@ -93,7 +93,7 @@ func threadRows(r *Report) (rows []row, hidden int) {
 		}
 		index[key] = len(rows)
 		if t.Waits != "" {
-			note = strings.TrimSpace(note + " waits for " + t.Waits)
+			note = strings.TrimPrefix(note+"; waits for "+t.Waits, "; ")
 		}
 		rows = append(rows, row{
 			TIDs: []int{t.TID}, Name: t.Name, Class: string(t.Class), CPU: t.CPUPercent,

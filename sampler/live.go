@@ -48,7 +48,7 @@ type procFile struct {
 
 // New checks that pid can be sampled and opens its files. The errors wrap
 // ErrNoProcess, ErrKernelThread, ErrZombie or ErrPermission.
-func New(fs FS, pid int) (*Sampler, error) {
+func New(fs FS, pid int) (_ *Sampler, err error) {
 	s := &Sampler{
 		fs:      fs,
 		pid:     pid,
@@ -62,6 +62,13 @@ func New(fs FS, pid int) (*Sampler, error) {
 		return nil, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
 	}
 	s.stat = s.file(fs.pidPath(pid, "stat"))
+	// Once read, the stat descriptor is kept open: every failure below
+	// must release it.
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
 	b, err := s.read(&s.stat)
 	if err != nil {
 		return nil, classifyErr("reading", s.stat.path, err)
@@ -84,7 +91,6 @@ func New(fs FS, pid int) (*Sampler, error) {
 	// nothing hangdoc says would be worth much.
 	path := fs.pidPath(pid, "syscall")
 	if _, err := readFile(path, s.buf); err != nil {
-		s.Close()
 		return nil, classifyErr("reading", path, err)
 	}
 	if fd, err := open(fs.pidPath(pid, "mem")); err != nil {
@@ -113,6 +119,7 @@ func (s *Sampler) Close() error {
 	if s.mem >= 0 {
 		unix.Close(s.mem)
 		s.mem = -1
+		s.memErr = errors.New("sampler closed")
 	}
 	return nil
 }
@@ -216,7 +223,7 @@ func (s *Sampler) thread(tid int) Thread {
 	th.Name, th.State, th.CPUTime = st.Comm, st.State, st.CPUTime
 
 	if b, err = s.read(&t.status); err != nil {
-		if vanished(err) {
+		if s.vanished(tid, err) {
 			return gone()
 		}
 	} else {
@@ -228,14 +235,14 @@ func (s *Sampler) thread(tid int) Thread {
 		th.Syscall = Syscall{Running: true, Nr: -1}
 		if b, err = s.read(&t.schedstat); err == nil {
 			_, th.RunDelay, _ = parseSchedstat(b)
-		} else if vanished(err) {
+		} else if s.vanished(tid, err) {
 			return gone()
 		}
 		return th
 	}
 	if b, err = s.read(&t.wchan); err == nil {
 		th.Wchan = parseWchan(b)
-	} else if vanished(err) {
+	} else if s.vanished(tid, err) {
 		return gone()
 	}
 	th.Syscall = Syscall{Unknown: true, Nr: -1}
@@ -246,14 +253,26 @@ func (s *Sampler) thread(tid int) Thread {
 				th.Syscall.Name = syscalls.Name(s.arch, sc.Nr)
 			}
 		}
-	} else if vanished(err) {
+	} else if s.vanished(tid, err) {
 		return gone()
 	}
 	return th
 }
 
-func vanished(err error) bool {
-	return errors.Is(err, syscall.ESRCH) || errors.Is(err, syscall.ENOENT)
+// vanished reports whether a read error means the thread has exited: ESRCH
+// through a descriptor kept open, or ENOENT with the thread's directory
+// gone. A file missing from a directory that is still there is one this
+// kernel does not provide (schedstat needs CONFIG_SCHED_INFO, wchan
+// CONFIG_KALLSYMS), not an exit.
+func (s *Sampler) vanished(tid int, err error) bool {
+	if errors.Is(err, syscall.ESRCH) {
+		return true
+	}
+	if !errors.Is(err, syscall.ENOENT) {
+		return false
+	}
+	var st unix.Stat_t
+	return unix.Stat(s.fs.taskPath(s.pid, tid), &st) != nil
 }
 
 func (s *Sampler) file(path string) procFile { return procFile{path: path, fd: -1} }
@@ -338,8 +357,10 @@ func (s *Sampler) readFutexes(sample *Sample) {
 			f.Err = s.memErr.Error()
 		} else {
 			var w [20]byte
-			if n, err := unix.Pread(s.mem, w[:], int64(addr)); err != nil || n != len(w) {
+			if n, err := unix.Pread(s.mem, w[:], int64(addr)); err != nil {
 				f.Err = fmt.Sprintf("reading %d bytes at %s: %v", len(w), key, err)
+			} else if n != len(w) {
+				f.Err = fmt.Sprintf("reading %d bytes at %s: only %d readable", len(w), key, n)
 			} else {
 				f.Word, f.Owner, f.Kind = le32(w[0:]), le32(w[8:]), le32(w[16:])
 			}

@@ -12,6 +12,9 @@ import (
 // reports 100 on every architecture whatever its internal HZ.
 const ticksPerSecond = 100
 
+// maxTicks is the most CPU time a Duration holds, in ticks: about 292 years.
+const maxTicks = uint64(1<<63-1) / uint64(time.Second/ticksPerSecond)
+
 // stat is the part of /proc/PID/stat (or /proc/PID/task/TID/stat) hangdoc uses.
 type stat struct {
 	PID        int
@@ -64,15 +67,20 @@ func parseStat(b []byte) (stat, error) {
 	s.State = string(rest[0])
 	var u [9]uint64
 	for i, idx := range []int{1, 2, 3, 6, 11, 12, 17, 19, 21} {
-		v, err := strconv.ParseInt(string(rest[idx]), 10, 64)
+		// All of these are counts or ids the kernel prints unsigned; bit
+		// size 62 keeps every conversion below from overflowing.
+		v, err := strconv.ParseUint(string(rest[idx]), 10, 62)
 		if err != nil {
 			return s, fmt.Errorf("parsing stat field %d: %w", idx+3, err)
 		}
-		u[i] = uint64(v)
+		u[i] = v
+	}
+	if u[4]+u[5] > maxTicks {
+		return s, fmt.Errorf("parsing stat: CPU time of %d ticks is implausible", u[4]+u[5])
 	}
 	s.PPID, s.PGRP, s.Session = int(u[0]), int(u[1]), int(u[2])
 	s.Flags = u[3]
-	s.CPUTime = time.Duration(u[4]+u[5]) * time.Second / ticksPerSecond
+	s.CPUTime = time.Duration(u[4]+u[5]) * (time.Second / ticksPerSecond)
 	s.NumThreads = int(u[6])
 	s.StartTicks = u[7]
 	s.RSSPages = int64(u[8])
@@ -86,7 +94,10 @@ func parseCtxtSwitches(b []byte) (voluntary, involuntary uint64, err error) {
 		return 0, 0, err
 	}
 	involuntary, err = statusField(b, "\nnonvoluntary_ctxt_switches:")
-	return voluntary, involuntary, err
+	if err != nil {
+		return 0, 0, err
+	}
+	return voluntary, involuntary, nil
 }
 
 func statusField(b []byte, key string) (uint64, error) {

@@ -525,7 +525,7 @@ func TestStartCmdFailures(t *testing.T) {
 	t.Parallel()
 	sh, err := exec.LookPath("sh")
 	if err != nil {
-		t.Skip("no sh")
+		t.Fatal("no sh on this machine")
 	}
 	cases := []struct{ name, script, want string }{
 		{"exits early", "echo oops >&2; echo not-ready; exit 3", "oops"},
@@ -547,7 +547,7 @@ func TestStartCmdKillsProcessGroup(t *testing.T) {
 	t.Parallel()
 	sh, err := exec.LookPath("sh")
 	if err != nil {
-		t.Skip("no sh")
+		t.Fatal("no sh on this machine")
 	}
 	f := &fakeTB{TB: t}
 	var v *Victim

@@ -1,0 +1,107 @@
+package sampler_test
+
+import (
+	"bytes"
+	"os/exec"
+	"strconv"
+	"testing"
+
+	"github.com/hangdoc/hangdoc/internal/testvictim"
+	"github.com/hangdoc/hangdoc/sampler"
+)
+
+// psArgs is what the sampler is measured against: the ps command someone
+// would type to see every thread's state and wait channel.
+var psArgs = []string{"-L", "-o", "tid,stat,wchan:32,time", "-p"}
+
+// BenchmarkSample measures one sample of a process with many parked threads
+// (testdata/victims/manythreads.c), side by side with ps on the same process:
+//
+//	first  New + Sample + Close: the cold cost, every descriptor opened
+//	next   Sample on a sampler that has already taken one: descriptors reused
+//	ps     ps -L -o tid,stat,wchan:32,time -p PID, all its output read
+//
+// One victim is started per thread count and shared by its three kinds; it
+// is killed when the count's sub-benchmark ends. BENCHMARKS.md has the
+// command, the machine and the results.
+func BenchmarkSample(b *testing.B) {
+	ps, err := exec.LookPath("ps")
+	if err != nil {
+		b.Fatalf("ps not found: install it (apt-get install procps): %v", err)
+	}
+	bin := testvictim.Build(b, "manythreads")
+	for _, n := range []int{100, 1000, 10000} {
+		b.Run("threads="+strconv.Itoa(n), func(b *testing.B) {
+			v := testvictim.Start(b, bin, strconv.Itoa(n))
+			if got := v.Int("threads"); got != n {
+				b.Fatalf("victim parked %d threads, want %d", got, n)
+			}
+			// The main thread is sampled too.
+			tasks := n + 1
+			pid := v.PID
+			b.Run("first", func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					s, err := sampler.New(sampler.NewFS(""), pid)
+					if err != nil {
+						b.Fatal(err)
+					}
+					checkSample(b, s, tasks)
+					s.Close()
+				}
+				reportPerThread(b, tasks)
+			})
+			b.Run("next", func(b *testing.B) {
+				s, err := sampler.New(sampler.NewFS(""), pid)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				checkSample(b, s, tasks)
+				b.ReportAllocs()
+				for b.Loop() {
+					checkSample(b, s, tasks)
+				}
+				reportPerThread(b, tasks)
+			})
+			b.Run("ps", func(b *testing.B) {
+				args := append(psArgs[:len(psArgs):len(psArgs)], strconv.Itoa(pid))
+				for b.Loop() {
+					out, err := exec.Command(ps, args...).Output()
+					if err != nil {
+						b.Fatalf("%s %v: %v", ps, args, err)
+					}
+					// A header line, then one line per thread.
+					if lines := bytes.Count(out, []byte("\n")); lines != tasks+1 {
+						b.Fatalf("ps printed %d lines, want %d", lines, tasks+1)
+					}
+				}
+				reportPerThread(b, tasks)
+			})
+		})
+	}
+}
+
+// checkSample takes a sample and fails unless it saw every thread, so a
+// benchmark cannot get fast by reading less.
+func checkSample(b *testing.B, s *sampler.Sampler, tasks int) {
+	b.Helper()
+	smp, err := s.Sample()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(smp.Threads) != tasks {
+		b.Fatalf("sampled %d threads, want %d", len(smp.Threads), tasks)
+	}
+	for i := range smp.Threads {
+		if th := &smp.Threads[i]; th.Exited || th.Syscall.Unknown {
+			b.Fatalf("thread %d not read: %+v", th.TID, *th)
+		}
+	}
+}
+
+func reportPerThread(b *testing.B, tasks int) {
+	if b.N > 0 {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tasks), "ns/thread")
+	}
+}
