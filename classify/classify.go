@@ -18,6 +18,17 @@ type history struct {
 
 func (h *history) last() sampler.Thread { return h.readings[len(h.readings)-1] }
 
+// lastWaiting is the last reading that caught the thread off a CPU, or the
+// last reading if none did.
+func lastWaiting(readings []sampler.Thread) sampler.Thread {
+	for i := len(readings) - 1; i >= 0; i-- {
+		if readings[i].State != "R" {
+			return readings[i]
+		}
+	}
+	return readings[len(readings)-1]
+}
+
 // Classify reads samples of one process, oldest first, and says what it is
 // doing. It needs at least one sample; two or more tell stopped from slow.
 func Classify(samples []sampler.Sample, opts Options) Diagnosis {
@@ -109,13 +120,16 @@ func histories(samples []sampler.Sample) []*history {
 // thread classifies one thread from its readings.
 func (s *scene) thread(h *history, opts Options) Thread {
 	first, last := h.readings[0], h.last()
+	// Its wait is the last one seen: a parked thread caught on a CPU in the
+	// last sample (a runtime's housekeeping) still waits where it was.
+	waiting := lastWaiting(h.readings)
 	t := Thread{
 		TID:     h.tid,
 		Name:    last.Name,
-		State:   last.State,
-		Wchan:   last.Wchan,
-		Syscall: view(last.Syscall),
-		FD:      last.FD,
+		State:   waiting.State,
+		Wchan:   waiting.Wchan,
+		Syscall: view(waiting.Syscall),
+		FD:      waiting.FD,
 		Seen:    len(h.readings),
 		Holds:   []string{},
 		Stack:   last.Stack,
@@ -150,7 +164,7 @@ func (s *scene) thread(h *history, opts Options) Thread {
 	t.Moved = t.Moved || t.Voluntary > 0 || stackMoved
 	one := len(h.readings) == 1
 
-	kind, _ := s.waitKind(last)
+	kind, _ := s.waitKind(waiting)
 	switch {
 	case one && last.State == "R":
 		t.Class, t.Why = ClassWorking, "on a CPU in the only sample it was seen in"
@@ -166,8 +180,8 @@ func (s *scene) thread(h *history, opts Options) Thread {
 		}
 	case stackMoved:
 		t.Class, t.Why = ClassWorking, "its stack changed between samples"
-	case last.State == "R" || last.Syscall.Running:
-		t.Class, t.Why = ClassWorking, "runnable, with little CPU"
+	case waiting.State == "R":
+		t.Class, t.Why = ClassWorking, fmt.Sprintf("runnable in all %d samples, with little CPU", t.Seen)
 	case idleKinds[kind]:
 		t.Class, t.Why = ClassIdle, "parked: "+kindText[kind]
 	case t.Moved:

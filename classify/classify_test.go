@@ -195,6 +195,21 @@ func TestVerdicts(t *testing.T) {
 			classes: map[int]Class{1: ClassWorking},
 		},
 		{
+			name: "a parked thread caught on a CPU in the last sample stays parked",
+			samples: run(nil,
+				[]th{
+					{tid: 1, name: "main", state: "S", call: pipeWrite, fd: "pipe:[42]"},
+					{tid: 2, name: "sysmon", state: "S", vol: 10, call: call("nanosleep")},
+				},
+				[]th{
+					{tid: 1, name: "main", state: "S", call: pipeWrite, fd: "pipe:[42]"},
+					{tid: 2, name: "sysmon", state: "R", vol: 20, call: running},
+				},
+			),
+			verdict: Blocked,
+			classes: map[int]Class{1: ClassBlocked, 2: ClassIdle},
+		},
+		{
 			name: "a lone sleeper is idle, sleeping",
 			samples: steady(2, nil,
 				th{tid: 1, name: "sleep", state: "S", call: call("clock_nanosleep", 0, 0)},

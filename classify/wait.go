@@ -64,15 +64,20 @@ func (s *scene) kind(tid int) (kind, resource string) {
 	return s.waitKind(s.lastReading(tid))
 }
 
+// lastReading is the thread's last wait (see lastWaiting).
 func (s *scene) lastReading(tid int) sampler.Thread {
-	for i := len(s.samples) - 1; i >= 0; i-- {
-		for _, t := range s.samples[i].Threads {
+	var readings []sampler.Thread
+	for _, sample := range s.samples {
+		for _, t := range sample.Threads {
 			if t.TID == tid && !t.Exited {
-				return t
+				readings = append(readings, t)
 			}
 		}
 	}
-	return sampler.Thread{TID: tid}
+	if len(readings) == 0 {
+		return sampler.Thread{TID: tid}
+	}
+	return lastWaiting(readings)
 }
 
 // waitKind names what a thread waits for, from its call, its descriptor and
