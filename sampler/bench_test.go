@@ -2,9 +2,12 @@ package sampler_test
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"strconv"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 	"github.com/hangdoc/hangdoc/sampler"
@@ -104,4 +107,84 @@ func reportPerThread(b *testing.B, tasks int) {
 	if b.N > 0 {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tasks), "ns/thread")
 	}
+}
+
+// BenchmarkProcFile breaks a sample down into what the kernel charges for
+// it, per thread of a manythreads victim: listing /proc/PID/task, one pread
+// of each per-thread file through a descriptor already open (what a sample
+// after the first does), and one open+close of it by path (what the first
+// sample, ps, and reads over the sampler's descriptor budget add).
+func BenchmarkProcFile(b *testing.B) {
+	bin := testvictim.Build(b, "manythreads")
+	for _, n := range []int{1000, 10000} {
+		b.Run("threads="+strconv.Itoa(n), func(b *testing.B) {
+			v := testvictim.Start(b, bin, strconv.Itoa(n))
+			dir := "/proc/" + strconv.Itoa(v.PID) + "/task/"
+			tids := taskNames(b, dir)
+			if len(tids) != n+1 {
+				b.Fatalf("%s lists %d threads, want %d", dir, len(tids), n+1)
+			}
+			b.Run("readdir", func(b *testing.B) {
+				for b.Loop() {
+					taskNames(b, dir)
+				}
+				reportPerThread(b, len(tids))
+			})
+			for _, name := range []string{"stat", "status", "wchan", "syscall", "schedstat"} {
+				paths := make([]string, len(tids))
+				for i, tid := range tids {
+					paths[i] = dir + tid + "/" + name
+				}
+				buf := make([]byte, 4096)
+				b.Run(name+"/pread", func(b *testing.B) {
+					fds := make([]int, 0, len(paths))
+					defer func() {
+						for _, fd := range fds {
+							unix.Close(fd)
+						}
+					}()
+					for _, p := range paths {
+						fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+						if err != nil {
+							b.Fatalf("opening %s: %v (with %d open; ulimit -n?)", p, err, len(fds))
+						}
+						fds = append(fds, fd)
+					}
+					for b.Loop() {
+						for _, fd := range fds {
+							if _, err := unix.Pread(fd, buf, 0); err != nil {
+								b.Fatal(err)
+							}
+						}
+					}
+					reportPerThread(b, len(tids))
+				})
+				b.Run(name+"/open", func(b *testing.B) {
+					for b.Loop() {
+						for _, p := range paths {
+							fd, err := unix.Open(p, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+							if err != nil {
+								b.Fatalf("opening %s: %v", p, err)
+							}
+							unix.Close(fd)
+						}
+					}
+					reportPerThread(b, len(tids))
+				})
+			}
+		})
+	}
+}
+
+func taskNames(b *testing.B, dir string) []string {
+	f, err := os.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		b.Fatalf("listing %s: %v", dir, err)
+	}
+	return names
 }

@@ -95,9 +95,11 @@ func pread(fd int, buf []byte) ([]byte, error) {
 	}
 }
 
-func open(path string) (int, error) {
+func open(path string) (int, error) { return openat(unix.AT_FDCWD, path) }
+
+func openat(dir int, path string) (int, error) {
 	for {
-		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err := unix.Openat(dir, path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err == unix.EINTR {
 			continue
 		}

@@ -1,6 +1,7 @@
 package sampler
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -25,23 +26,31 @@ type Sampler struct {
 	start uint64
 
 	stat    procFile // /proc/PID/stat
+	taskDir int      // /proc/PID/task, -1 when it could not be opened
 	mem     int      // /proc/PID/mem, -1 when it cannot be read
 	memErr  error
 	threads map[int]*task
-	kept    int // descriptors held open
-	budget  int // how many may be held open
+	kept    int  // descriptors held open
+	budget  int  // how many may be held open
+	keepAll bool // the budget holds every thread's files
 	buf     []byte
 	names   []string
 }
 
-// task is the open files of one thread.
+// task is the open files of one thread and what they said last time.
 type task struct {
 	stat, status, wchan, syscall, schedstat procFile
+
+	// sched is the schedstat line read at the start of the last sample and
+	// last what that sample read, nil unless it read every file: see thread.
+	sched []byte
+	last  *Thread
 }
 
 // procFile is a /proc file read through a descriptor kept open when the
 // budget allows, or opened for each read when it does not.
 type procFile struct {
+	dir  int // path is relative to dir: AT_FDCWD or Sampler.taskDir
 	path string
 	fd   int // -1: not open
 }
@@ -54,6 +63,7 @@ func New(fs FS, pid int) (_ *Sampler, err error) {
 		pid:     pid,
 		arch:    syscalls.HostArch(),
 		mem:     -1,
+		taskDir: -1,
 		threads: make(map[int]*task),
 		buf:     make([]byte, 4096),
 		budget:  fdBudget(),
@@ -69,7 +79,7 @@ func New(fs FS, pid int) (_ *Sampler, err error) {
 			s.Close()
 		}
 	}()
-	b, err := s.read(&s.stat)
+	b, err := s.read(&s.stat, true)
 	if err != nil {
 		return nil, classifyErr("reading", s.stat.path, err)
 	}
@@ -98,6 +108,11 @@ func New(fs FS, pid int) (_ *Sampler, err error) {
 	} else {
 		s.mem = fd
 	}
+	// Thread files are opened relative to the task directory: a path of
+	// two names instead of five costs a quarter less to open.
+	if fd, err := unix.Open(fs.pidPath(pid, "task"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
+		s.taskDir = fd
+	}
 	raiseFDLimit(st.NumThreads)
 	s.budget = fdBudget()
 	return s, nil
@@ -121,6 +136,10 @@ func (s *Sampler) Close() error {
 		s.mem = -1
 		s.memErr = errors.New("sampler closed")
 	}
+	if s.taskDir >= 0 {
+		unix.Close(s.taskDir)
+		s.taskDir = -1
+	}
 	return nil
 }
 
@@ -128,7 +147,7 @@ func (s *Sampler) Close() error {
 // process has exited and ErrPIDReused when its pid now names another process.
 func (s *Sampler) Sample() (Sample, error) {
 	now := time.Now()
-	b, err := s.read(&s.stat)
+	b, err := s.read(&s.stat, true)
 	if err != nil {
 		return Sample{}, classifyErr("reading", s.stat.path, err)
 	}
@@ -155,6 +174,7 @@ func (s *Sampler) Sample() (Sample, error) {
 		return Sample{}, err
 	}
 	sample.Threads = make([]Thread, 0, len(tids))
+	s.keepAll = s.budget >= filesPerThread*len(tids)+1
 	listed := make(map[int]bool, len(tids))
 	for _, tid := range tids {
 		listed[tid] = true
@@ -193,15 +213,24 @@ func (s *Sampler) listTasks() ([]int, error) {
 }
 
 // thread reads one thread's files. A thread that vanished is data: Exited.
+//
+// A thread that has not been on a CPU since the last sample cannot have
+// changed its switch counts, wchan or syscall, so status, wchan and syscall
+// are re-read only for threads that moved: a hung process is mostly threads
+// asleep where they were, and status alone costs twice what stat does.
+// schedstat (CPU time in ns, run-queue wait, times scheduled in) is read
+// first, so that an unchanged line also covers the reads that followed it
+// last time; stat is read every time, because a wakeup changes the state of
+// a thread before it runs.
 func (s *Sampler) thread(tid int) Thread {
 	t := s.threads[tid]
 	if t == nil {
 		t = &task{
-			stat:      s.file(s.fs.taskPath(s.pid, tid, "stat")),
-			status:    s.file(s.fs.taskPath(s.pid, tid, "status")),
-			wchan:     s.file(s.fs.taskPath(s.pid, tid, "wchan")),
-			syscall:   s.file(s.fs.taskPath(s.pid, tid, "syscall")),
-			schedstat: s.file(s.fs.taskPath(s.pid, tid, "schedstat")),
+			stat:      s.taskFile(tid, "stat"),
+			status:    s.taskFile(tid, "status"),
+			wchan:     s.taskFile(tid, "wchan"),
+			syscall:   s.taskFile(tid, "syscall"),
+			schedstat: s.taskFile(tid, "schedstat"),
 		}
 		s.threads[tid] = t
 	}
@@ -212,8 +241,19 @@ func (s *Sampler) thread(tid int) Thread {
 		return Thread{TID: tid, Exited: true}
 	}
 
-	b, err := s.read(&t.stat)
-	if err != nil {
+	// Without schedstat (no CONFIG_SCHED_INFO, or "0 0 0" when it is off)
+	// every file is read; whether the thread is gone is for stat to say.
+	var runDelay time.Duration
+	b, err := s.read(&t.schedstat, true)
+	still := err == nil && t.last != nil && bytes.Equal(b, t.sched) && !bytes.HasPrefix(b, []byte("0 0 0"))
+	if err == nil {
+		_, runDelay, _ = parseSchedstat(b)
+		t.sched = append(t.sched[:0], b...)
+	} else {
+		t.sched = t.sched[:0]
+	}
+
+	if b, err = s.read(&t.stat, true); err != nil {
 		return gone()
 	}
 	st, err := parseStat(b)
@@ -221,8 +261,14 @@ func (s *Sampler) thread(tid int) Thread {
 		return gone()
 	}
 	th.Name, th.State, th.CPUTime = st.Comm, st.State, st.CPUTime
+	if still && (st.State == "S" || st.State == "D") && st.State == t.last.State {
+		th.Voluntary, th.Involuntary = t.last.Voluntary, t.last.Involuntary
+		th.Wchan, th.Syscall = t.last.Wchan, t.last.Syscall
+		return th
+	}
+	t.last = nil
 
-	if b, err = s.read(&t.status); err != nil {
+	if b, err = s.read(&t.status, false); err != nil {
 		if s.vanished(tid, err) {
 			return gone()
 		}
@@ -233,20 +279,16 @@ func (s *Sampler) thread(tid int) Thread {
 		// On a CPU or waiting for one: wchan and syscall say nothing
 		// ("0", "running"), and schedstat says how long it waited.
 		th.Syscall = Syscall{Running: true, Nr: -1}
-		if b, err = s.read(&t.schedstat); err == nil {
-			_, th.RunDelay, _ = parseSchedstat(b)
-		} else if s.vanished(tid, err) {
-			return gone()
-		}
+		th.RunDelay = runDelay
 		return th
 	}
-	if b, err = s.read(&t.wchan); err == nil {
+	if b, err = s.read(&t.wchan, false); err == nil {
 		th.Wchan = parseWchan(b)
 	} else if s.vanished(tid, err) {
 		return gone()
 	}
 	th.Syscall = Syscall{Unknown: true, Nr: -1}
-	if b, err = s.read(&t.syscall); err == nil {
+	if b, err = s.read(&t.syscall, false); err == nil {
 		if sc, err := parseSyscall(b); err == nil {
 			th.Syscall = sc
 			if sc.Nr >= 0 {
@@ -255,6 +297,10 @@ func (s *Sampler) thread(tid int) Thread {
 		}
 	} else if s.vanished(tid, err) {
 		return gone()
+	}
+	if len(t.sched) > 0 {
+		last := th
+		t.last = &last
 	}
 	return th
 }
@@ -275,17 +321,29 @@ func (s *Sampler) vanished(tid int, err error) bool {
 	return unix.Stat(s.fs.taskPath(s.pid, tid), &st) != nil
 }
 
-func (s *Sampler) file(path string) procFile { return procFile{path: path, fd: -1} }
+func (s *Sampler) file(path string) procFile {
+	return procFile{dir: unix.AT_FDCWD, path: path, fd: -1}
+}
+
+// taskFile is a file of thread tid, relative to the task directory.
+func (s *Sampler) taskFile(tid int, name string) procFile {
+	if s.taskDir < 0 {
+		return s.file(s.fs.taskPath(s.pid, tid, name))
+	}
+	return procFile{dir: s.taskDir, path: strconv.Itoa(tid) + "/" + name, fd: -1}
+}
 
 // read reads f, opening it first if needed and keeping it open if the
-// descriptor budget allows.
-func (s *Sampler) read(f *procFile) ([]byte, error) {
+// descriptor budget allows. When the budget cannot hold every thread's
+// files, it goes to the files read every sample (always): the others are
+// read only for threads that moved.
+func (s *Sampler) read(f *procFile, always bool) ([]byte, error) {
 	if f.fd < 0 {
-		fd, err := open(f.path)
+		fd, err := openat(f.dir, f.path)
 		if err != nil {
 			return nil, err
 		}
-		if s.kept >= s.budget {
+		if s.kept >= s.budget || !always && !s.keepAll {
 			defer unix.Close(fd)
 		} else {
 			f.fd = fd
@@ -420,21 +478,28 @@ func (s *Sampler) resolveFDs(sample *Sample) {
 	}
 }
 
-// fdBudget is how many /proc descriptors a sampler may keep open: most of
-// the soft limit, leaving room for everything else hangdoc opens.
+// fdReserve is how many descriptors a sampler leaves for everything else
+// hangdoc opens: a few files, pipes and sockets, never thousands.
+const fdReserve = 256
+
+// fdBudget is how many /proc descriptors a sampler may keep open: the soft
+// limit less fdReserve.
 func fdBudget() int {
 	var r unix.Rlimit
 	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &r); err != nil {
 		return 0
 	}
-	return max(0, int(min(r.Cur, 1<<30))*3/4-64)
+	return max(0, int(min(r.Cur, 1<<30))-fdReserve)
 }
 
-// raiseFDLimit lifts the soft descriptor limit to what keeping four files
-// open per thread needs, as far as the hard limit (or, as root, the
+// filesPerThread is how many files a sampler may keep open for a thread.
+const filesPerThread = 5
+
+// raiseFDLimit lifts the soft descriptor limit to what keeping every
+// thread's files open needs, as far as the hard limit (or, as root, the
 // system's ceiling) allows. Failure only means more opens per sample.
 func raiseFDLimit(threads int) {
-	want := uint64(threads*4*4/3 + 256)
+	want := uint64(threads*filesPerThread + 2 + fdReserve)
 	var r unix.Rlimit
 	if unix.Getrlimit(unix.RLIMIT_NOFILE, &r) != nil || r.Cur >= want {
 		return
