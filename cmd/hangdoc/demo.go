@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,10 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hangdoc/hangdoc/classify"
-	"github.com/hangdoc/hangdoc/internal/diagnose"
 	"github.com/hangdoc/hangdoc/internal/victim"
-	"github.com/hangdoc/hangdoc/report"
 )
 
 func newDemo(stdout, stderr io.Writer) *cobra.Command {
@@ -53,6 +49,7 @@ report and stops the victim. Without SCENARIO it shows ` + victim.Scenarios[0].N
 		},
 	}
 	opts.register(cmd)
+	cmd.Flags().MarkHidden("proc") // the victim is always a local child
 	cmd.Flags().BoolVar(&list, "list", false, "list the scenarios")
 	return cmd
 }
@@ -103,27 +100,8 @@ func runDemo(s victim.Scenario, opts *diagnoseOptions, stdout, stderr io.Writer)
 	fmt.Fprintf(stderr, "demo: victim %s\n", strings.TrimPrefix(ready, "ready "))
 	fmt.Fprintf(stderr, "demo: running 'hangdoc %d'\n\n", v.Process.Pid)
 
-	ctx, cancel := context.WithTimeout(context.Background(), opts.timeout)
-	defer cancel()
-	run := diagnose.Options{
-		PID:      v.Process.Pid,
-		Samples:  opts.samples,
-		Interval: opts.interval,
-		Classify: classify.DefaultOptions(),
-	}
-	if isTerminal(stderr) {
-		run.Progress = stderr
-	}
-	r, rec, err := diagnose.RunBounded(ctx, run)
+	r, err := runDiagnose(v.Process.Pid, opts, stdout, stderr)
 	if err != nil {
-		return err
-	}
-	if opts.record != "" {
-		if err := report.WriteRecording(opts.record, rec); err != nil {
-			return err
-		}
-	}
-	if err := opts.out.write(r, stdout); err != nil {
 		return err
 	}
 	if string(r.Verdict) != s.Expect {

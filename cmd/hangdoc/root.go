@@ -173,7 +173,14 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 			if err != nil || pid <= 0 {
 				return usageError{fmt.Errorf("PID must be a process id (a positive number), got %q", args[0])}
 			}
-			return runDiagnose(pid, opts, stdout, stderr)
+			if err := opts.validate(); err != nil {
+				return err
+			}
+			r, err := runDiagnose(pid, opts, stdout, stderr)
+			if err != nil {
+				return err
+			}
+			return exitError{diagnose.ExitFor(r)}
 		},
 	}
 	cmd.SetOut(stdout)
@@ -209,10 +216,9 @@ func (o *diagnoseOptions) validate() error {
 	return nil
 }
 
-func runDiagnose(pid int, opts *diagnoseOptions, stdout, stderr io.Writer) error {
-	if err := opts.validate(); err != nil {
-		return err
-	}
+// runDiagnose diagnoses pid, writes the report (and the recording, if
+// asked) and returns it. `hangdoc PID` and `hangdoc demo` both end here.
+func runDiagnose(pid int, opts *diagnoseOptions, stdout, stderr io.Writer) (*report.Report, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), opts.timeout)
 	defer cancel()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
@@ -230,15 +236,12 @@ func runDiagnose(pid int, opts *diagnoseOptions, stdout, stderr io.Writer) error
 	}
 	r, rec, err := diagnose.RunBounded(ctx, run)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if opts.record != "" {
 		if err := report.WriteRecording(opts.record, rec); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	if err := opts.out.write(r, stdout); err != nil {
-		return err
-	}
-	return exitError{diagnose.ExitFor(r)}
+	return r, opts.out.write(r, stdout)
 }
