@@ -56,9 +56,12 @@ func Classify(samples []sampler.Sample, opts Options) Diagnosis {
 			lockOf[w.TID] = &locks[i]
 		}
 	}
-	sc := &scene{pid: pid, samples: samples, lockOf: lockOf, live: map[int]bool{}}
+	sc := &scene{pid: pid, samples: samples, lockOf: lockOf, live: map[int]bool{}, waiting: map[int]sampler.Thread{}}
 	for _, t := range last.Threads {
 		sc.live[t.TID] = !t.Exited
+	}
+	for _, h := range hist {
+		sc.waiting[h.tid] = lastWaiting(h.readings)
 	}
 	for _, h := range hist {
 		d.Threads = append(d.Threads, sc.thread(h, opts))

@@ -57,6 +57,8 @@ type scene struct {
 	samples []sampler.Sample
 	lockOf  map[int]*Lock
 	live    map[int]bool
+	// waiting is each thread's last wait, from lastWaiting.
+	waiting map[int]sampler.Thread
 }
 
 // kind names what a thread waits for at the last sample that saw it.
@@ -66,18 +68,10 @@ func (s *scene) kind(tid int) (kind, resource string) {
 
 // lastReading is the thread's last wait (see lastWaiting).
 func (s *scene) lastReading(tid int) sampler.Thread {
-	var readings []sampler.Thread
-	for _, sample := range s.samples {
-		for _, t := range sample.Threads {
-			if t.TID == tid && !t.Exited {
-				readings = append(readings, t)
-			}
-		}
+	if t, ok := s.waiting[tid]; ok {
+		return t
 	}
-	if len(readings) == 0 {
-		return sampler.Thread{TID: tid}
-	}
-	return lastWaiting(readings)
+	return sampler.Thread{TID: tid}
 }
 
 // waitKind names what a thread waits for, from its call, its descriptor and
