@@ -57,6 +57,7 @@ func Record(ctx context.Context, opts Options) (report.Recording, error) {
 		rec.Notes = append(rec.Notes, "lock owners cannot be read: "+err.Error())
 	}
 
+	defer clearProgress(opts.Progress)
 	tick := time.NewTicker(opts.Interval)
 	defer tick.Stop()
 	for i := 0; i < opts.Samples; i++ {
@@ -64,28 +65,23 @@ func Record(ctx context.Context, opts Options) (report.Recording, error) {
 			select {
 			case <-ctx.Done():
 				rec.PartialReason = fmt.Sprintf("stopped after %d of %d samples: %s", i, opts.Samples, stopReason(ctx))
-				clearProgress(opts.Progress)
 				return rec, nil
 			case <-tick.C:
 			}
 		}
 		sample, err := s.Sample()
-		switch {
-		case errors.Is(err, sampler.ErrNoProcess):
-			rec.PartialReason = fmt.Sprintf("the target exited after %d of %d samples", i, opts.Samples)
-			rec.TargetExited = true
-		case errors.Is(err, sampler.ErrPIDReused):
-			rec.TargetExited = true
-			rec.PartialReason = fmt.Sprintf("pid %d was reused by another process after %d of %d samples; those samples are not mixed in", opts.PID, i, opts.Samples)
-		case err != nil:
-			clearProgress(opts.Progress)
-			return rec, err
-		}
 		if err != nil {
-			clearProgress(opts.Progress)
-			if i == 0 {
+			switch {
+			case i == 0:
 				return rec, explain(opts.PID, err)
+			case errors.Is(err, sampler.ErrNoProcess):
+				rec.PartialReason = fmt.Sprintf("the target exited after %d of %d samples", i, opts.Samples)
+			case errors.Is(err, sampler.ErrPIDReused):
+				rec.PartialReason = fmt.Sprintf("pid %d was reused by another process after %d of %d samples; those samples are not mixed in", opts.PID, i, opts.Samples)
+			default:
+				return rec, err
 			}
+			rec.TargetExited = true
 			return rec, nil
 		}
 		rec.Samples = append(rec.Samples, sample)
@@ -93,7 +89,6 @@ func Record(ctx context.Context, opts Options) (report.Recording, error) {
 			fmt.Fprintf(opts.Progress, "\rhangdoc: sampling %s: %d/%d, %d threads ", rec.Target, i+1, opts.Samples, len(sample.Threads))
 		}
 	}
-	clearProgress(opts.Progress)
 	return rec, nil
 }
 
