@@ -19,7 +19,7 @@ func BenchmarkClassify(b *testing.B) {
 		samples := steady(3, map[string]sampler.Futex{"0x5000": mutex(1)}, threads...)
 		b.Run(fmt.Sprintf("threads=%d", n), func(b *testing.B) {
 			for b.Loop() {
-				d := Classify(samples, DefaultOptions())
+				d := Classify(samples, World{}, DefaultOptions())
 				if d.Verdict != Blocked {
 					b.Fatalf("verdict %s", d.Verdict)
 				}

@@ -29,21 +29,40 @@ func lastWaiting(readings []sampler.Thread) sampler.Thread {
 	return readings[len(readings)-1]
 }
 
-// Classify reads samples of one process, oldest first, and says what it is
-// doing. It needs at least one sample; two or more tell stopped from slow.
-func Classify(samples []sampler.Sample, opts Options) Diagnosis {
+// Classify reads samples of one process, oldest first, and the world around
+// it, and says what it is doing. It needs at least one sample; two or more
+// tell stopped from slow.
+func Classify(samples []sampler.Sample, w World, opts Options) Diagnosis {
+	d, sc, byTID := classifyOne(samples, opts)
+	if sc == nil {
+		return d
+	}
+	g := newGraph(samples, &d, byTID, w, opts)
+	d.Cycles = g.cycles()
+	d.Processes = g.processes()
+	d.Orphans = g.orphans()
+	g.chains()
+	sc.verdict(&d, byTID, g)
+	return d
+}
+
+// classifyOne classifies one process from its own samples: threads, locks
+// and waits. The scene is nil when there are no samples.
+func classifyOne(samples []sampler.Sample, opts Options) (Diagnosis, *scene, map[int]*Thread) {
 	d := Diagnosis{
-		Evidence: []string{},
-		Threads:  []Thread{},
-		Locks:    []Lock{},
-		Cycles:   [][]Ref{},
-		Waits:    []Wait{},
-		Memory:   memory(samples, opts),
+		Evidence:  []string{},
+		Threads:   []Thread{},
+		Locks:     []Lock{},
+		Cycles:    [][]Ref{},
+		Waits:     []Wait{},
+		Memory:    memory(samples, opts),
+		Processes: []Process{},
+		Orphans:   []Orphan{},
 	}
 	if len(samples) == 0 {
 		d.Verdict, d.Confidence = Idle, Low
 		d.Summary = "no samples were taken"
-		return d
+		return d, nil, nil
 	}
 	pid := samples[0].PID
 	hist := histories(samples)
@@ -81,14 +100,12 @@ func Classify(samples []sampler.Sample, opts Options) Diagnosis {
 		}
 	}
 	d.Locks = locks
-	d.Cycles = cycles(pid, locks)
 	for _, h := range hist {
 		if w, ok := sc.wait(byTID[h.tid]); ok {
 			d.Waits = append(d.Waits, w)
 		}
 	}
-	sc.verdict(&d, byTID)
-	return d
+	return d, sc, byTID
 }
 
 // histories groups every thread's readings, in TID order. Readings of a

@@ -280,7 +280,7 @@ func TestVerdicts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := Classify(tt.samples, DefaultOptions())
+			d := Classify(tt.samples, World{}, DefaultOptions())
 			if d.Verdict != tt.verdict {
 				t.Errorf("verdict = %s, want %s (summary %q)", d.Verdict, tt.verdict, d.Summary)
 			}
@@ -362,7 +362,7 @@ func TestJoinIsIdleAndPointsAtTheThread(t *testing.T) {
 		th{tid: 1, name: "main", state: "S", call: join},
 		th{tid: 5, name: "worker", state: "S", call: call("read", 0, 0, 1), fd: "/dev/pts/1"},
 	)
-	d := Classify(samples, DefaultOptions())
+	d := Classify(samples, World{}, DefaultOptions())
 	var w *Wait
 	for i := range d.Waits {
 		if d.Waits[i].From.TID == 1 {
@@ -400,22 +400,22 @@ func TestMemoryTrend(t *testing.T) {
 }
 
 func TestCyclesFindsEachOnce(t *testing.T) {
-	h := func(tid int) *Ref { return &Ref{PID: pid, TID: tid} }
-	w := func(tids ...int) []Ref {
-		var out []Ref
-		for _, t := range tids {
-			out = append(out, Ref{PID: pid, TID: t})
-		}
-		return out
-	}
-	locks := []Lock{
-		{ID: "a", Holder: h(2), Waiters: w(1)},
-		{ID: "b", Holder: h(3), Waiters: w(2)},
-		{ID: "c", Holder: h(1), Waiters: w(3, 4)}, // 4 waits into the cycle but is not in it
-		{ID: "d", Holder: h(9), Waiters: w(8)},    // a chain, no cycle
-	}
-	got := cycles(pid, locks)
-	want := [][]Ref{w(1, 2, 3)}
+	r := func(pid, tid int) Ref { return Ref{PID: pid, TID: tid} }
+	g := &graph{edges: map[Ref][]Ref{
+		r(pid, 1): {r(pid, 2)},
+		r(pid, 2): {r(pid, 3)},
+		r(pid, 3): {r(pid, 1)},
+		r(pid, 4): {r(pid, 1)}, // waits into the cycle but is not in it
+		r(pid, 8): {r(pid, 9)}, // a chain, no cycle
+		// Across processes: a thread of 200 waits for process 300, whose
+		// only waiting thread waits for process 200.
+		r(200, 201): {{PID: 300}},
+		{PID: 300}:  {r(300, 301)},
+		r(300, 301): {{PID: 200}},
+		{PID: 200}:  {r(200, 201)},
+	}}
+	got := g.cycles()
+	want := [][]Ref{{r(pid, 1), r(pid, 2), r(pid, 3)}, {r(200, 201), r(300, 301)}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("cycles (-want +got):\n%s", diff)
 	}
@@ -443,7 +443,7 @@ func TestSyscallView(t *testing.T) {
 }
 
 func TestJSONListsAreNeverNull(t *testing.T) {
-	d := Classify(nil, DefaultOptions())
+	d := Classify(nil, World{}, DefaultOptions())
 	if d.Evidence == nil || d.Threads == nil || d.Locks == nil || d.Cycles == nil || d.Waits == nil || d.Memory.RSSBytes == nil {
 		t.Errorf("empty diagnosis has nil lists: %+v", d)
 	}

@@ -3,7 +3,11 @@
 // cycles, and the evidence for each claim. It is pure: no I/O, no clock.
 package classify
 
-import "github.com/hangdoc/hangdoc/sampler"
+import (
+	"time"
+
+	"github.com/hangdoc/hangdoc/sampler"
+)
 
 // Verdict is the process-level answer.
 type Verdict string
@@ -55,6 +59,47 @@ type Diagnosis struct {
 	Cycles     [][]Ref    `json:"cycles"`
 	Waits      []Wait     `json:"waits"`
 	Memory     Memory     `json:"memory"`
+	// Processes are the other processes the target's waits lead to.
+	Processes []Process `json:"processes"`
+	// Orphans are processes left behind in the target's process group or
+	// session: their parent exited and they were reparented.
+	Orphans []Orphan `json:"orphans"`
+}
+
+// World is the evidence around the target: the processes its waits lead to,
+// the resources they share, and its family of processes. Its zero value
+// means the target alone.
+type World struct {
+	Peers     []sampler.Process
+	Resources map[string]sampler.Resource
+	// FamilyBefore and Family are the target's process group (and session,
+	// if it leads one) and its ancestors, at the first and the last sample.
+	FamilyBefore, Family []sampler.Proc
+	// BootTime turns start times in clock ticks into ages.
+	BootTime time.Time
+}
+
+// Process is a process one of the target's waits leads to, as classified
+// from its own samples.
+type Process struct {
+	PID     int     `json:"pid"`
+	Cmdline string  `json:"cmdline"`
+	Depth   int     `json:"depth"`
+	Verdict Verdict `json:"verdict"`
+	// State says what it is doing in a few words: "sleeping in clock_nanosleep(…), 0% CPU".
+	State string `json:"state"`
+}
+
+// Orphan is a process left behind: in the target's process group (or
+// session) but with a parent outside it, typically a grandchild whose shell
+// was killed by a timeout. It may hold pipe ends and burn CPU.
+type Orphan struct {
+	PID        int     `json:"pid"`
+	PPID       int     `json:"ppid"`
+	Command    string  `json:"command"`
+	State      string  `json:"state"`
+	AgeSeconds float64 `json:"age_seconds"`
+	CPUPercent float64 `json:"cpu_percent"`
 }
 
 // Thread is one thread's class and the readings behind it.
@@ -109,6 +154,10 @@ type Wait struct {
 	Resource string `json:"resource,omitempty"`
 	Kind     string `json:"kind"`
 	Detail   string `json:"detail"`
+	// Chain follows the wait to where it ends, across processes:
+	// "write(1, …) → pipe:[32921], 65536/65536 bytes queued → read by pid
+	// 9141 (python3 feeder.py): sleeping in clock_nanosleep(…), 0% CPU".
+	Chain string `json:"chain,omitempty"`
 }
 
 // Memory is the resident set size at each sample and its trend.

@@ -11,7 +11,9 @@ import (
 // verdict decides the process-level answer, in order of what an on-call
 // engineer must hear first: a cycle, a lock holder that spins, a lock holder
 // that is stuck, a spinning thread, work, a blocked thread, idleness.
-func (s *scene) verdict(d *Diagnosis, byTID map[int]*Thread) {
+//
+// g is the wait-for graph across processes, nil when classifying a peer.
+func (s *scene) verdict(d *Diagnosis, byTID map[int]*Thread, g *graph) {
 	samples := s.samples
 	byClass := map[Class][]*Thread{}
 	for i := range d.Threads {
@@ -33,12 +35,25 @@ func (s *scene) verdict(d *Diagnosis, byTID map[int]*Thread) {
 		holder = byTID[held.Holder.TID]
 	}
 
+	// A cycle makes the target deadlocked only if the target is in it.
+	var cycle []Ref
+	for _, c := range d.Cycles {
+		if slices.ContainsFunc(c, func(r Ref) bool { return r.PID == s.pid }) {
+			cycle = c
+			break
+		}
+	}
+	crossProcess := cycle != nil && slices.ContainsFunc(cycle, func(r Ref) bool { return r.PID != s.pid })
+
 	switch {
-	case len(d.Cycles) > 0:
+	case crossProcess && g != nil:
 		d.Verdict, d.Confidence = Deadlock, High
-		d.Summary = deadlockSummary(d, byTID)
+		d.Summary, d.Hint = g.crossDeadlock(cycle)
+	case cycle != nil:
+		d.Verdict, d.Confidence = Deadlock, High
+		d.Summary = deadlockSummary(d, byTID, cycle)
 		d.Hint = "Threads take the same locks in opposite orders: fix one global lock order (or try-lock and back off); only a restart frees these threads."
-		if len(d.Cycles[0]) == 1 {
+		if len(cycle) == 1 {
 			d.Hint = "A thread locks a non-recursive mutex it already holds: it can never get it. Unlock before relocking, or restructure the call path; only a restart frees it."
 		}
 	case holder != nil && holder.Class == ClassSpinning:
@@ -56,8 +71,8 @@ func (s *scene) verdict(d *Diagnosis, byTID map[int]*Thread) {
 		if res != "" && !strings.HasPrefix(res, "futex:") {
 			what += " on " + res
 		}
-		d.Summary = fmt.Sprintf("%s holds %s %s and is %s; %s for the lock",
-			threadName(holder), held.Kind, held.Address, what, plural(len(held.Waiters), "thread waits", "threads wait"))
+		d.Summary = fmt.Sprintf("%s holds %s %s and is %s; %s for the lock%s",
+			threadName(holder), held.Kind, held.Address, what, plural(len(held.Waiters), "thread waits", "threads wait"), g.beyond(holder.TID))
 		d.Hint = holderHint(kind, holder)
 	case len(byClass[ClassSpinning]) > 0:
 		sp := byClass[ClassSpinning]
@@ -81,7 +96,7 @@ func (s *scene) verdict(d *Diagnosis, byTID map[int]*Thread) {
 		d.Verdict, d.Confidence = Blocked, High
 		kinds := s.kindCounts(b)
 		if len(b) == 1 {
-			d.Summary = fmt.Sprintf("%s is blocked, %s, for the whole run; no thread uses CPU", threadName(b[0]), s.blockedText(b[0]))
+			d.Summary = fmt.Sprintf("%s is blocked, %s, for the whole run; no thread uses CPU%s", threadName(b[0]), s.blockedText(b[0]), g.beyond(b[0].TID))
 		} else {
 			d.Summary = fmt.Sprintf("%s blocked (%s); no thread uses CPU", plural(len(b), "thread is", "threads are"), kinds)
 		}
@@ -113,19 +128,37 @@ func (s *scene) verdict(d *Diagnosis, byTID map[int]*Thread) {
 		d.Evidence = append(d.Evidence, fmt.Sprintf("%s: %s on it; %s", l.ID, plural(len(l.Waiters), "thread waits", "threads wait"), l.Basis))
 	}
 	d.Evidence = append(d.Evidence, memoryEvidence(d.Memory, d.Verdict))
+	for _, p := range d.Processes {
+		d.Evidence = append(d.Evidence, fmt.Sprintf("pid %d (%s), %d wait(s) away: %s", p.PID, shortCmd(p.Cmdline), p.Depth, p.State))
+	}
+	if n := len(d.Orphans); n > 0 {
+		var pids []string
+		for _, o := range d.Orphans {
+			pids = append(pids, fmt.Sprintf("%d (%s)", o.PID, o.Command))
+		}
+		d.Evidence = append(d.Evidence, fmt.Sprintf("%s left behind in its process group, reparented when their parent exited: %s",
+			plural(n, "process", "processes"), strings.Join(pids, ", ")))
+	}
 }
 
-func deadlockSummary(d *Diagnosis, byTID map[int]*Thread) string {
+func deadlockSummary(d *Diagnosis, byTID map[int]*Thread, cycle []Ref) string {
 	lockOf := map[int]Lock{}
 	for _, l := range d.Locks {
 		for _, w := range l.Waiters {
 			lockOf[w.TID] = l
 		}
 	}
+	waitOf := map[int]Wait{}
+	for _, w := range d.Waits {
+		waitOf[w.From.TID] = w
+	}
 	var parts []string
-	for _, r := range d.Cycles[0] {
-		l := lockOf[r.TID]
-		parts = append(parts, fmt.Sprintf("%s waits for %s %s held by %s", threadName(byTID[r.TID]), l.Kind, l.Address, threadName(byTID[l.Holder.TID])))
+	for _, r := range cycle {
+		if l, ok := lockOf[r.TID]; ok && l.Holder != nil {
+			parts = append(parts, fmt.Sprintf("%s waits for %s %s held by %s", threadName(byTID[r.TID]), l.Kind, l.Address, threadName(byTID[l.Holder.TID])))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", threadName(byTID[r.TID]), waitOf[r.TID].Detail))
 	}
 	more := ""
 	if len(d.Cycles) > 1 {

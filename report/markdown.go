@@ -46,6 +46,18 @@ func Markdown(w io.Writer, r *Report) error {
 			fmt.Fprintf(&b, "- %s\n", mdText(cycleText(r, c)))
 		}
 	}
+	if rows := chainRows(r); len(rows) > 0 {
+		fmt.Fprintf(&b, "\n#### Waits\n\n")
+		for _, c := range rows {
+			fmt.Fprintf(&b, "- %s %s\n", chainLabel(c.TIDs), mdText(c.Text))
+		}
+	}
+	if len(r.Orphans) > 0 {
+		fmt.Fprintf(&b, "\n#### Left behind\n\n%s.\n\n", mdText(orphanWhy))
+		for _, o := range r.Orphans {
+			fmt.Fprintf(&b, "- %s\n", mdText(orphanText(o)))
+		}
+	}
 	fmt.Fprintf(&b, "\n#### Evidence\n\n")
 	for _, e := range r.Evidence {
 		fmt.Fprintf(&b, "- %s\n", mdText(e))

@@ -30,15 +30,18 @@ type Report struct {
 
 // Sampling says how the evidence was taken, and whether the run was cut short.
 type Sampling struct {
-	Samples       int      `json:"samples"`
-	Requested     int      `json:"requested"`
-	IntervalMS    int64    `json:"interval_ms"`
-	DurationMS    int64    `json:"duration_ms"`
-	Partial       bool     `json:"partial"`
-	PartialReason string   `json:"partial_reason,omitempty"`
-	TargetExited  bool     `json:"target_exited"`
-	StackSource   string   `json:"stack_source"`
-	Notes         []string `json:"notes"`
+	Samples       int    `json:"samples"`
+	Requested     int    `json:"requested"`
+	IntervalMS    int64  `json:"interval_ms"`
+	DurationMS    int64  `json:"duration_ms"`
+	Partial       bool   `json:"partial"`
+	PartialReason string `json:"partial_reason,omitempty"`
+	TargetExited  bool   `json:"target_exited"`
+	StackSource   string `json:"stack_source"`
+	// Search says how other processes were scanned for the other ends of
+	// pipes and sockets, and whether the scan finished within its budget.
+	Search sampler.Search `json:"search"`
+	Notes  []string       `json:"notes"`
 }
 
 // Recording is a run's raw evidence: what `--record` writes and what the
@@ -53,6 +56,14 @@ type Recording struct {
 	TargetExited   bool             `json:"target_exited,omitempty"`
 	Notes          []string         `json:"notes,omitempty"`
 	Samples        []sampler.Sample `json:"samples"`
+	// The world around the target: the processes its waits lead to, the
+	// pipes and sockets they share, its family of processes.
+	Peers        []sampler.Process           `json:"peers,omitempty"`
+	Resources    map[string]sampler.Resource `json:"resources,omitempty"`
+	FamilyBefore []sampler.Proc              `json:"family_before,omitempty"`
+	Family       []sampler.Proc              `json:"family,omitempty"`
+	Search       sampler.Search              `json:"search"`
+	BootTime     time.Time                   `json:"boot_time"`
 }
 
 // New classifies a recording and builds its report.
@@ -70,13 +81,24 @@ func New(rec Recording, opts classify.Options) *Report {
 			PartialReason: rec.PartialReason,
 			TargetExited:  rec.TargetExited,
 			StackSource:   "none",
+			Search:        rec.Search,
 			Notes:         append([]string{}, rec.Notes...),
 		},
-		Diagnosis: classify.Classify(rec.Samples, opts),
+		Diagnosis: classify.Classify(rec.Samples, classify.World{
+			Peers:        rec.Peers,
+			Resources:    rec.Resources,
+			FamilyBefore: rec.FamilyBefore,
+			Family:       rec.Family,
+			BootTime:     rec.BootTime,
+		}, opts),
 	}
 	if n := len(rec.Samples); n > 0 {
 		r.Time = rec.Samples[0].Time.UTC()
 		r.Sampling.DurationMS = rec.Samples[n-1].Time.Sub(rec.Samples[0].Time).Milliseconds()
+	}
+	if !rec.Search.Complete && len(rec.Resources) > 0 {
+		r.Evidence = append(r.Evidence, fmt.Sprintf("the search for the other ends of pipes and sockets stopped at its %dms budget after %d processes: some ends may be missing",
+			rec.Search.BudgetMS, rec.Search.Scanned))
 	}
 	if r.Sampling.Partial {
 		r.Evidence = append(r.Evidence, "partial: "+rec.PartialReason)

@@ -86,6 +86,11 @@ func TestVerdictsOfRecordings(t *testing.T) {
 		"idle":        classify.Idle,
 		"child-wait":  classify.Blocked,
 		"exited":      classify.Idle,
+		// Across processes.
+		"popen-deadlock": classify.Deadlock,
+		"pipeline":       classify.Blocked,
+		"orphans":        classify.Idle,
+		"tcp-stall":      classify.Blocked,
 	}
 	for name, v := range want {
 		rec, err := ReadRecording(filepath.Join("testdata", name+".recording.json"))

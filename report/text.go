@@ -53,6 +53,18 @@ func Text(w io.Writer, r *Report, p Palette) error {
 			fmt.Fprintf(&b, "  %s\n", paint(p.Bad, cycleText(r, c)))
 		}
 	}
+	if rows := chainRows(r); len(rows) > 0 {
+		fmt.Fprintf(&b, "\nWAITS\n")
+		for _, c := range rows {
+			fmt.Fprintf(&b, "  %s %s\n", chainLabel(c.TIDs), c.Text)
+		}
+	}
+	if len(r.Orphans) > 0 {
+		fmt.Fprintf(&b, "\nLEFT BEHIND  %s\n", paint(p.Dim, orphanWhy))
+		for _, o := range r.Orphans {
+			fmt.Fprintf(&b, "  %s\n", orphanText(o))
+		}
+	}
 	fmt.Fprintf(&b, "\nEVIDENCE\n")
 	for _, e := range r.Evidence {
 		fmt.Fprintf(&b, "  - %s\n", e)

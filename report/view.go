@@ -183,8 +183,12 @@ func refList(refs []classify.Ref) string {
 	return tidList(tids)
 }
 
-// threadLabel names a thread by tid and name, from the report's table.
+// threadLabel names a thread by tid and name, from the report's table; a
+// thread of another process by its pid too.
 func threadLabel(r *Report, ref classify.Ref) string {
+	if ref.PID != r.Target.PID && ref.PID != 0 {
+		return fmt.Sprintf("pid %d tid %d", ref.PID, ref.TID)
+	}
 	for _, t := range r.Threads {
 		if t.TID == ref.TID {
 			return fmt.Sprintf("tid %d (%s)", t.TID, t.Name)
@@ -223,7 +227,7 @@ func targetText(r *Report) string {
 	t := r.Target
 	s := fmt.Sprintf("pid %d", t.PID)
 	if t.Cmdline != "" {
-		s += " · " + shorten(t.Cmdline, 100)
+		s += " · " + shorten(strings.Join(strings.Fields(t.Cmdline), " "), 100)
 	}
 	rt := t.Runtime
 	if t.RuntimeVersion != "" {
@@ -277,3 +281,42 @@ func classCounts(r *Report) string {
 	}
 	return strings.Join(parts, ", ")
 }
+
+// chainRow is one chain of waits and the threads that share it.
+type chainRow struct {
+	TIDs []int
+	Text string // without the leading "tid N"
+}
+
+// chainRows groups the waits' chains: eight workers blocked on one pipe
+// are one line.
+func chainRows(r *Report) []chainRow {
+	var rows []chainRow
+	index := map[string]int{}
+	for _, w := range r.Waits {
+		if w.Chain == "" {
+			continue
+		}
+		text := strings.TrimPrefix(w.Chain, fmt.Sprintf("tid %d", w.From.TID))
+		if i, ok := index[text]; ok {
+			rows[i].TIDs = append(rows[i].TIDs, w.From.TID)
+			continue
+		}
+		index[text] = len(rows)
+		rows = append(rows, chainRow{TIDs: []int{w.From.TID}, Text: strings.TrimSpace(text)})
+	}
+	return rows
+}
+
+func chainLabel(tids []int) string {
+	if len(tids) == 1 {
+		return fmt.Sprintf("tid %d", tids[0])
+	}
+	return fmt.Sprintf("tids %s", tidList(tids))
+}
+
+func orphanText(o classify.Orphan) string {
+	return fmt.Sprintf("pid %d (%s), state %s, %.0fs old, %.0f%% CPU, parent now pid %d", o.PID, o.Command, o.State, o.AgeSeconds, o.CPUPercent, o.PPID)
+}
+
+const orphanWhy = "their parent exited (a timeout that killed a shell but not its children?); they may hold pipe ends others wait on, and burn CPU"

@@ -450,6 +450,9 @@ func FDArg(sc Syscall) (int, bool) {
 	if !sc.InCall() {
 		return 0, false
 	}
+	if sc.Name == "waitid" && sc.Args[0] == 3 { // P_PIDFD
+		return int(int32(sc.Args[1])), true
+	}
 	i, ok := fdArg[sc.Name]
 	if !ok {
 		return 0, false
@@ -475,6 +478,11 @@ func (s *Sampler) resolveFDs(sample *Sample) {
 			seen[fd] = target
 		}
 		th.FD = target
+		if target == "anon_inode:[pidfd]" {
+			if info, err := ReadFDInfo(s.fs, s.pid, fd); err == nil {
+				th.PidfdPID = info.PidfdPID
+			}
+		}
 	}
 }
 

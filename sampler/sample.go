@@ -35,6 +35,9 @@ type Thread struct {
 	// FD is what the file descriptor in the syscall's arguments points at
 	// (readlink of /proc/PID/fd/N: "pipe:[32921]", "socket:[123]", a path).
 	FD string `json:"fd,omitempty"`
+	// PidfdPID is the process a pidfd in the syscall's arguments refers to
+	// (waitid(P_PIDFD, fd, …)), from /proc/PID/fdinfo.
+	PidfdPID int `json:"pidfd_pid,omitempty"`
 	// Exited: the thread was listed but gone before it could be read.
 	Exited bool `json:"exited,omitempty"`
 	// Stack is filled by stack sources (goroutine dumps, py-spy); /proc has none.

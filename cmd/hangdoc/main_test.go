@@ -121,3 +121,5 @@ func oneLine(t *testing.T, stderr string) {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }

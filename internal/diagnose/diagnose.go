@@ -3,6 +3,7 @@
 package diagnose
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -24,6 +25,9 @@ type Options struct {
 	// Progress receives a progress line per sample (a terminal); nil for none.
 	Progress io.Writer
 	Classify classify.Options
+	// SearchBudget bounds the time spent scanning other processes'
+	// descriptors for the other ends of pipes and sockets; 0 is 1s.
+	SearchBudget time.Duration
 }
 
 // Run samples the target until it has Samples samples, ctx ends, or the
@@ -38,9 +42,9 @@ func Run(ctx context.Context, opts Options) (*report.Report, report.Recording, e
 }
 
 // Record takes the samples and the facts around them, classifying nothing.
-func Record(ctx context.Context, opts Options) (report.Recording, error) {
+func Record(ctx context.Context, opts Options) (rec report.Recording, err error) {
 	fs := sampler.NewFS(opts.ProcRoot)
-	rec := report.Recording{
+	rec = report.Recording{
 		HangdocVersion: version.Version,
 		Host:           sampler.DescribeHost(),
 		Requested:      opts.Samples,
@@ -58,6 +62,17 @@ func Record(ctx context.Context, opts Options) (report.Recording, error) {
 	}
 
 	defer clearProgress(opts.Progress)
+	f := newFollower(fs, opts.PID, cmp.Or(opts.SearchBudget, time.Second))
+	defer f.close()
+	var firstScan []sampler.Proc
+	defer func() {
+		// Whatever ended the run, the world around the samples taken so far
+		// goes with them.
+		if len(rec.Samples) > 0 {
+			f.scan()
+			f.record(&rec, firstScan)
+		}
+	}()
 	tick := time.NewTicker(opts.Interval)
 	defer tick.Stop()
 	for i := 0; i < opts.Samples; i++ {
@@ -85,6 +100,13 @@ func Record(ctx context.Context, opts Options) (report.Recording, error) {
 			return rec, nil
 		}
 		rec.Samples = append(rec.Samples, sample)
+		if i == 0 {
+			f.scan()
+			firstScan = f.procs
+			f.follow(opts.PID, sample, 0)
+		} else {
+			f.sample()
+		}
 		if opts.Progress != nil {
 			fmt.Fprintf(opts.Progress, "\rhangdoc: sampling %s: %d/%d, %d threads ", rec.Target, i+1, opts.Samples, len(sample.Threads))
 		}

@@ -1,0 +1,316 @@
+package diagnose
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hangdoc/hangdoc/report"
+	"github.com/hangdoc/hangdoc/sampler"
+)
+
+// maxDepth is how many waits away from the target hangdoc follows: the
+// target's waits lead to depth 1, theirs to depth 2, and so on.
+const maxDepth = 3
+
+// follower follows the target's waits to other processes — the other end of
+// a pipe or a socket, a waited-for child — and samples those processes
+// alongside it. It never reads from or writes to a resource and never stops
+// a process.
+type follower struct {
+	fs       sampler.FS
+	target   int
+	budget   time.Duration // left for scanning other processes' descriptors
+	procs    []sampler.Proc
+	samplers map[int]*sampler.Sampler
+	peers    map[int]*sampler.Process
+	order    []int // peers in the order found
+	res      map[string]sampler.Resource
+	search   sampler.Search
+}
+
+func newFollower(fs sampler.FS, target int, budget time.Duration) *follower {
+	return &follower{
+		fs: fs, target: target, budget: budget,
+		samplers: map[int]*sampler.Sampler{},
+		peers:    map[int]*sampler.Process{},
+		res:      map[string]sampler.Resource{},
+		search:   sampler.Search{Complete: true, BudgetMS: budget.Milliseconds()},
+	}
+}
+
+func (f *follower) close() {
+	for _, s := range f.samplers {
+		s.Close()
+	}
+}
+
+// scan lists every process once; family filters it later.
+func (f *follower) scan() {
+	procs, err := sampler.ScanProcs(f.fs)
+	if err == nil {
+		f.procs = procs
+	}
+}
+
+// sample takes one sample of every peer.
+func (f *follower) sample() {
+	for _, pid := range f.order {
+		p, s := f.peers[pid], f.samplers[pid]
+		if s == nil {
+			continue
+		}
+		if sm, err := s.Sample(); err == nil {
+			p.Samples = append(p.Samples, sm)
+		}
+	}
+}
+
+// follow finds where the blocked threads of one process's sample lead, and
+// starts sampling the processes there, to maxDepth.
+func (f *follower) follow(pid int, sm sampler.Sample, depth int) {
+	if depth >= maxDepth {
+		return
+	}
+	wanted := map[string]bool{}
+	var children []int
+	for _, t := range sm.Threads {
+		sc := t.Syscall
+		if !sc.InCall() {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(t.FD, "pipe:") || strings.HasPrefix(t.FD, "socket:"):
+			if _, done := f.res[t.FD]; !done {
+				wanted[t.FD] = true
+			}
+		case sc.Name == "wait4" || sc.Name == "waitid":
+			children = append(children, f.waitedChildren(pid, t)...)
+		}
+	}
+	f.resolve(pid, wanted)
+	var next []int
+	for name := range wanted {
+		r := f.res[name]
+		names := []string{name}
+		if r.Peer != "" {
+			names = append(names, r.Peer)
+		}
+		for _, n := range names {
+			for _, h := range f.res[n].Holders {
+				if h.PID != pid && !slices.Contains(next, h.PID) {
+					next = append(next, h.PID)
+				}
+			}
+		}
+	}
+	for _, c := range children {
+		if !slices.Contains(next, c) {
+			next = append(next, c)
+		}
+	}
+	slices.Sort(next)
+	for _, p := range next {
+		if p == f.target || f.peers[p] != nil {
+			continue
+		}
+		peer := &sampler.Process{PID: p, Depth: depth + 1, Samples: []sampler.Sample{}}
+		f.peers[p] = peer
+		f.order = append(f.order, p)
+		s, err := sampler.New(f.fs, p)
+		if err != nil {
+			peer.Err = err.Error()
+			continue
+		}
+		f.samplers[p] = s
+		peer.Cmdline = sampler.Describe(f.fs, p).Cmdline
+		first, err := s.Sample()
+		if err != nil {
+			peer.Err = err.Error()
+			continue
+		}
+		peer.Samples = append(peer.Samples, first)
+		f.follow(p, first, depth+1)
+	}
+}
+
+// waitedChildren are the children a wait4/waitid call waits for.
+func (f *follower) waitedChildren(pid int, t sampler.Thread) []int {
+	sc := t.Syscall
+	one := 0
+	switch {
+	case sc.Name == "wait4" && int32(sc.Args[0]) > 0:
+		one = int(int32(sc.Args[0]))
+	case sc.Name == "waitid" && sc.Args[0] == 1: // P_PID
+		one = int(int32(sc.Args[1]))
+	case sc.Name == "waitid" && sc.Args[0] == 3: // P_PIDFD
+		one = t.PidfdPID
+	}
+	if one > 0 {
+		return []int{one}
+	}
+	var out []int
+	for _, p := range f.procs {
+		if p.PPID == pid {
+			out = append(out, p.PID)
+		}
+	}
+	return out
+}
+
+// resolve finds who holds each wanted pipe or socket, and for a TCP socket
+// the connection and its other end on this host, within the time budget.
+func (f *follower) resolve(pid int, wanted map[string]bool) {
+	if len(wanted) == 0 {
+		return
+	}
+	look := map[string]bool{}
+	var conns []sampler.TCPConn
+	for name := range wanted {
+		look[name] = true
+		r := sampler.Resource{Name: name, Holders: []sampler.FDRef{}}
+		if strings.HasPrefix(name, "socket:") {
+			if conns == nil {
+				conns, _ = sampler.ReadTCP(f.fs, pid)
+			}
+			ino := inode(name)
+			for i := range conns {
+				if conns[i].Inode != ino {
+					continue
+				}
+				c := conns[i]
+				r.TCP = &c
+				if peer, ok := c.Peer(conns); ok && peer.Inode != 0 {
+					r.Peer = fmt.Sprintf("socket:[%d]", peer.Inode)
+					look[r.Peer] = true
+					pc := peer
+					f.res[r.Peer] = sampler.Resource{Name: r.Peer, TCP: &pc, Holders: []sampler.FDRef{}}
+				}
+			}
+		}
+		f.res[name] = r
+	}
+	if f.budget <= 0 {
+		f.search.Complete = false
+		return
+	}
+	start := time.Now()
+	found, scanned, complete := sampler.FindHolders(f.fs, look, f.searchOrder(pid), f.budget)
+	f.budget -= time.Since(start)
+	f.search.Scanned += scanned
+	f.search.Complete = f.search.Complete && complete
+	for name := range look {
+		r := f.res[name]
+		r.Holders = append(r.Holders, found[name]...)
+		f.res[name] = r
+	}
+}
+
+// searchOrder puts first the processes where the other end of a pipe or a
+// socket usually is: the process itself, its parent, its children, its
+// process group and session, then every other process.
+func (f *follower) searchOrder(pid int) []int {
+	var self sampler.Proc
+	for _, p := range f.procs {
+		if p.PID == pid {
+			self = p
+		}
+	}
+	rank := func(p sampler.Proc) int {
+		switch {
+		case p.PID == pid:
+			return 0
+		case p.PID == self.PPID:
+			return 1
+		case p.PPID == pid:
+			return 2
+		case self.PGRP != 0 && p.PGRP == self.PGRP:
+			return 3
+		case self.Session != 0 && p.Session == self.Session:
+			return 4
+		}
+		return 5
+	}
+	procs := slices.Clone(f.procs)
+	slices.SortStableFunc(procs, func(a, b sampler.Proc) int { return rank(a) - rank(b) })
+	order := make([]int, 0, len(procs)+1)
+	if self.PID == 0 {
+		order = append(order, pid)
+	}
+	for _, p := range procs {
+		order = append(order, p.PID)
+	}
+	return order
+}
+
+// fillPipes reads how full each pipe is, through any descriptor found on it.
+func (f *follower) fillPipes() {
+	for name, r := range f.res {
+		if !strings.HasPrefix(name, "pipe:") {
+			continue
+		}
+		for _, h := range r.Holders {
+			if fill, err := sampler.ReadPipeFill(f.fs, h.PID, h.FD); err == nil {
+				r.Pipe = &fill
+				f.res[name] = r
+				break
+			}
+		}
+	}
+}
+
+// family is the part of the process list the classifier needs: the
+// target's process group, its session if it leads one, its ancestors, and
+// the children of every process sampled.
+func (f *follower) family() []sampler.Proc {
+	byPID := map[int]sampler.Proc{}
+	for _, p := range f.procs {
+		byPID[p.PID] = p
+	}
+	t, ok := byPID[f.target]
+	if !ok {
+		return []sampler.Proc{}
+	}
+	keep := map[int]bool{f.target: true}
+	for pid := t.PPID; pid > 0 && !keep[pid]; pid = byPID[pid].PPID {
+		keep[pid] = true
+	}
+	sampled := map[int]bool{f.target: true}
+	for pid := range f.peers {
+		sampled[pid] = true
+	}
+	out := []sampler.Proc{}
+	for _, p := range f.procs {
+		if keep[p.PID] || p.PGRP == t.PGRP || (t.Session == t.PID && p.Session == t.Session) || sampled[p.PPID] || sampled[p.PID] {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (f *follower) record(rec *report.Recording, before []sampler.Proc) {
+	f.fillPipes()
+	rec.Peers = []sampler.Process{}
+	for _, pid := range f.order {
+		rec.Peers = append(rec.Peers, *f.peers[pid])
+	}
+	rec.Resources = f.res
+	rec.FamilyBefore = before
+	rec.Family = f.family()
+	rec.Search = f.search
+	if bt, err := sampler.BootTime(f.fs); err == nil {
+		rec.BootTime = bt
+	}
+}
+
+// inode is N in "socket:[N]" or "pipe:[N]".
+func inode(name string) uint64 {
+	i, j := strings.IndexByte(name, '['), strings.IndexByte(name, ']')
+	if i < 0 || j < i {
+		return 0
+	}
+	n, _ := strconv.ParseUint(name[i+1:j], 10, 64)
+	return n
+}
