@@ -134,7 +134,7 @@ func (g *graph) resolve(w *Wait) []Ref {
 	var names []string
 	for _, pid := range pids {
 		refs = append(refs, Ref{PID: pid})
-		names = append(names, g.procName(pid))
+		names = append(names, g.procName(pid)+fdsOf(res, pid))
 	}
 	w.To = &refs[0]
 	w.Detail += "; " + role + " " + strings.Join(names, ", ")
@@ -154,6 +154,20 @@ func holders(res sampler.Resource, mode string, _ int) []int {
 		}
 	}
 	return pids
+}
+
+// fdsOf names the descriptors a process holds a resource on: " on fd 0".
+func fdsOf(res sampler.Resource, pid int) string {
+	var fds []string
+	for _, h := range res.Holders {
+		if h.PID == pid {
+			fds = append(fds, fmt.Sprint(h.FD))
+		}
+	}
+	if len(fds) == 0 {
+		return ""
+	}
+	return " on fd " + strings.Join(fds, ", ")
 }
 
 // resourceText is what the kernel says of a resource: how full a pipe is,
@@ -399,7 +413,7 @@ func (g *graph) chain(w *Wait, visited map[int]bool, depth int) string {
 	if to.TID == 0 && to.PID == w.From.PID {
 		return s + fmt.Sprintf(" → %s its own process: another of its threads must drain it", roleOf(w.Kind))
 	}
-	s += fmt.Sprintf(" → %s %s%s", roleOf(w.Kind), g.procName(to.PID), g.peerEnd(w))
+	s += fmt.Sprintf(" → %s %s", roleOf(w.Kind), g.endName(w, to.PID))
 	if visited[to.PID] {
 		return s + " (back where the chain began: a cycle)"
 	}
@@ -415,6 +429,16 @@ func (g *graph) chain(w *Wait, visited map[int]bool, depth int) string {
 	}
 	visited[to.PID] = true
 	return s + ", whose " + g.chain(next, visited, depth+1)
+}
+
+// endName names the process at the other end of a wait, with the
+// descriptors it holds there: "pid 9141 (python3 feeder.py) on fd 0".
+func (g *graph) endName(w *Wait, pid int) string {
+	res := g.w.Resources[w.Resource]
+	if res.Peer != "" {
+		res = g.w.Resources[res.Peer]
+	}
+	return g.procName(pid) + fdsOf(res, pid) + g.peerEnd(w)
 }
 
 // peerEnd says what the other end of a TCP connection holds unread: a
@@ -533,7 +557,7 @@ func (g *graph) beyond(tid int) string {
 	if w == nil || w.To == nil || w.To.PID == g.target || w.To.TID != 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %s %s%s, which is %s", roleOf(w.Kind), g.procName(w.To.PID), g.peerEnd(w), g.stateOf(w.To.PID))
+	return fmt.Sprintf("; %s %s, which is %s", roleOf(w.Kind), g.endName(w, w.To.PID), g.stateOf(w.To.PID))
 }
 
 // crossDeadlock names a cycle across processes and the fix its shape
@@ -558,7 +582,7 @@ func (g *graph) crossDeadlock(cycle []Ref) (summary, hint string) {
 			}
 		}
 		if w.To != nil {
-			what += ", " + roleOf(w.Kind) + " " + g.procName(w.To.PID)
+			what += ", " + roleOf(w.Kind) + " " + g.endName(w, w.To.PID)
 		}
 		parts = append(parts, fmt.Sprintf("%s tid %d is %s", g.procName(r.PID), r.TID, what))
 	}

@@ -210,6 +210,10 @@ func (s *scene) wait(t *Thread) (Wait, bool) {
 		} else {
 			w.Detail = "waits for any child to exit" + call
 		}
+	case kind == "poll" && len(last.Watches) > 0:
+		w.Detail = kindText[kind] + call + ", watching " + strings.Join(last.Watches, ", ")
+	case kind == "uninterruptible" && len(last.KernelStack) > 0:
+		w.Detail = kindText[kind] + call + ", in the kernel at " + strings.Join(last.KernelStack[:min(4, len(last.KernelStack))], " ← ")
 	case resource != "" && !strings.HasPrefix(resource, "futex:"):
 		w.Detail = kindText[kind] + call + " on " + resource
 	default:

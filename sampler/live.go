@@ -263,7 +263,7 @@ func (s *Sampler) thread(tid int) Thread {
 	th.Name, th.State, th.CPUTime = st.Comm, st.State, st.CPUTime
 	if still && (st.State == "S" || st.State == "D") && st.State == t.last.State {
 		th.Voluntary, th.Involuntary = t.last.Voluntary, t.last.Involuntary
-		th.Wchan, th.Syscall = t.last.Wchan, t.last.Syscall
+		th.Wchan, th.Syscall, th.KernelStack = t.last.Wchan, t.last.Syscall, t.last.KernelStack
 		return th
 	}
 	t.last = nil
@@ -286,6 +286,9 @@ func (s *Sampler) thread(tid int) Thread {
 		th.Wchan = parseWchan(b)
 	} else if s.vanished(tid, err) {
 		return gone()
+	}
+	if th.State == "D" {
+		th.KernelStack = s.kernelStack(tid)
 	}
 	th.Syscall = Syscall{Unknown: true, Nr: -1}
 	if b, err = s.read(&t.syscall, false); err == nil {
@@ -463,6 +466,7 @@ func FDArg(sc Syscall) (int, bool) {
 // resolveFDs names what each blocked call's descriptor points at.
 func (s *Sampler) resolveFDs(sample *Sample) {
 	var seen map[int]string
+	var watches map[int][]string
 	for i := range sample.Threads {
 		th := &sample.Threads[i]
 		fd, ok := FDArg(th.Syscall)
@@ -471,19 +475,76 @@ func (s *Sampler) resolveFDs(sample *Sample) {
 		}
 		target, done := seen[fd]
 		if !done {
-			target, _ = os.Readlink(s.fs.pidPath(s.pid, "fd", strconv.Itoa(fd)))
+			target = s.readlinkFD(fd)
 			if seen == nil {
 				seen = make(map[int]string)
 			}
 			seen[fd] = target
 		}
 		th.FD = target
-		if target == "anon_inode:[pidfd]" {
+		switch target {
+		case "anon_inode:[pidfd]":
 			if info, err := ReadFDInfo(s.fs, s.pid, fd); err == nil {
 				th.PidfdPID = info.PidfdPID
 			}
+		case "anon_inode:[eventpoll]":
+			w, done := watches[fd]
+			if !done {
+				w = s.epollWatches(fd)
+				if watches == nil {
+					watches = make(map[int][]string)
+				}
+				watches[fd] = w
+			}
+			th.Watches = w
 		}
 	}
+}
+
+func (s *Sampler) readlinkFD(fd int) string {
+	target, _ := os.Readlink(s.fs.pidPath(s.pid, "fd", strconv.Itoa(fd)))
+	return target
+}
+
+// maxWatches bounds how many of an epoll's descriptors a sample names.
+const maxWatches = 16
+
+// epollWatches names the descriptors an epoll instance watches, from its
+// fdinfo: "3 socket:[123]".
+func (s *Sampler) epollWatches(epfd int) []string {
+	info, err := ReadFDInfo(s.fs, s.pid, epfd)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, t := range info.EpollTargets {
+		if len(out) == maxWatches {
+			out = append(out, fmt.Sprintf("… %d more", len(info.EpollTargets)-maxWatches))
+			break
+		}
+		out = append(out, fmt.Sprintf("%d %s", t.FD, s.readlinkFD(t.FD)))
+	}
+	return out
+}
+
+// kernelStack reads the kernel functions a thread sleeps in, innermost
+// first, without offsets; root only, and only worth it for a thread in
+// uninterruptible sleep, which nothing in user space will move.
+func (s *Sampler) kernelStack(tid int) []string {
+	b, err := readFile(s.fs.taskPath(s.pid, tid, "stack"), s.buf)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		fn, _, _ := strings.Cut(f[len(f)-1], "+")
+		out = append(out, fn)
+	}
+	return out
 }
 
 // fdReserve is how many descriptors a sampler leaves for everything else

@@ -38,6 +38,12 @@ type Thread struct {
 	// PidfdPID is the process a pidfd in the syscall's arguments refers to
 	// (waitid(P_PIDFD, fd, …)), from /proc/PID/fdinfo.
 	PidfdPID int `json:"pidfd_pid,omitempty"`
+	// Watches are the descriptors an epoll_wait's epoll instance watches
+	// ("3 socket:[123]"), from fdinfo.
+	Watches []string `json:"watches,omitempty"`
+	// KernelStack is /proc/TID/stack for a thread in uninterruptible sleep,
+	// function names innermost first (readable by root only).
+	KernelStack []string `json:"kernel_stack,omitempty"`
 	// Exited: the thread was listed but gone before it could be read.
 	Exited bool `json:"exited,omitempty"`
 	// Stack is filled by stack sources (goroutine dumps, py-spy); /proc has none.

@@ -1,0 +1,128 @@
+package classify
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hangdoc/hangdoc/sampler"
+)
+
+// peer builds a sampled process from readings, like the target's.
+func peer(p, depth int, cmd string, steps ...[]th) sampler.Process {
+	samples := run(nil, steps...)
+	for i := range samples {
+		samples[i].PID = p
+	}
+	return sampler.Process{PID: p, Cmdline: cmd, Depth: depth, Samples: samples}
+}
+
+func pipeRes(name string, queued int, holders ...sampler.FDRef) sampler.Resource {
+	return sampler.Resource{Name: name, Holders: holders, Pipe: &sampler.PipeFill{Queued: queued, Capacity: 65536}}
+}
+
+func TestCrossProcess(t *testing.T) {
+	const child = 200
+	wait4 := call("wait4", child)
+	childWrite := th{tid: child, name: "python3", state: "S", call: call("write", 2, 0x10, 100000), fd: "pipe:[7]"}
+	popen := World{
+		Peers:     []sampler.Process{peer(child, 1, "python3 -c spam", []th{childWrite}, []th{childWrite})},
+		Resources: map[string]sampler.Resource{"pipe:[7]": pipeRes("pipe:[7]", 65536, sampler.FDRef{PID: pid, FD: 4, Mode: "r"}, sampler.FDRef{PID: child, FD: 2, Mode: "w"})},
+	}
+	parent := steady(2, nil, th{tid: pid, name: "python3", state: "S", call: wait4})
+
+	t.Run("Popen(stderr=PIPE).wait() is a deadlock of two processes", func(t *testing.T) {
+		d := Classify(parent, popen, DefaultOptions())
+		if d.Verdict != Deadlock {
+			t.Fatalf("verdict %s (%s), want deadlock", d.Verdict, d.Summary)
+		}
+		want := [][]Ref{{{PID: pid, TID: pid}, {PID: child, TID: child}}}
+		if !slices.EqualFunc(d.Cycles, want, func(a, b []Ref) bool { return slices.Equal(a, b) }) {
+			t.Errorf("cycles %+v, want %+v", d.Cycles, want)
+		}
+		for _, s := range []string{"deadlock across 2 processes", "65536/65536 bytes queued", "read by pid 100"} {
+			if !strings.Contains(d.Summary, s) {
+				t.Errorf("summary %q lacks %q", d.Summary, s)
+			}
+		}
+		if !strings.Contains(d.Hint, "communicate()") {
+			t.Errorf("hint %q", d.Hint)
+		}
+		if len(d.Processes) != 1 || d.Processes[0].PID != child || !strings.Contains(d.Processes[0].State, "writing to a full pipe") {
+			t.Errorf("processes %+v", d.Processes)
+		}
+	})
+
+	t.Run("the same child with a working reader is no deadlock", func(t *testing.T) {
+		busy := steady(2, nil,
+			th{tid: pid, name: "python3", state: "S", call: wait4},
+			th{tid: pid + 1, name: "drain", state: "R", cpu: 500 * time.Millisecond, vol: 50, call: running})
+		d := Classify(busy, popen, DefaultOptions())
+		if d.Verdict == Deadlock || len(d.Cycles) != 0 {
+			t.Errorf("verdict %s, cycles %+v: a process with a working thread may still read", d.Verdict, d.Cycles)
+		}
+	})
+
+	t.Run("a writer's chain reaches the sleeping reader", func(t *testing.T) {
+		const reader = 300
+		w := World{
+			Peers: []sampler.Process{peer(reader, 1, "/usr/bin/sleep 1000",
+				[]th{{tid: reader, name: "sleep", state: "S", call: call("clock_nanosleep", 0)}},
+				[]th{{tid: reader, name: "sleep", state: "S", call: call("clock_nanosleep", 0)}})},
+			Resources: map[string]sampler.Resource{"pipe:[9]": pipeRes("pipe:[9]", 65536, sampler.FDRef{PID: pid, FD: 1, Mode: "w"}, sampler.FDRef{PID: reader, FD: 0, Mode: "r"})},
+		}
+		writer := steady(2, nil, th{tid: pid, name: "yes", state: "S", call: call("write", 1, 0x10, 8192), fd: "pipe:[9]"})
+		d := Classify(writer, w, DefaultOptions())
+		if d.Verdict != Blocked {
+			t.Fatalf("verdict %s (%s)", d.Verdict, d.Summary)
+		}
+		chain := d.Waits[0].Chain
+		want := "tid 100 write(1, 0x10, 8192) → pipe:[9], 65536/65536 bytes queued → read by pid 300 (sleep 1000) on fd 0: sleeping in clock_nanosleep(…), 0% CPU"
+		if chain != want {
+			t.Errorf("chain\n got %q\nwant %q", chain, want)
+		}
+		if d.Waits[0].To == nil || d.Waits[0].To.PID != reader {
+			t.Errorf("wait to %+v, want pid %d", d.Waits[0].To, reader)
+		}
+	})
+
+	t.Run("a pipe read by the writer's own process is no cycle", func(t *testing.T) {
+		w := World{Resources: map[string]sampler.Resource{"pipe:[5]": pipeRes("pipe:[5]", 65536, sampler.FDRef{PID: pid, FD: 3, Mode: "r"}, sampler.FDRef{PID: pid, FD: 4, Mode: "w"})}}
+		self := steady(2, nil, th{tid: pid, name: "main", state: "S", call: call("write", 4, 0x10, 512), fd: "pipe:[5]"})
+		d := Classify(self, w, DefaultOptions())
+		if len(d.Cycles) != 0 || d.Verdict != Blocked {
+			t.Errorf("verdict %s, cycles %+v", d.Verdict, d.Cycles)
+		}
+	})
+}
+
+func TestOrphans(t *testing.T) {
+	proc := func(p, ppid, pgrp, sid int, comm string, cpu time.Duration) sampler.Proc {
+		return sampler.Proc{PID: p, PPID: ppid, PGRP: pgrp, Session: sid, Comm: comm, State: "S", StartTicks: 100, CPUTime: cpu}
+	}
+	before := []sampler.Proc{
+		proc(1, 0, 1, 1, "init", 0),
+		proc(50, 1, 50, 50, "bash", 0),
+		proc(pid, 50, pid, 50, "python3", 0),
+		proc(101, pid, pid, 50, "sh", 0),       // a live child: not left behind
+		proc(102, 1, pid, 50, "sleep", 0),      // its shell was killed
+		proc(103, 1, pid, 50, "spin", 0),       // left behind and busy
+		proc(104, 1, 104, 50, "daemon", 0),     // another group: not ours
+		proc(105, 50, 105, 50, "other job", 0), // a sibling job of the shell
+	}
+	after := slices.Clone(before)
+	after[5].CPUTime = 900 * time.Millisecond
+	w := World{FamilyBefore: before, Family: after, BootTime: t0.Add(-time.Hour)}
+	d := Classify(steady(2, nil, th{tid: pid, name: "python3", state: "S", call: call("clock_nanosleep", 1)}), w, DefaultOptions())
+	var got []int
+	for _, o := range d.Orphans {
+		got = append(got, o.PID)
+	}
+	if !slices.Equal(got, []int{102, 103}) {
+		t.Fatalf("orphans %v, want [102 103]: %+v", got, d.Orphans)
+	}
+	if o := d.Orphans[1]; o.CPUPercent != 90 || o.PPID != 1 || o.AgeSeconds < 3598 {
+		t.Errorf("orphan %+v: want 90%% CPU, parent 1, about an hour old", o)
+	}
+}
