@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,22 +46,6 @@ func xdecode(t *testing.T, out string) xcontract {
 	return c
 }
 
-func victimPath(t *testing.T, name string) string {
-	root, err := testvictim.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(root, "testdata", "victims", name)
-}
-
-func startScript(t *testing.T, interpreter, name string) *testvictim.Victim {
-	t.Helper()
-	if _, err := exec.LookPath(interpreter); err != nil {
-		t.Fatalf("%s not found: install it (apt-get install %s)", interpreter, interpreter)
-	}
-	return testvictim.StartCmd(t, exec.Command(interpreter, victimPath(t, name)))
-}
-
 func (c xcontract) chainOf(tid int) string {
 	for _, w := range c.Waits {
 		if w.From.TID == tid {
@@ -87,7 +69,7 @@ func cyclePIDs(c []ref) []int {
 func sorted(ints ...int) []int { slices.Sort(ints); return ints }
 
 func TestPipelineWriterBlockedOnSleepingConsumer(t *testing.T) {
-	v := startScript(t, "sh", "pipeline.sh")
+	v := testvictim.StartShell(t, "pipeline.sh")
 	writer, consumer := v.Int("writer"), v.Int("consumer")
 	out, stderr, code := hangdoc(t, strconv.Itoa(writer), "--json", "--interval", "500ms")
 	c := xdecode(t, out)
@@ -113,7 +95,7 @@ func TestPipelineWriterBlockedOnSleepingConsumer(t *testing.T) {
 }
 
 func TestPopenWaitDeadlock(t *testing.T) {
-	v := startScript(t, "python3", "popen_deadlock.py")
+	v := testvictim.StartPython(t, "popen_deadlock.py")
 	parent, child := v.PID, v.Int("child")
 	out, stderr, code := hangdoc(t, strconv.Itoa(parent), "--json", "--interval", "500ms")
 	c := xdecode(t, out)
@@ -129,17 +111,7 @@ func TestPopenWaitDeadlock(t *testing.T) {
 }
 
 func TestGoStdoutPipeWaitDeadlock(t *testing.T) {
-	root, err := testvictim.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "gowait")
-	build := exec.Command("go", "build", "-o", bin, "./testdata/victims/gowait")
-	build.Dir = root
-	if b, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building gowait: %v\n%s", err, b)
-	}
-	v := testvictim.StartCmd(t, exec.Command(bin))
+	v := testvictim.Start(t, testvictim.BuildGo(t, "gowait"))
 	parent, child := v.PID, v.Int("child")
 	out, stderr, code := hangdoc(t, strconv.Itoa(parent), "--json", "--interval", "500ms")
 	c := xdecode(t, out)
@@ -155,7 +127,7 @@ func TestGoStdoutPipeWaitDeadlock(t *testing.T) {
 }
 
 func TestChildWaitingOnStdin(t *testing.T) {
-	v := startScript(t, "python3", "stdin_child.py")
+	v := testvictim.StartPython(t, "stdin_child.py")
 	parent, child := v.PID, v.Int("child")
 	out, stderr, code := hangdoc(t, strconv.Itoa(child), "--json", "--interval", "500ms")
 	c := xdecode(t, out)
@@ -177,7 +149,7 @@ func TestChildWaitingOnStdin(t *testing.T) {
 }
 
 func TestOrphansLeftByTimeouts(t *testing.T) {
-	v := startScript(t, "python3", "orphans.py")
+	v := testvictim.StartPython(t, "orphans.py")
 	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "500ms")
 	c := xdecode(t, out)
 	if code == diagnose.ExitError {
@@ -198,7 +170,7 @@ func TestOrphansLeftByTimeouts(t *testing.T) {
 }
 
 func TestTCPClientBlockedOnSilentServer(t *testing.T) {
-	v := startScript(t, "python3", "tcp_stall.py")
+	v := testvictim.StartPython(t, "tcp_stall.py")
 	server := v.Int("server")
 	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
 	c := xdecode(t, out)

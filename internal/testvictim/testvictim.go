@@ -1,7 +1,8 @@
 // Package testvictim builds and starts the "victim" programs of
-// testdata/victims: small C programs that hang in well-known ways (ABBA
-// deadlock, mutex held across a blocking pipe write, mutex holder spinning,
-// ...) for tests to diagnose.
+// testdata/victims: small C programs (Build), Go programs (BuildGo) and
+// python3 or sh scripts (StartPython, StartShell) that hang in well-known
+// ways (ABBA deadlock, mutex held across a blocking pipe write, a pipeline
+// writer blocked on a sleeping consumer, ...) for tests to diagnose.
 //
 // Every victim prints exactly one line to stdout once its hang is in place:
 //
@@ -38,7 +39,8 @@ var (
 	cacheErr  error
 
 	buildsMu sync.Mutex
-	builds   = map[string]*build{}
+	builds   = map[string]*build{} // Build, by victim name
+	goBuilds = map[string]*build{} // BuildGo, by victim name
 )
 
 type build struct {
@@ -78,14 +80,7 @@ func Build(t testing.TB, name string) string {
 		t.Fatalf("gcc not found: install it (apt-get install gcc)")
 	}
 
-	buildsMu.Lock()
-	b := builds[name]
-	if b == nil {
-		b = &build{}
-		builds[name] = b
-	}
-	buildsMu.Unlock()
-
+	b := buildOf(builds, name)
 	b.once.Do(func() { b.path, b.err = compile(gcc, name) })
 	if b.err != nil {
 		t.Fatalf("building victim %s: %v", name, b.err)
@@ -93,9 +88,35 @@ func Build(t testing.TB, name string) string {
 	return b.path
 }
 
-func compile(gcc, name string) (string, error) {
+// buildOf returns the build of name in m, adding it if needed.
+func buildOf(m map[string]*build, name string) *build {
+	buildsMu.Lock()
+	defer buildsMu.Unlock()
+	b := m[name]
+	if b == nil {
+		b = &build{}
+		m[name] = b
+	}
+	return b
+}
+
+// checkName rejects victim names that are not a plain file name.
+func checkName(name string) error {
 	if name == "" || strings.ContainsAny(name, `/\`) || strings.HasPrefix(name, ".") {
-		return "", fmt.Errorf("bad victim name %q", name)
+		return fmt.Errorf("bad victim name %q", name)
+	}
+	return nil
+}
+
+// binDir returns the per-process directory the victims are built into.
+func binDir() (string, error) {
+	cacheOnce.Do(func() { cacheDir, cacheErr = os.MkdirTemp("", "hangdoc-victims-") })
+	return cacheDir, cacheErr
+}
+
+func compile(gcc, name string) (string, error) {
+	if err := checkName(name); err != nil {
+		return "", err
 	}
 	root, err := RepoRoot()
 	if err != nil {
@@ -105,16 +126,99 @@ func compile(gcc, name string) (string, error) {
 	if _, err := os.Stat(src); err != nil {
 		return "", err
 	}
-	cacheOnce.Do(func() { cacheDir, cacheErr = os.MkdirTemp("", "hangdoc-victims-") })
-	if cacheErr != nil {
-		return "", cacheErr
+	dir, err := binDir()
+	if err != nil {
+		return "", err
 	}
-	out := filepath.Join(cacheDir, name)
+	out := filepath.Join(dir, name)
 	cmd := exec.Command(gcc, "-O0", "-g", "-pthread", "-Wall", "-o", out, src)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, msg)
 	}
 	return out, nil
+}
+
+// BuildGo builds the Go victim package testdata/victims/NAME with the go
+// command on PATH (`go build -o DIR/NAME ./testdata/victims/NAME`, run from
+// the repository root) and returns the path of the binary. Like Build, it
+// builds each victim at most once per test binary, into the same shared
+// directory. A missing go fails the test.
+func BuildGo(t testing.TB, name string) string {
+	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("go not found in PATH: install Go (https://go.dev/dl/): %v", err)
+	}
+	b := buildOf(goBuilds, name)
+	b.once.Do(func() { b.path, b.err = goBuild(gobin, name) })
+	if b.err != nil {
+		t.Fatalf("building Go victim %s: %v", name, b.err)
+	}
+	return b.path
+}
+
+func goBuild(gobin, name string) (string, error) {
+	if err := checkName(name); err != nil {
+		return "", err
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(root, "testdata", "victims", name)); err != nil {
+		return "", err
+	}
+	dir, err := binDir()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, name)
+	cmd := exec.Command(gobin, "build", "-o", out, "./testdata/victims/"+name)
+	cmd.Dir = root
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, msg)
+	}
+	return out, nil
+}
+
+// Script returns the path of testdata/victims/NAME (a script victim). A
+// missing file fails the test.
+func Script(t testing.TB, name string) string {
+	t.Helper()
+	if err := checkName(name); err != nil {
+		t.Fatal(err)
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, "testdata", "victims", name)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("victim %s: %v", name, err)
+	}
+	return p
+}
+
+// StartPython starts the script victim NAME (see Script) with the python3
+// on PATH and args, through StartCmd. A missing python3 fails the test.
+func StartPython(t testing.TB, name string, args ...string) *Victim {
+	t.Helper()
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Fatalf("python3 not found: install it (apt-get install python3): %v", err)
+	}
+	return StartCmd(t, exec.Command(py, append([]string{Script(t, name)}, args...)...))
+}
+
+// StartShell starts the script victim NAME (see Script) with the sh on
+// PATH and args, through StartCmd. A missing sh fails the test.
+func StartShell(t testing.TB, name string, args ...string) *Victim {
+	t.Helper()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Fatalf("sh not found: install a POSIX shell (apt-get install dash): %v", err)
+	}
+	return StartCmd(t, exec.Command(sh, append([]string{Script(t, name)}, args...)...))
 }
 
 // Victim is a started victim process.

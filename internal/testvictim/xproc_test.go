@@ -12,8 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -22,62 +20,6 @@ import (
 
 	"golang.org/x/sys/unix"
 )
-
-// ---- starting the victims (candidates for exported helpers) ----
-
-// xpScript returns the path of testdata/victims/NAME.
-func xpScript(t *testing.T, name string) string {
-	t.Helper()
-	root, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(root, "testdata", "victims", name)
-	if _, err := os.Stat(p); err != nil {
-		t.Fatalf("victim %s: %v", name, err)
-	}
-	return p
-}
-
-// xpStartPython starts testdata/victims/NAME with python3.
-func xpStartPython(t *testing.T, name string) *Victim {
-	t.Helper()
-	py, err := exec.LookPath("python3")
-	if err != nil {
-		t.Fatalf("python3 not found: install it (apt-get install python3): %v", err)
-	}
-	return StartCmd(t, exec.Command(py, xpScript(t, name)))
-}
-
-// xpStartShell starts testdata/victims/NAME with sh.
-func xpStartShell(t *testing.T, name string) *Victim {
-	t.Helper()
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Fatalf("sh not found: install a POSIX shell (apt-get install dash): %v", err)
-	}
-	return StartCmd(t, exec.Command(sh, xpScript(t, name)))
-}
-
-// xpBuildGo builds the package testdata/victims/NAME into t.TempDir().
-func xpBuildGo(t *testing.T, name string) string {
-	t.Helper()
-	gobin, err := exec.LookPath("go")
-	if err != nil {
-		t.Fatalf("go not found in PATH: install Go (https://go.dev/dl/): %v", err)
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), name)
-	cmd := exec.Command(gobin, "build", "-o", out, "./testdata/victims/"+name)
-	cmd.Dir = root
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, msg)
-	}
-	return out
-}
 
 // ---- /proc readers ----
 
@@ -421,7 +363,7 @@ func xpWantPipe(t *testing.T, link string) {
 // full pipe, the shell waits for the pipeline.
 func TestXprocPipeline(t *testing.T) {
 	t.Parallel()
-	v := xpStartShell(t, "pipeline.sh")
+	v := StartShell(t, "pipeline.sh")
 	t.Logf("ready: %v", v.Info)
 	p, w, c := v.PID, v.TID("writer"), v.TID("consumer")
 
@@ -455,7 +397,7 @@ func TestXprocPipeline(t *testing.T) {
 // popen_deadlock.py: Popen(stderr=PIPE).wait() while the child fills stderr.
 func TestXprocPopenDeadlock(t *testing.T) {
 	t.Parallel()
-	v := xpStartPython(t, "popen_deadlock.py")
+	v := StartPython(t, "popen_deadlock.py")
 	t.Logf("ready: %v", v.Info)
 	p, c, rd := v.PID, v.TID("child"), v.Int("pipefd")
 
@@ -483,7 +425,7 @@ func TestXprocPopenDeadlock(t *testing.T) {
 // gowait: exec.Cmd.Wait before reading StdoutPipe.
 func TestXprocGoWait(t *testing.T) {
 	t.Parallel()
-	v := Start(t, xpBuildGo(t, "gowait"))
+	v := Start(t, BuildGo(t, "gowait"))
 	t.Logf("ready: %v", v.Info)
 	p, c, waiter, rd := v.PID, v.TID("child"), v.TID("waiter"), v.Int("pipefd")
 
@@ -539,7 +481,7 @@ func TestXprocGoWait(t *testing.T) {
 // parent holds open.
 func TestXprocStdinChild(t *testing.T) {
 	t.Parallel()
-	v := xpStartPython(t, "stdin_child.py")
+	v := StartPython(t, "stdin_child.py")
 	t.Logf("ready: %v", v.Info)
 	p, c, wr := v.PID, v.TID("child"), v.Int("pipefd")
 
@@ -572,7 +514,7 @@ func TestXprocStdinChild(t *testing.T) {
 // sleep behind, reparented, in the victim's process group.
 func TestXprocOrphans(t *testing.T) {
 	t.Parallel()
-	v := xpStartPython(t, "orphans.py")
+	v := StartPython(t, "orphans.py")
 	t.Logf("ready: %v", v.Info)
 	p := v.PID
 	orphans, ppids := v.TIDs("orphans"), v.TIDs("orphan_ppid")
@@ -617,7 +559,7 @@ func TestXprocOrphans(t *testing.T) {
 // sleeps.
 func TestXprocTCPStall(t *testing.T) {
 	t.Parallel()
-	v := xpStartPython(t, "tcp_stall.py")
+	v := StartPython(t, "tcp_stall.py")
 	t.Logf("ready: %v", v.Info)
 	p, s, port, fd := v.PID, v.TID("server"), v.Int("port"), v.Int("fd")
 
