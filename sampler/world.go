@@ -44,21 +44,22 @@ type Search struct {
 // BootTime reads when the machine booted (the btime line of /proc/stat), to
 // turn start times in clock ticks into dates.
 func BootTime(fs FS) (time.Time, error) {
-	b, err := readFile(fs.Path("stat"), make([]byte, 16<<10))
+	path := fs.Path("stat")
+	b, err := readFile(path, make([]byte, 16<<10))
 	if err != nil {
-		return time.Time{}, err
+		// Not classifyErr: a missing /proc/stat is no missing process.
+		return time.Time{}, fmt.Errorf("reading %s: %w", path, err)
 	}
-	i := bytes.Index(b, []byte("\nbtime "))
-	if i < 0 {
-		return time.Time{}, fmt.Errorf("reading %s: no btime line", fs.Path("stat"))
+	for line := range bytes.Lines(b) {
+		v, ok := bytes.CutPrefix(line, []byte("btime "))
+		if !ok {
+			continue
+		}
+		sec, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+		if err != nil {
+			return time.Time{}, fmt.Errorf("reading %s: btime: %w", path, err)
+		}
+		return time.Unix(sec, 0), nil
 	}
-	line := b[i+len("\nbtime "):]
-	if j := bytes.IndexByte(line, '\n'); j >= 0 {
-		line = line[:j]
-	}
-	sec, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 10, 64)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("reading %s: btime: %w", fs.Path("stat"), err)
-	}
-	return time.Unix(sec, 0), nil
+	return time.Time{}, fmt.Errorf("reading %s: no btime line", path)
 }
