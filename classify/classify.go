@@ -14,6 +14,7 @@ type history struct {
 	tid      int
 	readings []sampler.Thread
 	times    []time.Time
+	paused   []bool // a stack source paused the process after this reading
 }
 
 func (h *history) last() sampler.Thread { return h.readings[len(h.readings)-1] }
@@ -37,6 +38,7 @@ func Classify(samples []sampler.Sample, w World, opts Options) Diagnosis {
 	if sc == nil {
 		return d
 	}
+	pythonLocks(sc.pid, &d, byTID, w.Sources)
 	g := newGraph(samples, &d, byTID, w, opts)
 	d.Cycles = g.cycles()
 	d.Processes = g.processes()
@@ -124,6 +126,7 @@ func histories(samples []sampler.Sample) []*history {
 			if !t.Exited {
 				h.readings = append(h.readings, t)
 				h.times = append(h.times, s.Time)
+				h.paused = append(h.paused, s.Paused)
 			}
 		}
 	}
@@ -153,12 +156,25 @@ func (s *scene) thread(h *history, opts Options) Thread {
 		Seen:    len(h.readings),
 		Holds:   []string{},
 		Stack:   last.Stack,
+		Python:  last.Python,
+	}
+	if last.Python != nil && last.Python.ThreadName != "" {
+		// The OS name of a Python thread is the interpreter's (before 3.14).
+		t.Name = last.Python.ThreadName
 	}
 	if t.Stack == nil {
 		t.Stack = []sampler.Frame{}
 	}
 	t.Voluntary = last.Voluntary - first.Voluntary
 	t.Involuntary = last.Involuntary - first.Involuntary
+	// Switches a stack source's pauses caused are not the thread's own.
+	pauses := uint64(0)
+	for _, p := range h.paused[:len(h.paused)-1] {
+		if p {
+			pauses++
+		}
+	}
+	own := t.Voluntary - min(t.Voluntary, pauses*opts.PauseSwitches)
 	elapsed := h.times[len(h.times)-1].Sub(h.times[0])
 	share := 0.0
 	if elapsed > 0 {
@@ -177,18 +193,22 @@ func (s *scene) thread(h *history, opts Options) Thread {
 		if signature(r) != signature(first) {
 			t.Moved = true
 		}
-		if len(r.Stack) > 0 && len(first.Stack) > 0 && !slices.Equal(r.Stack, first.Stack) {
+		if len(r.Stack) > 0 && len(first.Stack) > 0 && !sameStack(r.Stack, first.Stack) {
 			stackMoved = true
 		}
 	}
-	t.Moved = t.Moved || t.Voluntary > 0 || stackMoved
+	t.Moved = t.Moved || own > 0 || stackMoved
 	one := len(h.readings) == 1
 
 	kind, _ := s.waitKind(waiting)
 	switch {
+	case !s.live[h.tid]:
+		// Gone before the last sample: it came and went (a reporter, a
+		// short task) and says nothing about what the process is stuck on.
+		t.Class, t.Why = ClassExited, fmt.Sprintf("exited during the run, after %d of the samples", t.Seen)
 	case one && last.State == "R":
 		t.Class, t.Why = ClassWorking, "on a CPU in the only sample it was seen in"
-	case wanted >= opts.SpinCPU && float64(t.Voluntary) <= opts.SpinSwitchesPerSecond*elapsed.Seconds() && !stackMoved:
+	case wanted >= opts.SpinCPU && !stackMoved && float64(own) <= opts.SpinSwitchesPerSecond*elapsed.Seconds():
 		t.Class, t.Why = ClassSpinning, fmt.Sprintf("%s with no voluntary switch or syscall wait in %d samples", cpuText(&t), t.Seen)
 		if len(last.Stack) > 0 {
 			t.Why += " and the same stack in each"
@@ -205,13 +225,25 @@ func (s *scene) thread(h *history, opts Options) Thread {
 	case idleKinds[kind]:
 		t.Class, t.Why = ClassIdle, "parked: "+kindText[kind]
 	case t.Moved:
-		t.Class, t.Why = ClassWorking, fmt.Sprintf("waits in %s but got through %d times during the run: slow, not stopped", kindText[kind], t.Voluntary)
+		t.Class, t.Why = ClassWorking, fmt.Sprintf("waits in %s but got through %d times during the run: slow, not stopped", kindText[kind], own)
 	case one:
 		t.Class, t.Why = ClassBlocked, "waiting in the only sample it was seen in: "+kindText[kind]
 	default:
 		t.Class, t.Why = ClassBlocked, fmt.Sprintf("%s, unchanged in %d samples, no CPU", kindText[kind], t.Seen)
 	}
 	return t
+}
+
+// sameStack compares two stacks as a loop sees them: the innermost frame by
+// function and file only, since a loop over two lines is caught on either.
+func sameStack(a, b []sampler.Frame) bool {
+	if len(a) != len(b) || len(a) == 0 {
+		return len(a) == len(b)
+	}
+	if a[0].Func != b[0].Func || a[0].File != b[0].File {
+		return false
+	}
+	return slices.Equal(a[1:], b[1:])
 }
 
 // signature is what must stay equal between samples for a thread to count

@@ -270,11 +270,13 @@ func TestVerdicts(t *testing.T) {
 		{
 			name: "a thread that exits mid-run keeps its readings; its absence is data",
 			samples: run(nil,
-				[]th{{tid: 1, name: "main", state: "S", call: call("wait4", 7)}, {tid: 2, name: "gone", state: "S", call: call("nanosleep")}},
+				// The thread that goes was on a CPU when it was seen: it
+				// must not make the process "working".
+				[]th{{tid: 1, name: "main", state: "S", call: call("wait4", 7)}, {tid: 2, name: "gone", state: "R", call: running}},
 				[]th{{tid: 1, name: "main", state: "S", call: call("wait4", 7)}},
 			),
 			verdict:    Blocked,
-			classes:    map[int]Class{1: ClassBlocked, 2: ClassIdle},
+			classes:    map[int]Class{1: ClassBlocked, 2: ClassExited},
 			summaryHas: "waiting for a child process to exit",
 		},
 	}

@@ -77,6 +77,10 @@ type World struct {
 	FamilyBefore, Family []sampler.Proc
 	// BootTime turns start times in clock ticks into ages.
 	BootTime time.Time
+	// Sources holds the lines of the source files that stacks point into
+	// where threads wait (file path → lines, line 1 first): how a lock's
+	// with-block is found.
+	Sources map[string][]string
 }
 
 // Process is a process one of the target's waits leads to, as classified
@@ -126,6 +130,8 @@ type Thread struct {
 	Holds []string        `json:"holds"`               // lock ids
 	Waits string          `json:"waits_for,omitempty"` // lock id
 	Stack []sampler.Frame `json:"stack"`
+	// Python is what the stack source says of the Python thread, if any.
+	Python *sampler.PythonThread `json:"python,omitempty"`
 }
 
 // SyscallView is the call a thread is blocked in, as read and as printed.
@@ -175,6 +181,10 @@ type Options struct {
 	// spinning thread may make: a page fault or a stray signal is not a
 	// loop that blocks.
 	SpinSwitchesPerSecond float64
+	// PauseSwitches is how many voluntary switches a stack source's pause
+	// may cost a thread (py-spy: one for a running thread, two for a
+	// blocked one); they do not count as the thread moving.
+	PauseSwitches uint64
 	// BusyCPU is the share of one core at or above which a thread is using
 	// the CPU at all.
 	BusyCPU float64
@@ -186,5 +196,5 @@ type Options struct {
 
 // DefaultOptions returns the thresholds hangdoc uses.
 func DefaultOptions() Options {
-	return Options{SpinCPU: 0.80, SpinSwitchesPerSecond: 2, BusyCPU: 0.05, RSSGrowth: 0.02, RSSGrowthBytes: 1 << 20}
+	return Options{SpinCPU: 0.80, SpinSwitchesPerSecond: 2, PauseSwitches: 4, BusyCPU: 0.05, RSSGrowth: 0.02, RSSGrowthBytes: 1 << 20}
 }

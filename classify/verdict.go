@@ -110,7 +110,11 @@ func (s *scene) verdict(d *Diagnosis, byTID map[int]*Thread, g *graph) {
 		}
 		d.Summary = fmt.Sprintf("%s parked waiting for work (%s) with no CPU: whatever feeds the process stopped", who, s.kindCounts(idle))
 		d.Hint = "Nothing here is stuck on anything of its own: look upstream, at whatever should hand it work (a producer, a connection, a timer) and why it stopped."
-		if s.allKind(idle, "sleep") {
+		if pool := idlePool(d); pool != nil {
+			d.Summary = fmt.Sprintf("all %d workers (%s) wait in queue.get() and no thread is left that could feed the queue: whatever feeds the pool stopped — the feeder thread is gone", len(pool), namesOf(pool))
+			d.Hint = "The thread that put work on the queue died or returned: look for the exception that ended it (set threading.excepthook, check the logs), and make a feeder's failure stop the pool loudly."
+			d.Confidence = High
+		} else if s.allKind(idle, "sleep") {
 			d.Summary = fmt.Sprintf("%s sleeping (nanosleep) with no CPU: a loop that polls, retries or backs off", who)
 			d.Hint = "It waits for time, not for a resource: find what the loop polls for (a file, a flag, a service) and why it never comes."
 		}
@@ -128,6 +132,11 @@ func (s *scene) verdict(d *Diagnosis, byTID map[int]*Thread, g *graph) {
 		d.Evidence = append(d.Evidence, fmt.Sprintf("%s: %s on it; %s", l.ID, plural(len(l.Waiters), "thread waits", "threads wait"), l.Basis))
 	}
 	d.Evidence = append(d.Evidence, memoryEvidence(d.Memory, d.Verdict))
+	for _, t := range d.Threads {
+		if t.Python != nil && t.Python.OwnsGIL {
+			d.Evidence = append(d.Evidence, fmt.Sprintf("tid %d (%s) holds the GIL at %s", t.TID, t.Name, where(&t)))
+		}
+	}
 	for _, p := range d.Processes {
 		d.Evidence = append(d.Evidence, fmt.Sprintf("pid %d (%s), %d wait(s) away: %s", p.PID, shortCmd(p.Cmdline), p.Depth, p.State))
 	}
@@ -215,6 +224,17 @@ func (s *scene) allKind(ts []*Thread, kind string) bool {
 		}
 	}
 	return len(ts) > 0
+}
+
+// namesOf lists thread names compactly: "worker-0…worker-7".
+func namesOf(ts []*Thread) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	if len(ts) > 2 {
+		return ts[0].Name + "…" + ts[len(ts)-1].Name
+	}
+	return ts[0].Name + ", " + ts[len(ts)-1].Name
 }
 
 func spinners(sp []*Thread) string {

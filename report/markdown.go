@@ -21,11 +21,25 @@ func Markdown(w io.Writer, r *Report) error {
 
 	rows, hidden := threadRows(r)
 	fmt.Fprintf(&b, "#### Threads (%d: %s)\n\n", len(r.Threads), classCounts(r))
-	fmt.Fprintf(&b, "| TID | Name | Class | CPU %% | State | wchan | Syscall | |\n|---|---|---|--:|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| TID | Name | Class | CPU %% | State | Where | wchan | Syscall | |\n|---|---|---|--:|---|---|---|---|---|\n")
 	for _, x := range rows {
 		tids := tidCell(x.TIDs)
-		fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %s | %s | %s | %s |\n", cell(tids), cell(x.Name), x.Class, x.CPU, x.State,
-			code(x.Wchan), code(x.Syscall), cell(x.Note))
+		fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %s | %s | %s | %s | %s |\n", cell(tids), cell(x.Name), x.Class, x.CPU, x.State,
+			code(x.Where), code(x.Wchan), code(x.Syscall), cell(x.Note))
+	}
+	if ts := stackRows(r, rows); len(ts) > 0 {
+		fmt.Fprintf(&b, "\n#### Stacks (%s, innermost first)\n", r.Sampling.StackSource)
+		for _, t := range ts {
+			fmt.Fprintf(&b, "\ntid %d (%s):\n\n```\n", t.TID, mdText(t.Name))
+			for i, f := range t.Stack {
+				if i == maxFrames {
+					fmt.Fprintf(&b, "… %d more\n", len(t.Stack)-maxFrames)
+					break
+				}
+				fmt.Fprintf(&b, "%s (%s:%d)\n", f.Func, f.File, f.Line)
+			}
+			fmt.Fprintf(&b, "```\n")
+		}
 	}
 	if hidden > 0 {
 		fmt.Fprintf(&b, "\n… and %d more threads in smaller groups.\n", hidden)

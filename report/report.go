@@ -4,6 +4,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -64,6 +65,10 @@ type Recording struct {
 	Family       []sampler.Proc              `json:"family,omitempty"`
 	Search       sampler.Search              `json:"search"`
 	BootTime     time.Time                   `json:"boot_time"`
+	// StackSource names where the samples' stacks came from ("py-spy"),
+	// "" for none; Sources are the source files their frames point into.
+	StackSource string              `json:"stack_source,omitempty"`
+	Sources     map[string][]string `json:"sources,omitempty"`
 }
 
 // New classifies a recording and builds its report.
@@ -80,7 +85,7 @@ func New(rec Recording, opts classify.Options) *Report {
 			Partial:       rec.PartialReason != "",
 			PartialReason: rec.PartialReason,
 			TargetExited:  rec.TargetExited,
-			StackSource:   "none",
+			StackSource:   cmp.Or(rec.StackSource, "none"),
 			Search:        rec.Search,
 			Notes:         append([]string{}, rec.Notes...),
 		},
@@ -90,6 +95,7 @@ func New(rec Recording, opts classify.Options) *Report {
 			FamilyBefore: rec.FamilyBefore,
 			Family:       rec.Family,
 			BootTime:     rec.BootTime,
+			Sources:      rec.Sources,
 		}, opts),
 	}
 	if n := len(rec.Samples); n > 0 {

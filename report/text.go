@@ -25,17 +25,38 @@ func Text(w io.Writer, r *Report, p Palette) error {
 	rows, hidden := threadRows(r)
 	fmt.Fprintf(&b, "\nTHREADS  %d: %s\n", len(r.Threads), classCounts(r))
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  TID\tNAME\tCLASS\tCPU%\tST\tWCHAN\tSYSCALL\t")
+	stacks := hasWhere(rows)
+	if stacks {
+		fmt.Fprintln(tw, "  TID\tNAME\tCLASS\tCPU%\tST\tWHERE\tWCHAN\tSYSCALL\t")
+	} else {
+		fmt.Fprintln(tw, "  TID\tNAME\tCLASS\tCPU%\tST\tWCHAN\tSYSCALL\t")
+	}
 	for _, x := range rows {
-		tids := tidCell(x.TIDs)
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f\t%s\t%s\t%s\t%s\n", tids, x.Name, paint(p.class(x.Class), x.Class),
-			x.CPU, x.State, dash(x.Wchan), dash(x.Syscall), x.Note)
+		where := ""
+		if stacks {
+			where = dash(x.Where) + "\t"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f\t%s\t%s%s\t%s\t%s\n", tidCell(x.TIDs), x.Name, paint(p.class(x.Class), x.Class),
+			x.CPU, x.State, where, dash(x.Wchan), dash(x.Syscall), x.Note)
 	}
 	tw.Flush()
 	if hidden > 0 {
 		fmt.Fprintf(&b, "  … and %d more threads in smaller groups (all are in --json)\n", hidden)
 	}
 
+	if ts := stackRows(r, rows); len(ts) > 0 {
+		fmt.Fprintf(&b, "\nSTACKS  (%s, innermost first)\n", r.Sampling.StackSource)
+		for _, t := range ts {
+			fmt.Fprintf(&b, "  tid %d (%s):\n", t.TID, t.Name)
+			for i, f := range t.Stack {
+				if i == maxFrames {
+					fmt.Fprintf(&b, "      … %d more\n", len(t.Stack)-maxFrames)
+					break
+				}
+				fmt.Fprintf(&b, "      %s (%s:%d)\n", f.Func, f.File, f.Line)
+			}
+		}
+	}
 	if len(r.Locks) > 0 {
 		fmt.Fprintf(&b, "\nLOCKS\n")
 		for _, l := range r.Locks {

@@ -40,6 +40,7 @@ func (p Palette) class(c string) func(string) string {
 // with the same class, name pattern and wait.
 type row struct {
 	TIDs    []int
+	Where   string // innermost stack frame, when a stack source gave one
 	Name    string
 	Class   string
 	CPU     float64 // the group's highest
@@ -75,7 +76,7 @@ func threadRows(r *Report) (rows []row, hidden int) {
 		if len(t.Holds) > 0 {
 			note = "holds " + strings.Join(t.Holds, ", ")
 		}
-		key := fmt.Sprintf("%s|%s|%s|%s|%s|%s", t.Class, namePattern(t.Name), t.State, t.Wchan, call, t.Waits)
+		key := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s", t.Class, namePattern(t.Name), t.State, t.Wchan, call, t.Waits, whereOf(t))
 		if t.Class == classify.ClassIdle && t.Syscall != nil {
 			// Parked threads group by call, whatever their futex: a runtime's
 			// idle threads each sleep on a word of their own.
@@ -96,7 +97,7 @@ func threadRows(r *Report) (rows []row, hidden int) {
 			note = strings.TrimPrefix(note+"; waits for "+t.Waits, "; ")
 		}
 		rows = append(rows, row{
-			TIDs: []int{t.TID}, Name: t.Name, Class: string(t.Class), CPU: t.CPUPercent,
+			TIDs: []int{t.TID}, Where: whereOf(t), Name: t.Name, Class: string(t.Class), CPU: t.CPUPercent,
 			State: t.State, Wchan: t.Wchan, Syscall: call, Note: note,
 		})
 	}
@@ -320,3 +321,48 @@ func orphanText(o classify.Orphan) string {
 }
 
 const orphanWhy = "their parent exited (a timeout that killed a shell but not its children?); they may hold pipe ends others wait on, and burn CPU"
+
+// whereOf is a thread's innermost stack frame: "emit (app.py:42)".
+func whereOf(t classify.Thread) string {
+	if len(t.Stack) == 0 {
+		return ""
+	}
+	f := t.Stack[0]
+	file := f.File
+	if i := strings.LastIndexByte(file, '/'); i >= 0 {
+		file = file[i+1:]
+	}
+	if f.Line == 0 {
+		return fmt.Sprintf("%s (%s)", f.Func, file)
+	}
+	return fmt.Sprintf("%s (%s:%d)", f.Func, file, f.Line)
+}
+
+// maxFrames bounds each stack the text views print.
+const maxFrames = 10
+
+// stackRows picks the stacks worth printing: one per table row (a group's
+// first thread), for rows that are not idle.
+func stackRows(r *Report, rows []row) []classify.Thread {
+	byTID := map[int]classify.Thread{}
+	for _, t := range r.Threads {
+		byTID[t.TID] = t
+	}
+	var out []classify.Thread
+	for _, x := range rows {
+		t := byTID[x.TIDs[0]]
+		if len(t.Stack) > 0 && x.Class != "idle" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func hasWhere(rows []row) bool {
+	for _, x := range rows {
+		if x.Where != "" {
+			return true
+		}
+	}
+	return false
+}

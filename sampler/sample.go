@@ -11,6 +11,10 @@ type Sample struct {
 	State      string    `json:"state"`
 	RSSBytes   int64     `json:"rss_bytes"`
 	Threads    []Thread  `json:"threads"`
+	// Paused: a stack source stopped the process for an instant right after
+	// this sample (py-spy without --nonblocking). Each pause costs every
+	// thread a voluntary context switch or two that are not its own doing.
+	Paused bool `json:"paused,omitempty"`
 	// Futexes holds what the target's memory says at each address a thread
 	// waits on in futex(): the words classify needs to name a mutex's owner.
 	Futexes map[string]Futex `json:"futexes,omitempty"`
@@ -46,8 +50,20 @@ type Thread struct {
 	KernelStack []string `json:"kernel_stack,omitempty"`
 	// Exited: the thread was listed but gone before it could be read.
 	Exited bool `json:"exited,omitempty"`
-	// Stack is filled by stack sources (goroutine dumps, py-spy); /proc has none.
+	// Stack is filled by stack sources (goroutine dumps, py-spy), innermost
+	// frame first; /proc has none.
 	Stack []Frame `json:"stack,omitempty"`
+	// Python is what py-spy says of the Python thread on this OS thread.
+	Python *PythonThread `json:"python,omitempty"`
+}
+
+// PythonThread is a Python thread's facts from a stack dump.
+type PythonThread struct {
+	ThreadName string `json:"thread_name"`
+	OwnsGIL    bool   `json:"owns_gil"`
+	// Active is py-spy's instant guess; hangdoc's classes come from
+	// measured CPU and whether the stack moved, not from it.
+	Active bool `json:"active"`
 }
 
 // Syscall is /proc/TID/syscall: the call a thread is blocked in, if any.

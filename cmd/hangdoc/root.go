@@ -138,6 +138,8 @@ type diagnoseOptions struct {
 	timeout  time.Duration
 	record   string
 	proc     string
+	pyspy    string
+	noStop   bool
 }
 
 const longHelp = `hangdoc watches a live process for a few seconds and says why it has
@@ -145,9 +147,11 @@ stopped making progress: blocked, spinning, working (just slow), idle or
 deadlocked — and on what: which lock and who holds it, which call and
 which file descriptor.
 
-It reads /proc only (thread states, CPU, wchan, syscalls, and the owner of
-each contended mutex from the target's memory). It never stops, signals or
-writes to the target.
+It reads /proc (thread states, CPU, wchan, syscalls, and the owner of each
+contended mutex from the target's memory), follows waits on pipes, sockets
+and children to the processes at the other end, and, for Python, adds
+py-spy's stacks (py-spy pauses the target for an instant per sample;
+--no-stop avoids that). It never signals or writes to the target.
 
 Exit codes: 0 working (not hung), 3 blocked, 4 spinning, 5 idle,
 6 deadlock, 7 the target exited during sampling, 1 error, 2 usage.`
@@ -199,6 +203,8 @@ func (o *diagnoseOptions) register(cmd *cobra.Command) {
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "hard bound on the whole run; a run cut short reports what it has, marked partial")
 	f.StringVar(&o.record, "record", "", "also write the raw samples as JSON to `FILE` (for a bug report or a test)")
 	f.StringVar(&o.proc, "proc", "", "read /proc from `DIR` (e.g. the host's /proc mounted in a container)")
+	f.StringVar(&o.pyspy, "py-spy", "", "py-spy's `PATH` for Python stacks (default: look it up on PATH; install with pip install py-spy)")
+	f.BoolVar(&o.noStop, "no-stop", false, "never stop the target, even for an instant (py-spy runs --nonblocking: stacks may be torn)")
 }
 
 func (o *diagnoseOptions) validate() error {
@@ -229,6 +235,8 @@ func runDiagnose(pid int, opts *diagnoseOptions, stdout, stderr io.Writer) (*rep
 		Samples:  opts.samples,
 		Interval: opts.interval,
 		ProcRoot: opts.proc,
+		PySpy:    opts.pyspy,
+		NoStop:   opts.noStop,
 		Classify: classify.DefaultOptions(),
 	}
 	if isTerminal(stderr) {

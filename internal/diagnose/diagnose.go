@@ -28,6 +28,11 @@ type Options struct {
 	// SearchBudget bounds the time spent scanning other processes'
 	// descriptors for the other ends of pipes and sockets; 0 is 1s.
 	SearchBudget time.Duration
+	// PySpy is py-spy's path ("" looks it up on PATH), for Python targets.
+	PySpy string
+	// NoStop forbids any source that stops the target: py-spy runs with
+	// --nonblocking.
+	NoStop bool
 }
 
 // Run samples the target until it has Samples samples, ctx ends, or the
@@ -61,6 +66,13 @@ func Record(ctx context.Context, opts Options) (rec report.Recording, err error)
 		rec.Notes = append(rec.Notes, "lock owners cannot be read: "+err.Error())
 	}
 
+	var stacks *pyStacks
+	if rec.Target.Runtime == "python" {
+		var note string
+		if stacks, note = newPyStacks(opts); note != "" {
+			rec.Notes = append(rec.Notes, note)
+		}
+	}
 	defer clearProgress(opts.Progress)
 	f := newFollower(fs, opts.PID, cmp.Or(opts.SearchBudget, time.Second))
 	defer f.close()
@@ -71,6 +83,9 @@ func Record(ctx context.Context, opts Options) (rec report.Recording, err error)
 		if len(rec.Samples) > 0 {
 			f.scan()
 			f.record(&rec, firstScan)
+			if stacks != nil {
+				rec.Sources = sources(fs, opts.PID, rec.Samples)
+			}
 		}
 	}()
 	tick := time.NewTicker(opts.Interval)
@@ -99,6 +114,7 @@ func Record(ctx context.Context, opts Options) (rec report.Recording, err error)
 			rec.TargetExited = true
 			return rec, nil
 		}
+		stacks.add(ctx, opts.PID, &sample, &rec)
 		rec.Samples = append(rec.Samples, sample)
 		if i == 0 {
 			f.scan()

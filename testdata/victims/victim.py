@@ -150,3 +150,74 @@ def report(check):
 def sleep_forever():
     while True:
         time.sleep(3600)
+
+
+# ---- helpers of the py_* victims (thread-level Python hangs) ----
+
+# futex(2), the syscall a thread blocked on a threading.Lock (a sem_t), on
+# the GIL or in a join sits in.
+_FUTEX = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}
+FUTEX = _FUTEX[platform.machine()]
+
+
+def report_fd(check, fd):
+    """report, but the ready line goes to fd instead of fd 1 (for victims
+    that re-point fd 1 elsewhere after saving the original with os.dup)."""
+
+    def run():
+        reason = "not checked"
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            ok, msg = check()
+            if ok:
+                time.sleep(0.1)
+                ok, msg = check()
+            if ok:
+                data = (msg + "\n").encode()
+                while data:
+                    data = data[os.write(fd, data):]
+                return
+            reason = msg
+            time.sleep(0.01)
+        os.write(2, ("error: hang not reached within 15s: %s\n" % reason).encode())
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    t = threading.Thread(target=run, name="reporter", daemon=True)
+    t.start()
+    return t
+
+
+def task_stat(pid, tid):
+    """(state, utime+stime in clock ticks) of /proc/PID/task/TID/stat, or
+    None when the thread is gone."""
+    try:
+        with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+            s = f.read()
+    except OSError:
+        return None
+    rest = s[s.rindex(")") + 2:].split()
+    # rest[0] is field 3 (state); utime and stime are fields 14 and 15.
+    return rest[0], int(rest[11]) + int(rest[12])
+
+
+def tasks(pid):
+    """Sorted TIDs of /proc/PID/task."""
+    try:
+        return sorted(int(n) for n in os.listdir("/proc/%d/task" % pid))
+    except OSError:
+        return []
+
+
+def source_line(path, text):
+    """1-based number of the only line of the file at path whose text,
+    stripped, is text (a victim finding its own `with lock:` line)."""
+    with open(path) as f:
+        found = [i for i, line in enumerate(f, 1) if line.strip() == text]
+    if len(found) != 1:
+        raise SystemExit("error: %r is on lines %r of %s, want exactly one" % (text, found, path))
+    return found[0]
+
+
+def tids_field(tids):
+    """"T1,T2,..." for a ready line."""
+    return ",".join(str(t) for t in tids)

@@ -1,0 +1,132 @@
+package classify
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hangdoc/hangdoc/sampler"
+)
+
+const appPy = "/srv/app.py"
+
+var appSource = strings.Split(`import threading
+out_lock = threading.Lock()
+
+def emit(rows):
+    for row in rows:
+        with out_lock:
+            line = encode(row)
+            sys.stdout.write(line)
+            sys.stdout.flush()
+        count()
+`, "\n")
+
+func TestPythonWithBlockHolder(t *testing.T) {
+	waitAt := []sampler.Frame{{Func: "emit", File: appPy, Line: 6}, {Func: "run", File: "/usr/lib/python3.11/threading.py", Line: 975}}
+	inside := []sampler.Frame{{Func: "emit", File: appPy, Line: 9}, {Func: "run", File: "/usr/lib/python3.11/threading.py", Line: 975}}
+	threads := []th{{tid: 10, name: "python3", state: "S", call: call("write", 1, 0x10, 4096), fd: "pipe:[3]", stack: inside}}
+	for i := 11; i <= 13; i++ {
+		threads = append(threads, th{tid: i, name: "python3", state: "S", call: futexWait(0x9000, 0), stack: waitAt})
+	}
+	samples := steady(3, map[string]sampler.Futex{"0x9000": {Word: 0}}, threads...)
+	for si := range samples {
+		for ti := range samples[si].Threads {
+			samples[si].Threads[ti].Python = &sampler.PythonThread{ThreadName: fmt.Sprintf("writer-%d", samples[si].Threads[ti].TID-10)}
+		}
+	}
+	d := Classify(samples, World{Sources: map[string][]string{appPy: appSource}}, DefaultOptions())
+	if d.Verdict != Blocked {
+		t.Fatalf("verdict %s (%s)", d.Verdict, d.Summary)
+	}
+	if len(d.Locks) != 1 || d.Locks[0].Holder == nil || d.Locks[0].Holder.TID != 10 {
+		t.Fatalf("locks %+v, want one held by tid 10", d.Locks)
+	}
+	for _, s := range []string{"source: with-block at /srv/app.py:6", "lines 6-9 of emit()", "futex evidence agrees"} {
+		if !strings.Contains(d.Locks[0].Basis, s) {
+			t.Errorf("basis %q lacks %q", d.Locks[0].Basis, s)
+		}
+	}
+	if !strings.Contains(d.Summary, "tid 10 (writer-0) holds python-lock") || !strings.Contains(d.Summary, "write(1,") {
+		t.Errorf("summary %q should name writer-0 holding the lock, blocked in write", d.Summary)
+	}
+}
+
+func TestPythonWithBlockNoHolderWhenNobodyInside(t *testing.T) {
+	waitAt := []sampler.Frame{{Func: "emit", File: appPy, Line: 6}}
+	elsewhere := []sampler.Frame{{Func: "emit", File: appPy, Line: 10}} // after the block
+	samples := steady(2, nil,
+		th{tid: 10, state: "S", call: call("clock_nanosleep", 0), stack: elsewhere},
+		th{tid: 11, state: "S", call: futexWait(0x9000, 0), stack: waitAt},
+	)
+	d := Classify(samples, World{Sources: map[string][]string{appPy: appSource}}, DefaultOptions())
+	if len(d.Locks) != 1 || d.Locks[0].Holder != nil || !strings.Contains(d.Locks[0].Basis, "no holder is named") {
+		t.Errorf("locks %+v, want one with no holder named", d.Locks)
+	}
+}
+
+func TestPythonSpinnerDespiteDumperPauses(t *testing.T) {
+	loop := []sampler.Frame{{Func: "paginate", File: appPy, Line: 20}}
+	loopNext := []sampler.Frame{{Func: "paginate", File: appPy, Line: 21}}
+	// py-spy pauses the process for each dump: the spinner shows voluntary
+	// switches, but its stack stays in the same loop.
+	samples := run(nil,
+		[]th{{tid: 1, name: "renderer-0", state: "R", cpu: 0, vol: 0, call: running, stack: loop}},
+		[]th{{tid: 1, name: "renderer-0", state: "R", cpu: 990 * time.Millisecond, vol: 4, call: running, stack: loopNext}},
+		[]th{{tid: 1, name: "renderer-0", state: "R", cpu: 1980 * time.Millisecond, vol: 8, call: running, stack: loop}},
+	)
+	for i := range samples {
+		samples[i].Paused = true
+	}
+	d := Classify(samples, World{}, DefaultOptions())
+	if d.Verdict != Spinning || d.Confidence != High {
+		t.Errorf("verdict %s (%s), want spinning with high confidence: a loop over two lines is one loop", d.Verdict, d.Confidence)
+	}
+	moving := run(nil,
+		[]th{{tid: 1, state: "R", cpu: 0, vol: 0, call: running, stack: loop}},
+		[]th{{tid: 1, state: "R", cpu: 900 * time.Millisecond, vol: 8, call: running, stack: []sampler.Frame{{Func: "hash", File: appPy, Line: 40}}}},
+	)
+	if d := Classify(moving, World{}, DefaultOptions()); d.Verdict != Working {
+		t.Errorf("a thread whose function changes is working, got %s", d.Verdict)
+	}
+}
+
+func TestPythonIdlePool(t *testing.T) {
+	get := []sampler.Frame{
+		{Func: "wait", File: "/usr/lib/python3.11/threading.py", Line: 320},
+		{Func: "Queue.get", File: "/usr/lib/python3.11/queue.py", Line: 171},
+		{Func: "work", File: appPy, Line: 30},
+	}
+	join := []sampler.Frame{{Func: "_wait_for_tstate_lock", File: "/usr/lib/python3.11/threading.py", Line: 1132}, {Func: "<module>", File: appPy, Line: 50}}
+	threads := []th{{tid: 1, state: "S", call: futexWait(0x100, 0), stack: join}}
+	for i := 2; i <= 9; i++ {
+		threads = append(threads, th{tid: i, state: "S", call: futexWait(uint64(0x1000*i), 0), stack: get})
+	}
+	samples := steady(3, nil, threads...)
+	for si := range samples {
+		for ti := range samples[si].Threads {
+			tid := samples[si].Threads[ti].TID
+			name := "MainThread"
+			if tid > 1 {
+				name = fmt.Sprintf("worker-%d", tid-2)
+			}
+			samples[si].Threads[ti].Python = &sampler.PythonThread{ThreadName: name}
+		}
+	}
+	d := Classify(samples, World{}, DefaultOptions())
+	if d.Verdict != Idle || d.Confidence != High {
+		t.Fatalf("verdict %s %s (%s), want idle, high", d.Verdict, d.Confidence, d.Summary)
+	}
+	for _, s := range []string{"all 8 workers (worker-0…worker-7) wait in queue.get()", "the feeder thread is gone"} {
+		if !strings.Contains(d.Summary, s) {
+			t.Errorf("summary %q lacks %q", d.Summary, s)
+		}
+	}
+}
+
+func TestBlockEnd(t *testing.T) {
+	if got := blockEnd(appSource, 6); got != 9 {
+		t.Errorf("blockEnd = %d, want 9", got)
+	}
+}

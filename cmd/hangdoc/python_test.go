@@ -1,0 +1,167 @@
+package main
+
+import (
+	"fmt"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hangdoc/hangdoc/internal/diagnose"
+	"github.com/hangdoc/hangdoc/internal/testvictim"
+)
+
+// The Python victims need py-spy, which .ci/run installs with pip: a
+// missing py-spy fails these tests, it does not skip them.
+
+type pycontract struct {
+	xcontract
+	Sampling struct {
+		StackSource string   `json:"stack_source"`
+		Notes       []string `json:"notes"`
+	} `json:"sampling"`
+	Threads []struct {
+		TID    int    `json:"tid"`
+		Name   string `json:"name"`
+		Class  string `json:"class"`
+		Python *struct {
+			ThreadName string `json:"thread_name"`
+			OwnsGIL    bool   `json:"owns_gil"`
+		} `json:"python"`
+		Stack []struct {
+			Func string `json:"func"`
+			File string `json:"file"`
+			Line int    `json:"line"`
+		} `json:"stack"`
+	} `json:"threads"`
+}
+
+func pydecode(t *testing.T, out string) pycontract {
+	t.Helper()
+	var c pycontract
+	c.xcontract = xdecode(t, out)
+	if err := jsonUnmarshal(out, &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.Sampling.StackSource != "py-spy" {
+		t.Fatalf("stack_source %q, want py-spy (notes: %v)", c.Sampling.StackSource, c.Sampling.Notes)
+	}
+	return c
+}
+
+func needPySpy(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("py-spy"); err != nil {
+		t.Fatalf("py-spy not found: install it with pip install py-spy (.ci/run does)")
+	}
+}
+
+// heldBy returns the basis of the lock tid holds.
+func (c pycontract) heldBy(tid int) (basis string, waiters []int) {
+	for _, l := range c.Locks {
+		if l.Holder != nil && l.Holder.TID == tid {
+			for _, w := range l.Waiters {
+				waiters = append(waiters, w.TID)
+			}
+			slices.Sort(waiters)
+			return l.Basis, waiters
+		}
+	}
+	return "", nil
+}
+
+func TestPythonNDJSONWritersUnderOneLock(t *testing.T) {
+	needPySpy(t)
+	v := testvictim.StartPython(t, "py_ndjson_pipe.py")
+	holder := v.TID("holder")
+	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+	c := pydecode(t, out)
+	if code != diagnose.ExitBlocked || c.Verdict != "blocked" {
+		t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
+	}
+	basis, waiters := c.heldBy(holder)
+	if !strings.Contains(basis, fmt.Sprintf(":%s", v.Info["lockline"])) || !strings.Contains(basis, "source: with-block") {
+		t.Errorf("holder %d: basis %q, want the with-block at line %s (locks %+v)", holder, basis, v.Info["lockline"], c.Locks)
+	}
+	if !slices.Equal(waiters, v.TIDs("waiters")) {
+		t.Errorf("waiters %v, want %v", waiters, v.TIDs("waiters"))
+	}
+	if !strings.Contains(c.Summary, fmt.Sprintf("tid %d (writer-", holder)) || !strings.Contains(c.Summary, "write(") {
+		t.Errorf("summary %q should name the holder by its Python name, blocked in write()", c.Summary)
+	}
+}
+
+func TestPythonRendererSpinsHoldingTheLock(t *testing.T) {
+	needPySpy(t)
+	v := testvictim.StartPython(t, "py_spin_renderers.py")
+	holder := v.TID("holder")
+	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+	c := pydecode(t, out)
+	if code != diagnose.ExitSpinning || c.Verdict != "spinning" {
+		t.Fatalf("exit %d verdict %q (%s), want spinning\n%s", code, c.Verdict, c.Summary, stderr)
+	}
+	basis, waiters := c.heldBy(holder)
+	if basis == "" || !slices.Equal(waiters, v.TIDs("waiters")) {
+		t.Errorf("holder %d holds nothing or the wrong waiters: %v (locks %+v)", holder, waiters, c.Locks)
+	}
+	if got := c.class(holder); got != "spinning" {
+		t.Errorf("holder class %s, want spinning", got)
+	}
+	for _, w := range v.TIDs("waiters") {
+		if got := c.class(w); got != "blocked" {
+			t.Errorf("waiter %d class %s, want blocked", w, got)
+		}
+	}
+}
+
+func TestPythonPoolWithDeadFeederIsIdle(t *testing.T) {
+	needPySpy(t)
+	v := testvictim.StartPython(t, "py_dead_feeder.py")
+	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+	c := pydecode(t, out)
+	if code != diagnose.ExitIdle || c.Verdict != "idle" {
+		t.Fatalf("exit %d verdict %q (%s), want idle\n%s", code, c.Verdict, c.Summary, stderr)
+	}
+	if !strings.Contains(c.Summary, "queue.get()") || !strings.Contains(c.Summary, "feeder thread is gone") {
+		t.Errorf("summary %q should say the pool waits in queue.get() with its feeder gone", c.Summary)
+	}
+	named := 0
+	for _, th := range c.Threads {
+		if th.Python != nil && strings.HasPrefix(th.Python.ThreadName, "worker-") && len(th.Stack) > 0 {
+			named++
+		}
+	}
+	if named != len(v.TIDs("workers")) {
+		t.Errorf("%d threads carry a worker's Python name and stack, want %d", named, len(v.TIDs("workers")))
+	}
+}
+
+func TestPythonWorking(t *testing.T) {
+	needPySpy(t)
+	v := testvictim.StartPython(t, "py_working.py")
+	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+	c := pydecode(t, out)
+	if code != diagnose.ExitWorking || c.Verdict != "working" {
+		t.Fatalf("exit %d verdict %q (%s), want working\n%s", code, c.Verdict, c.Summary, stderr)
+	}
+}
+
+func TestPythonWithoutPySpyStillDiagnoses(t *testing.T) {
+	v := testvictim.StartPython(t, "py_ndjson_pipe.py")
+	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms", "--py-spy", "/nonexistent/py-spy")
+	c := xdecode(t, out)
+	if code != diagnose.ExitBlocked {
+		t.Fatalf("exit %d (%s): the kernel evidence alone still says blocked\n%s\n%s", code, c.Summary, stderr, out)
+	}
+	var notes struct {
+		Sampling struct {
+			StackSource string   `json:"stack_source"`
+			Notes       []string `json:"notes"`
+		} `json:"sampling"`
+	}
+	jsonUnmarshal(out, &notes)
+	if notes.Sampling.StackSource != "none" || !strings.Contains(strings.Join(notes.Sampling.Notes, " "), "py-spy") {
+		t.Errorf("sampling %+v: want no stacks and a note about py-spy", notes.Sampling)
+	}
+}
