@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -164,4 +165,47 @@ func TestPythonWithoutPySpyStillDiagnoses(t *testing.T) {
 	if notes.Sampling.StackSource != "none" || !strings.Contains(strings.Join(notes.Sampling.Notes, " "), "py-spy") {
 		t.Errorf("sampling %+v: want no stacks and a note about py-spy", notes.Sampling)
 	}
+}
+
+// TestHangingPySpy: a py-spy that never returns, and leaves a child holding
+// its output pipe, must not hang hangdoc: the run ends at --timeout with a
+// partial report, and neither the fake nor its child is left running.
+func TestHangingPySpy(t *testing.T) {
+	root, err := testvictim.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := root + "/sampler/python/testdata/fake-py-spy/hang"
+	pids := t.TempDir() + "/pids"
+	t.Setenv("HANGDOC_FAKE_PIDS", pids)
+	v := testvictim.StartPython(t, "py_dead_feeder.py")
+
+	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--py-spy", fake, "--timeout", "2s")
+	if code == diagnose.ExitError || code == diagnose.ExitUsage {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	c := xdecode(t, out)
+	if !c.Sampling.Partial || !strings.Contains(c.Sampling.PartialReason, "--timeout") {
+		t.Errorf("sampling %+v: want a partial report cut by --timeout", c.Sampling)
+	}
+	b, err := os.ReadFile(pids)
+	if err != nil {
+		t.Fatalf("the fake py-spy never ran: %v", err)
+	}
+	for _, f := range strings.Fields(string(b)) {
+		pid, _ := strconv.Atoi(f)
+		if alive(pid) {
+			t.Errorf("pid %d (the fake py-spy or its child) is still alive after hangdoc returned", pid)
+		}
+	}
+}
+
+// alive says whether pid runs, and is still what it was: a sleep or a sh.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	return (strings.Contains(s, "(sleep)") || strings.Contains(s, "(sh)") || strings.Contains(s, "(hang)")) && !strings.Contains(s, ") Z ")
 }
