@@ -268,6 +268,9 @@ func memory(samples []sampler.Sample, opts Options) Memory {
 		return m
 	}
 	first, last := m.RSSBytes[0], m.RSSBytes[len(m.RSSBytes)-1]
+	if slices.Max(m.RSSBytes) == 0 {
+		return m // dumps from files: no memory was read
+	}
 	delta := last - first
 	limit := max(opts.RSSGrowthBytes, int64(float64(first)*opts.RSSGrowth))
 	switch {

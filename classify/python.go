@@ -26,7 +26,9 @@ func pythonLocks(pid int, d *Diagnosis, byTID map[int]*Thread, sources map[strin
 	sites := map[string]*withSite{}
 	for i := range d.Threads {
 		t := &d.Threads[i]
-		if len(t.Stack) == 0 || (t.Class != ClassBlocked && t.Class != ClassIdle) || t.Syscall == nil || t.Syscall.Name != "futex" {
+		// With kernel evidence the waiter must be in futex(); a stack from
+		// a file has none to check.
+		if len(t.Stack) == 0 || (t.Class != ClassBlocked && t.Class != ClassIdle) || (t.State != "" && (t.Syscall == nil || t.Syscall.Name != "futex")) {
 			continue
 		}
 		top := t.Stack[0]
@@ -213,4 +215,29 @@ func shortFile(p string) string {
 		return p[i+1:]
 	}
 	return p
+}
+
+// stackKind names what a Python thread waits in from its stack alone, for
+// dumps read from files: the innermost frames of the standard library say
+// it (a C call such as time.sleep or lock.acquire shows as its caller).
+func stackKind(stack []sampler.Frame) string {
+	switch {
+	case inFrame(stack, "get", "queue.py"):
+		return "queue"
+	case inFrame(stack, "_wait_for_tstate_lock", "threading.py") || inFrame(stack, "join", "threading.py"):
+		return "thread-exit"
+	case inFrame(stack, "wait", "subprocess.py") || inFrame(stack, "communicate", "subprocess.py"):
+		return "child-exit"
+	case inFrame(stack, "select", "selectors.py") || inFrame(stack, "poll", "selectors.py"):
+		return "poll"
+	case inFrame(stack, "accept", "socket.py"):
+		return "accept"
+	case inFrame(stack, "readinto", "socket.py") || inFrame(stack, "recv", "ssl.py") || inFrame(stack, "read", "ssl.py"):
+		return "socket-read"
+	case inFrame(stack, "wait", "threading.py"):
+		return "condition"
+	case inFrame(stack, "acquire", "threading.py"):
+		return "python-lock"
+	}
+	return "python"
 }

@@ -328,7 +328,13 @@ func threadEvidence(d *Diagnosis, byTID map[int]*Thread, holder *Thread) []strin
 			return
 		}
 		seen[t.TID] = true
-		line := fmt.Sprintf("%s: %s; %.1f%% CPU, state %s", threadName(t), t.Why, t.CPUPercent, t.State)
+		line := fmt.Sprintf("%s: %s; %.1f%% CPU", threadName(t), t.Why, t.CPUPercent)
+		if t.State != "" {
+			line += ", state " + t.State
+		}
+		if w := where(t); w != "" {
+			line += ", at " + w
+		}
 		if t.Wchan != "" {
 			line += ", wchan " + t.Wchan
 		}
@@ -368,7 +374,7 @@ func threadEvidence(d *Diagnosis, byTID map[int]*Thread, holder *Thread) []strin
 }
 
 func memoryEvidence(m Memory, v Verdict) string {
-	if len(m.RSSBytes) == 0 {
+	if len(m.RSSBytes) == 0 || slices.Max(m.RSSBytes) == 0 {
 		return "memory: not read"
 	}
 	first, last := m.RSSBytes[0], m.RSSBytes[len(m.RSSBytes)-1]

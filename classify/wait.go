@@ -29,13 +29,17 @@ var kindText = map[string]string{
 	"uninterruptible": "in uninterruptible sleep (D)",
 	"stopped":         "stopped (SIGSTOP or a tracer)",
 	"thread-exit":     "waiting for another thread to exit (join)",
+	"queue":           "waiting in queue.get() for work",
+	"condition":       "waiting on a condition (Condition.wait, Event.wait)",
+	"python-lock":     "waiting to acquire a lock",
+	"python":          "in Python code",
 	"running":         "running",
 	"syscall":         "in a syscall",
 	"unknown":         "waiting in the kernel",
 }
 
 // idleKinds are waits for work: a thread parked in one is idle, not blocked.
-var idleKinds = map[string]bool{"futex": true, "thread-exit": true, "poll": true, "sleep": true, "signal": true, "accept": true}
+var idleKinds = map[string]bool{"futex": true, "thread-exit": true, "queue": true, "condition": true, "poll": true, "sleep": true, "signal": true, "accept": true}
 
 // wchanKind names a wait from the kernel function alone, for threads whose
 // syscall file cannot be read. Names change between kernels (pipe_write
@@ -79,6 +83,11 @@ func (s *scene) lastReading(tid int) sampler.Thread {
 func (s *scene) waitKind(t sampler.Thread) (kind, resource string) {
 	lock := s.lockOf[t.TID]
 	sc := t.Syscall
+	if t.State == "" && len(t.Stack) > 0 {
+		// A stack from a file, with no kernel evidence: the stack alone
+		// says what the thread waits in.
+		return stackKind(t.Stack), ""
+	}
 	switch {
 	case t.State == "T" || t.State == "t":
 		return "stopped", ""

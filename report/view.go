@@ -207,6 +207,9 @@ func cycleText(r *Report, c []classify.Ref) string {
 }
 
 func samplingText(r *Report) string {
+	if r.Sampling.IntervalMS == 0 && r.Sampling.Samples > 0 {
+		return fmt.Sprintf("%d snapshots read from files (%s): stacks only, no CPU or kernel evidence", r.Sampling.Samples, r.Sampling.StackSource)
+	}
 	s := fmt.Sprintf("%d samples, %s apart, over %.1fs", r.Sampling.Samples, msText(r.Sampling.IntervalMS), float64(r.Sampling.DurationMS)/1000)
 	if r.Sampling.Samples == 1 {
 		s = "1 sample"
@@ -226,10 +229,14 @@ func msText(ms int64) string {
 
 func targetText(r *Report) string {
 	t := r.Target
-	s := fmt.Sprintf("pid %d", t.PID)
-	if t.Cmdline != "" {
-		s += " · " + shorten(strings.Join(strings.Fields(t.Cmdline), " "), 100)
+	var parts []string
+	if t.PID != 0 {
+		parts = append(parts, fmt.Sprintf("pid %d", t.PID))
 	}
+	if t.Cmdline != "" {
+		parts = append(parts, shorten(strings.Join(strings.Fields(t.Cmdline), " "), 100))
+	}
+	s := strings.Join(parts, " · ")
 	rt := t.Runtime
 	if t.RuntimeVersion != "" {
 		rt += " " + t.RuntimeVersion
@@ -252,6 +259,9 @@ func hostText(r *Report) string {
 }
 
 func memoryText(m classify.Memory) string {
+	if len(m.RSSBytes) == 0 || slices.Max(m.RSSBytes) == 0 {
+		return "not read"
+	}
 	var parts []string
 	for _, b := range m.RSSBytes {
 		parts = append(parts, classify.Bytes(b))

@@ -26,7 +26,12 @@ func newDemo(stdout, stderr io.Writer) *cobra.Command {
 reproduces a classic hang, diagnoses it as 'hangdoc PID' would, prints the
 report and stops the victim. Without SCENARIO it shows ` + victim.Scenarios[0].Name + `.
 'hangdoc demo --list' names the scenarios.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageError{errors.New("one scenario at a time; 'hangdoc demo --list' names them")}
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if list {
 				for _, s := range victim.Scenarios {

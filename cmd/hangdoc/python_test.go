@@ -19,6 +19,7 @@ import (
 type pycontract struct {
 	xcontract
 	Sampling struct {
+		Samples     int      `json:"samples"`
 		StackSource string   `json:"stack_source"`
 		Notes       []string `json:"notes"`
 	} `json:"sampling"`
@@ -40,15 +41,7 @@ type pycontract struct {
 
 func pydecode(t *testing.T, out string) pycontract {
 	t.Helper()
-	var c pycontract
-	c.xcontract = xdecode(t, out)
-	if err := jsonUnmarshal(out, &c); err != nil {
-		t.Fatal(err)
-	}
-	if c.Sampling.StackSource != "py-spy" {
-		t.Fatalf("stack_source %q, want py-spy (notes: %v)", c.Sampling.StackSource, c.Sampling.Notes)
-	}
-	return c
+	return pydecodeAs(t, out, "py-spy")
 }
 
 func needPySpy(t *testing.T) {

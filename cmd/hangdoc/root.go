@@ -191,7 +191,7 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	cmd.SetErr(stderr)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	opts.register(cmd)
-	cmd.AddCommand(newVersion(stdout), newDemo(stdout, stderr), newVictim(stdout))
+	cmd.AddCommand(newVersion(stdout), newDemo(stdout, stderr), newAnalyze(stdout), newVictim(stdout))
 	return cmd
 }
 

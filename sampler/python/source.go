@@ -21,7 +21,19 @@ func ReadSource(fs sampler.FS, pid int, path string) ([]string, error) {
 	if !filepath.IsAbs(path) {
 		return nil, fmt.Errorf("reading source %q: not an absolute path", path)
 	}
-	full := fs.Path(strconv.Itoa(pid), "root", path)
+	return readLines(fs.Path(strconv.Itoa(pid), "root", path))
+}
+
+// ReadLocalSource reads a source file from this machine's filesystem, for
+// dumps analysed offline on the host that took them.
+func ReadLocalSource(path string) ([]string, error) {
+	if !filepath.IsAbs(path) {
+		return nil, fmt.Errorf("reading source %q: not an absolute path", path)
+	}
+	return readLines(path)
+}
+
+func readLines(full string) ([]string, error) {
 	f, err := os.Open(full)
 	if err != nil {
 		return nil, fmt.Errorf("reading source %s: %w", full, err)

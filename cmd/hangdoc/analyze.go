@@ -1,0 +1,52 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hangdoc/hangdoc/classify"
+	"github.com/hangdoc/hangdoc/internal/diagnose"
+	"github.com/hangdoc/hangdoc/report"
+)
+
+func newAnalyze(stdout io.Writer) *cobra.Command {
+	var out outputOptions
+	cmd := &cobra.Command{
+		Use:   "analyze FILE...",
+		Short: "Diagnose from saved stack dumps (py-spy text or JSON, faulthandler)",
+		Long: `analyze reads stack dumps saved to files ("-" reads standard input) and
+diagnoses them as 'hangdoc PID' would, from the stacks alone: one file is
+one snapshot; several files, or several dumps in one file, are snapshots in
+time order, compared like live samples (what moved, what did not).
+
+It reads py-spy's text and JSON dumps, CPython's faulthandler dumps (also
+from dump_traceback_later) and printed sys._current_frames() dumps. A file
+has no CPU or kernel evidence: a live 'hangdoc PID' says more.`,
+		Example: "  py-spy dump --pid 4187 --json > a.json; sleep 1; py-spy dump --pid 4187 --json > b.json\n  hangdoc analyze a.json b.json",
+		Args: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageError{errors.New("which dumps? give one or more files, or - for standard input")}
+			}
+			return nil
+		},
+		RunE: func(_ *cobra.Command, args []string) error {
+			if err := out.validate(); err != nil {
+				return err
+			}
+			rec, err := diagnose.Analyze(args, os.Stdin)
+			if err != nil {
+				return err
+			}
+			r := report.New(rec, classify.DefaultOptions())
+			if err := out.write(r, stdout); err != nil {
+				return err
+			}
+			return exitError{diagnose.ExitFor(r)}
+		},
+	}
+	out.register(cmd)
+	return cmd
+}

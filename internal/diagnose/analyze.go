@@ -1,0 +1,155 @@
+package diagnose
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/hangdoc/hangdoc/internal/version"
+	"github.com/hangdoc/hangdoc/report"
+	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/sampler/python"
+)
+
+// Analyze reads stack dumps from files ("-" is stdin) and records them as
+// samples, in order: one file is one snapshot, several are snapshots in
+// time, compared like live samples (what moved, what did not). It reads
+// py-spy's text and JSON dumps and CPython's faulthandler dumps; there is
+// no kernel evidence in a file, so CPU, wchan and syscalls are unknown.
+func Analyze(paths []string, stdin io.Reader) (report.Recording, error) {
+	rec := report.Recording{
+		HangdocVersion: version.Version,
+		Host:           sampler.DescribeHost(),
+		Samples:        []sampler.Sample{},
+	}
+	tids := map[string]int{}
+	var formats []string
+	for _, path := range paths {
+		b, saved, err := readInput(path, stdin)
+		if err != nil {
+			return rec, err
+		}
+		dumps, err := python.Parse(b)
+		if err != nil {
+			if errors.Is(err, python.ErrNoDump) {
+				return rec, fmt.Errorf("%s: no Python stack dump found (py-spy text or JSON, faulthandler, sys._current_frames()); Go goroutine dumps are not read yet", path)
+			}
+			return rec, fmt.Errorf("%s: %w", path, err)
+		}
+		for _, d := range dumps {
+			if d.Truncated {
+				rec.Notes = append(rec.Notes, fmt.Sprintf("%s: the dump is truncated; it was read as far as it goes", path))
+			}
+			if d.PID != 0 {
+				rec.Target.PID = d.PID
+			}
+			if d.Python != "" {
+				rec.Target.RuntimeVersion = d.Python
+			}
+			formats = append(formats, d.Format)
+			// Dumps in one file a second apart, from when the file was saved:
+			// what a file does not say, the report does not invent beyond that.
+			at := saved.Add(time.Duration(len(rec.Samples)) * time.Second)
+			rec.Samples = append(rec.Samples, snapshot(d, at, tids))
+		}
+	}
+	rec.Target.Runtime = "python"
+	rec.Target.Cmdline = fmt.Sprintf("(%s)", joinPaths(paths))
+	rec.Requested = len(rec.Samples)
+	if len(formats) > 0 {
+		rec.StackSource = formats[0]
+	}
+	for i := range rec.Samples {
+		rec.Samples[i].PID = rec.Target.PID
+	}
+	rec.Sources = localSources(rec.Samples)
+	return rec, nil
+}
+
+// snapshot turns one dump into a sample. Threads are matched across dumps
+// by their OS thread id, else their Python ident, else their name; a
+// thread with no OS id is given a small stand-in TID, the same in every
+// snapshot.
+func snapshot(d python.Dump, at time.Time, tids map[string]int) sampler.Sample {
+	s := sampler.Sample{Time: at.UTC(), Threads: []sampler.Thread{}}
+	for n, t := range d.Threads {
+		key := "name:" + t.Name
+		switch {
+		case t.NativeID > 0:
+			key = "tid:" + strconv.Itoa(t.NativeID)
+		case t.Ident > 0:
+			key = "ident:" + strconv.FormatUint(t.Ident, 16)
+		case t.Name == "":
+			key = "index:" + strconv.Itoa(n)
+		}
+		tid, ok := tids[key]
+		if !ok {
+			tid = t.NativeID
+			if tid == 0 {
+				tid = len(tids) + 1
+			}
+			tids[key] = tid
+		}
+		name := t.Name
+		if name == "" {
+			name = fmt.Sprintf("thread-%d", tid)
+		}
+		s.Threads = append(s.Threads, sampler.Thread{
+			TID: tid, Name: name, Stack: t.Frames,
+			Syscall: sampler.Syscall{Unknown: true, Nr: -1},
+			Python:  &sampler.PythonThread{ThreadName: t.Name, OwnsGIL: t.OwnsGIL, Active: t.Active},
+		})
+	}
+	return s
+}
+
+// readInput reads a dump and says when it was saved (now, for stdin).
+func readInput(path string, stdin io.Reader) ([]byte, time.Time, error) {
+	if path == "-" {
+		b, err := io.ReadAll(stdin)
+		if err != nil {
+			return nil, time.Time{}, fmt.Errorf("reading standard input: %w", err)
+		}
+		return b, time.Now(), nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("reading the dump: %w", err)
+	}
+	saved := time.Now()
+	if fi, err := os.Stat(path); err == nil {
+		saved = fi.ModTime()
+	}
+	return b, saved, nil
+}
+
+// localSources reads, where this machine has them, the files the waiting
+// threads' innermost frames point into: an analysis on the host that took
+// the dump can still find with-blocks.
+func localSources(samples []sampler.Sample) map[string][]string {
+	if len(samples) == 0 {
+		return nil
+	}
+	out := map[string][]string{}
+	for _, t := range samples[len(samples)-1].Threads {
+		if len(t.Stack) == 0 {
+			continue
+		}
+		file := t.Stack[0].File
+		if _, done := out[file]; done {
+			continue
+		}
+		out[file], _ = python.ReadLocalSource(file)
+	}
+	return out
+}
+
+func joinPaths(paths []string) string {
+	if len(paths) == 1 {
+		return paths[0]
+	}
+	return fmt.Sprintf("%s … %s, %d files", paths[0], paths[len(paths)-1], len(paths))
+}
