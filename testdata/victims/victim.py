@@ -123,28 +123,7 @@ def pids():
 
 def report(check):
     """Start the reporter thread (see the module comment)."""
-
-    def run():
-        reason = "not checked"
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            ok, msg = check()
-            if ok:
-                time.sleep(0.1)
-                ok, msg = check()
-            if ok:
-                data = (msg + "\n").encode()
-                while data:
-                    data = data[os.write(1, data):]
-                return
-            reason = msg
-            time.sleep(0.01)
-        os.write(2, ("error: hang not reached within 15s: %s\n" % reason).encode())
-        os.kill(os.getpid(), signal.SIGKILL)
-
-    t = threading.Thread(target=run, name="reporter", daemon=True)
-    t.start()
-    return t
+    return report_fd(check, 1)
 
 
 def sleep_forever():
