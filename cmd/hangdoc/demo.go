@@ -124,6 +124,9 @@ func newVictim(stdout io.Writer) *cobra.Command {
 		Hidden: true,
 		Args:   cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if args[0] == victim.SlowReader {
+				return victim.ReadSlowly()
+			}
 			s, ok := victim.Find(args[0])
 			if !ok {
 				return usageError{fmt.Errorf("no scenario %q", args[0])}

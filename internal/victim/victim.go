@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -137,27 +139,47 @@ func forever() { select {} }
 // Shared state lives in package variables: the futex words must stay put,
 // and Go's collector does not move what it keeps.
 var (
-	outMu      pthreadMutex
-	m1, m2     pthreadMutex
-	renderMu   pthreadMutex
-	pagesDone  uint64
-	pipeReader int
+	outMu     pthreadMutex
+	m1, m2    pthreadMutex
+	renderMu  pthreadMutex
+	pagesDone uint64
 )
+
+// SlowReader is the hidden helper the pipe-holder victim starts as its
+// reader: it drains its standard input one byte a second.
+const SlowReader = "slow-reader"
+
+// ReadSlowly reads one byte of standard input a second, sleeping in
+// nanosleep(2) in between, and never returns.
+func ReadSlowly() error {
+	runtime.LockOSThread()
+	var b [1]byte
+	for {
+		unix.Nanosleep(&unix.Timespec{Sec: 1}, nil)
+		if n, err := unix.Read(0, b[:]); n == 0 || err != nil && err != unix.EINTR {
+			return fmt.Errorf("slow reader: standard input closed (%v)", err)
+		}
+	}
+}
 
 func pipeHolder(w io.Writer) error {
 	var p [2]int
 	if err := unix.Pipe2(p[:], unix.O_CLOEXEC); err != nil {
 		return err
 	}
-	pipeReader = p[0]
-	// The slow reader: one byte a second, so the pipe stays full.
-	worker("reader", func() {
-		var b [1]byte
-		for {
-			time.Sleep(time.Second)
-			unix.Read(p[0], b[:])
-		}
-	})
+	// The slow reader is a process of its own, so the chain of waits
+	// crosses to it: hangdoc itself again, reading one byte a second.
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	reader := exec.Command(self, "__victim", SlowReader)
+	reader.Stdin = os.NewFile(uintptr(p[0]), "pipe")
+	reader.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := reader.Start(); err != nil {
+		return fmt.Errorf("starting the slow reader: %w", err)
+	}
+	unix.Close(p[0])
 	line := []byte(strings.Repeat("x", 511) + "\n")
 	var tids []int
 	for i := range 8 {
@@ -170,7 +192,7 @@ func pipeHolder(w io.Writer) error {
 		}))
 	}
 	holder := 0
-	err := waitFor(tids, func(calls map[int]string) bool {
+	err = waitFor(tids, func(calls map[int]string) bool {
 		holder = 0
 		waiting := 0
 		for tid, c := range calls {
@@ -192,7 +214,7 @@ func pipeHolder(w io.Writer) error {
 			waiters = append(waiters, t)
 		}
 	}
-	ready(w, fmt.Sprintf("holder=%d waiters=%s lock=%p pipefd=%d", holder, join(waiters), &outMu.lock, p[1]))
+	ready(w, fmt.Sprintf("holder=%d waiters=%s lock=%p pipefd=%d reader=%d", holder, join(waiters), &outMu.lock, p[1], reader.Process.Pid))
 	forever()
 	return nil
 }
