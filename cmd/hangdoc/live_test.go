@@ -151,6 +151,13 @@ func TestDemoScenarios(t *testing.T) {
 					t.Errorf("no lock held by the victim's holder %d: %+v", tid, c.Locks)
 				}
 			}
+			if r := info["reader"]; r != "" {
+				// The pipe's slow reader is another process: the chain reaches it.
+				x := xdecode(t, out)
+				if len(x.Processes) == 0 || strconv.Itoa(x.Processes[0].PID) != r || !strings.Contains(x.Processes[0].State, "sleeping") {
+					t.Errorf("processes %+v, want the sleeping reader %s", x.Processes, r)
+				}
+			}
 			if s.Expect == "deadlock" && len(c.Cycles) != 1 {
 				t.Errorf("cycles = %+v, want one", c.Cycles)
 			}
