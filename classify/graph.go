@@ -110,12 +110,12 @@ func (g *graph) resolve(w *Wait) []Ref {
 		}
 		role = "child"
 	case "pipe-write":
-		pids, role = holders(res, "r", w.From.PID), "read by"
+		pids, role = holders(res, "r"), "read by"
 	case "pipe-read", "stdin":
-		pids, role = holders(res, "w", w.From.PID), "written by"
+		pids, role = holders(res, "w"), "written by"
 	case "socket-read", "socket-write", "socket-connect":
 		if res.Peer != "" {
-			pids = holders(g.w.Resources[res.Peer], "", 0)
+			pids = holders(g.w.Resources[res.Peer], "")
 		}
 		role = "the other end held by"
 	default:
@@ -143,7 +143,7 @@ func (g *graph) resolve(w *Wait) []Ref {
 
 // holders lists the processes holding a resource open in the given mode
 // ("r", "w", or "" for any), without repeats, in order found.
-func holders(res sampler.Resource, mode string, _ int) []int {
+func holders(res sampler.Resource, mode string) []int {
 	var pids []int
 	for _, h := range res.Holders {
 		if mode != "" && !strings.Contains(h.Mode, mode) {
