@@ -19,8 +19,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // ---- /proc readers ----
@@ -34,7 +32,7 @@ type pyCall struct {
 
 func pySyscall(t *testing.T, pid, tid int) pyCall {
 	t.Helper()
-	raw := pyRead(t, "/proc/%d/task/%d/syscall", pid, tid)
+	raw := procString(t, "/proc/%d/task/%d/syscall", pid, tid)
 	c := pyCall{raw: raw, nr: -1}
 	f := strings.Fields(raw)
 	if len(f) < 7 || f[0] == "running" {
@@ -57,15 +55,6 @@ func pySyscall(t *testing.T, pid, tid int) pyCall {
 	return c
 }
 
-func pyRead(t *testing.T, format string, a ...any) string {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf(format, a...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(b))
-}
-
 // pyTask is the part of /proc/PID/task/TID/stat the tests look at.
 type pyTask struct {
 	comm       string
@@ -76,7 +65,7 @@ type pyTask struct {
 
 func pyStat(t *testing.T, pid, tid int) pyTask {
 	t.Helper()
-	s := pyRead(t, "/proc/%d/task/%d/stat", pid, tid)
+	s := procString(t, "/proc/%d/task/%d/stat", pid, tid)
 	l, r := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
 	if l < 0 || r < l {
 		t.Fatalf("/proc/%d/task/%d/stat: %q", pid, tid, s)
@@ -199,32 +188,6 @@ func pyHolders(t *testing.T, pgrp int, link string) map[int][]int {
 	return out
 }
 
-// pyPipeFill opens the pipe behind pid's fd for reading (without reading
-// from it) and returns the bytes queued in it and its capacity.
-func pyPipeFill(t *testing.T, pid, fd int) (queued, capacity int) {
-	t.Helper()
-	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/fd/%d", pid, fd), os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		t.Fatalf("opening the pipe of %d/%d: %v", pid, fd, err)
-	}
-	defer f.Close()
-	rc, err := f.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ierr, ferr error
-	if err := rc.Control(func(p uintptr) {
-		queued, ierr = unix.IoctlGetInt(int(p), unix.TIOCINQ) // FIONREAD
-		capacity, ferr = unix.FcntlInt(p, unix.F_GETPIPE_SZ, 0)
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if err := errors.Join(ierr, ferr); err != nil {
-		t.Fatalf("pipe of %d/%d: %v", pid, fd, err)
-	}
-	return queued, capacity
-}
-
 const (
 	pyFutexWait       = 0
 	pyFutexWaitBitset = 9
@@ -239,7 +202,7 @@ func pyWantFutexWait(t *testing.T, who string, pid, tid int) uint64 {
 	c := pySyscall(t, pid, tid)
 	if c.nr != syscall.SYS_FUTEX {
 		t.Fatalf("%s %d: syscall %q, want futex (wchan %s)",
-			who, tid, c.raw, pyRead(t, "/proc/%d/task/%d/wchan", pid, tid))
+			who, tid, c.raw, procString(t, "/proc/%d/task/%d/wchan", pid, tid))
 	}
 	if cmd := c.args[1] & pyFutexCmdMask; cmd != pyFutexWait && cmd != pyFutexWaitBitset {
 		t.Fatalf("%s %d: futex op %#x, want a FUTEX_WAIT", who, tid, c.args[1])
@@ -359,7 +322,7 @@ func TestPyNDJSONPipe(t *testing.T) {
 	if c := pySyscall(t, cons, cons); !slices.Contains([]int64{syscall.SYS_NANOSLEEP, syscall.SYS_CLOCK_NANOSLEEP, syscall.SYS_READ}, c.nr) {
 		t.Fatalf("consumer %d: syscall %q, want a sleep (or its once-in-10-s read)", cons, c.raw)
 	}
-	queued, size := pyPipeFill(t, p, 1)
+	queued, size := xpPipeFill(t, p, 1)
 	if queued <= size-os.Getpagesize() || queued > size {
 		t.Fatalf("pipe %s holds %d of %d bytes: not full", pipe, queued, size)
 	}
