@@ -201,20 +201,21 @@ func idlePool(d *Diagnosis) []*Thread {
 	return pool
 }
 
-// where is a thread's innermost Python frame: "render (app.py:42)".
-func where(t *Thread) string {
+// Where is a thread's innermost stack frame, "emit (app.py:42)", or ""
+// without a stack.
+func (t *Thread) Where() string {
 	if t == nil || len(t.Stack) == 0 {
 		return ""
 	}
 	f := t.Stack[0]
-	return fmt.Sprintf("%s (%s:%d)", f.Func, shortFile(f.File), f.Line)
-}
-
-func shortFile(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[i+1:]
+	file := f.File
+	if i := strings.LastIndexByte(file, '/'); i >= 0 {
+		file = file[i+1:]
 	}
-	return p
+	if f.Line == 0 {
+		return fmt.Sprintf("%s (%s)", f.Func, file)
+	}
+	return fmt.Sprintf("%s (%s:%d)", f.Func, file, f.Line)
 }
 
 // stackKind names what a Python thread waits in from its stack alone, for

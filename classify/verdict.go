@@ -134,7 +134,7 @@ func (s *scene) verdict(d *Diagnosis, byTID map[int]*Thread, g *graph) {
 	d.Evidence = append(d.Evidence, memoryEvidence(d.Memory, d.Verdict))
 	for _, t := range d.Threads {
 		if t.Python != nil && t.Python.OwnsGIL {
-			d.Evidence = append(d.Evidence, fmt.Sprintf("tid %d (%s) holds the GIL at %s", t.TID, t.Name, where(&t)))
+			d.Evidence = append(d.Evidence, fmt.Sprintf("tid %d (%s) holds the GIL at %s", t.TID, t.Name, t.Where()))
 		}
 	}
 	for _, p := range d.Processes {
@@ -332,7 +332,7 @@ func threadEvidence(d *Diagnosis, byTID map[int]*Thread, holder *Thread) []strin
 		if t.State != "" {
 			line += ", state " + t.State
 		}
-		if w := where(t); w != "" {
+		if w := t.Where(); w != "" {
 			line += ", at " + w
 		}
 		if t.Wchan != "" {

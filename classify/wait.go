@@ -213,7 +213,7 @@ func (s *scene) wait(t *Thread) (Wait, bool) {
 		w.To = &Ref{PID: s.pid, TID: joined}
 		w.Detail = fmt.Sprintf("waits for thread %d to exit (pthread_join)", joined)
 	case kind == "child-exit":
-		if child := waitedChild(last); child > 0 {
+		if child := sampler.WaitedChild(last); child > 0 {
 			w.To = &Ref{PID: child}
 			w.Detail = fmt.Sprintf("waits for child pid %d to exit", child)
 		} else {
@@ -229,22 +229,4 @@ func (s *scene) wait(t *Thread) (Wait, bool) {
 		w.Detail = kindText[kind] + call
 	}
 	return w, true
-}
-
-// waitedChild is the pid named in wait4(pid, …), waitid(P_PID, pid, …), or
-// by the pidfd of waitid(P_PIDFD, fd, …) (Go's os/exec waits that way).
-func waitedChild(t sampler.Thread) int {
-	sc := t.Syscall
-	switch sc.Name {
-	case "wait4":
-		return int(int32(sc.Args[0]))
-	case "waitid":
-		switch sc.Args[0] {
-		case 1: // P_PID
-			return int(int32(sc.Args[1]))
-		case 3: // P_PIDFD
-			return t.PidfdPID
-		}
-	}
-	return 0
 }

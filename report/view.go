@@ -76,7 +76,7 @@ func threadRows(r *Report) (rows []row, hidden int) {
 		if len(t.Holds) > 0 {
 			note = "holds " + strings.Join(t.Holds, ", ")
 		}
-		key := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s", t.Class, namePattern(t.Name), t.State, t.Wchan, call, t.Waits, whereOf(t))
+		key := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s", t.Class, namePattern(t.Name), t.State, t.Wchan, call, t.Waits, t.Where())
 		if t.Class == classify.ClassIdle && t.Syscall != nil {
 			// Parked threads group by call, whatever their futex: a runtime's
 			// idle threads each sleep on a word of their own.
@@ -97,7 +97,7 @@ func threadRows(r *Report) (rows []row, hidden int) {
 			note = strings.TrimPrefix(note+"; waits for "+t.Waits, "; ")
 		}
 		rows = append(rows, row{
-			TIDs: []int{t.TID}, Where: whereOf(t), Name: t.Name, Class: string(t.Class), CPU: t.CPUPercent,
+			TIDs: []int{t.TID}, Where: t.Where(), Name: t.Name, Class: string(t.Class), CPU: t.CPUPercent,
 			State: t.State, Wchan: t.Wchan, Syscall: call, Note: note,
 		})
 	}
@@ -331,22 +331,6 @@ func orphanText(o classify.Orphan) string {
 }
 
 const orphanWhy = "their parent exited (a timeout that killed a shell but not its children?); they may hold pipe ends others wait on, and burn CPU"
-
-// whereOf is a thread's innermost stack frame: "emit (app.py:42)".
-func whereOf(t classify.Thread) string {
-	if len(t.Stack) == 0 {
-		return ""
-	}
-	f := t.Stack[0]
-	file := f.File
-	if i := strings.LastIndexByte(file, '/'); i >= 0 {
-		file = file[i+1:]
-	}
-	if f.Line == 0 {
-		return fmt.Sprintf("%s (%s)", f.Func, file)
-	}
-	return fmt.Sprintf("%s (%s:%d)", f.Func, file, f.Line)
-}
 
 // maxFrames bounds each stack the text views print.
 const maxFrames = 10

@@ -395,6 +395,27 @@ func FutexWait(sc Syscall) (addr uint64, ok bool) {
 	return 0, false
 }
 
+// WaitedChild returns the process a thread blocked in wait4 or waitid
+// waits for: wait4(pid, …), waitid(P_PID, pid, …), or the process behind the
+// pidfd of waitid(P_PIDFD, fd, …) (Go's os/exec waits that way). 0 means any
+// child, a process group, or no wait at all.
+func WaitedChild(t Thread) int {
+	sc := t.Syscall
+	if !sc.InCall() {
+		return 0
+	}
+	pid := 0
+	switch {
+	case sc.Name == "wait4":
+		pid = int(int32(sc.Args[0]))
+	case sc.Name == "waitid" && sc.Args[0] == 1: // P_PID
+		pid = int(int32(sc.Args[1]))
+	case sc.Name == "waitid" && sc.Args[0] == 3: // P_PIDFD
+		pid = t.PidfdPID
+	}
+	return max(pid, 0)
+}
+
 // FutexKey is how Sample.Futexes names an address.
 func FutexKey(addr uint64) string { return "0x" + strconv.FormatUint(addr, 16) }
 

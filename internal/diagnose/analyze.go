@@ -65,7 +65,7 @@ func Analyze(paths []string, stdin io.Reader) (report.Recording, error) {
 	for i := range rec.Samples {
 		rec.Samples[i].PID = rec.Target.PID
 	}
-	rec.Sources = localSources(rec.Samples)
+	rec.Sources = sources(rec.Samples, python.ReadLocalSource)
 	return rec, nil
 }
 
@@ -124,27 +124,6 @@ func readInput(path string, stdin io.Reader) ([]byte, time.Time, error) {
 		saved = fi.ModTime()
 	}
 	return b, saved, nil
-}
-
-// localSources reads, where this machine has them, the files the waiting
-// threads' innermost frames point into: an analysis on the host that took
-// the dump can still find with-blocks.
-func localSources(samples []sampler.Sample) map[string][]string {
-	if len(samples) == 0 {
-		return nil
-	}
-	out := map[string][]string{}
-	for _, t := range samples[len(samples)-1].Threads {
-		if len(t.Stack) == 0 {
-			continue
-		}
-		file := t.Stack[0].File
-		if _, done := out[file]; done {
-			continue
-		}
-		out[file], _ = python.ReadLocalSource(file)
-	}
-	return out
 }
 
 func joinPaths(paths []string) string {

@@ -14,6 +14,7 @@ import (
 	"github.com/hangdoc/hangdoc/internal/version"
 	"github.com/hangdoc/hangdoc/report"
 	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/sampler/python"
 )
 
 // Options is one diagnosis as the command line asked for it.
@@ -84,7 +85,9 @@ func Record(ctx context.Context, opts Options) (rec report.Recording, err error)
 			f.scan()
 			f.record(&rec, firstScan)
 			if stacks != nil {
-				rec.Sources = sources(fs, opts.PID, rec.Samples)
+				rec.Sources = sources(rec.Samples, func(path string) ([]string, error) {
+					return python.ReadSource(fs, opts.PID, path)
+				})
 			}
 		}
 	}()

@@ -138,17 +138,7 @@ func (f *follower) follow(pid int, sm sampler.Sample, depth int) {
 
 // waitedChildren are the children a wait4/waitid call waits for.
 func (f *follower) waitedChildren(pid int, t sampler.Thread) []int {
-	sc := t.Syscall
-	one := 0
-	switch {
-	case sc.Name == "wait4" && int32(sc.Args[0]) > 0:
-		one = int(int32(sc.Args[0]))
-	case sc.Name == "waitid" && sc.Args[0] == 1: // P_PID
-		one = int(int32(sc.Args[1]))
-	case sc.Name == "waitid" && sc.Args[0] == 3: // P_PIDFD
-		one = t.PidfdPID
-	}
-	if one > 0 {
+	if one := sampler.WaitedChild(t); one > 0 {
 		return []int{one}
 	}
 	var out []int

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/hangdoc/hangdoc/report"
 	"github.com/hangdoc/hangdoc/sampler"
@@ -85,9 +84,11 @@ func orUnnamed(name string) string {
 	return name
 }
 
-// sources reads the files that blocked threads' innermost frames point
-// into, so the classifier can find the with-blocks they wait at.
-func sources(fs sampler.FS, pid int, samples []sampler.Sample) map[string][]string {
+// sources reads the files that waiting threads' innermost frames point
+// into, with read (the target's files through /proc/PID/root live, this
+// machine's offline), so the classifier can find the with-blocks they wait
+// at. A file that cannot be read maps to nil.
+func sources(samples []sampler.Sample, read func(path string) ([]string, error)) map[string][]string {
 	if len(samples) == 0 {
 		return nil
 	}
@@ -97,14 +98,9 @@ func sources(fs sampler.FS, pid int, samples []sampler.Sample) map[string][]stri
 			continue
 		}
 		file := t.Stack[0].File
-		if _, done := out[file]; done || !strings.HasPrefix(file, "/") {
-			continue
+		if _, done := out[file]; !done {
+			out[file], _ = read(file)
 		}
-		lines, err := python.ReadSource(fs, pid, file)
-		if err != nil {
-			lines = nil
-		}
-		out[file] = lines
 	}
 	return out
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hangdoc/hangdoc/sampler"
 )
 
 // Options for one dump.
@@ -29,12 +31,13 @@ type Options struct {
 const DefaultTimeout = 10 * time.Second
 
 // Sentinel errors, checked with errors.Is. The errors that wrap them say
-// what to do.
+// what to do. Permission and a vanished process are the sampler's own
+// sentinels, so one errors.Is check answers for /proc and py-spy alike.
 var (
 	ErrNotFound   = errors.New("py-spy not found")
-	ErrPermission = errors.New("permission denied")
+	ErrPermission = sampler.ErrPermission
 	ErrNotPython  = errors.New("not a python process")
-	ErrNoProcess  = errors.New("no such process")
+	ErrNoProcess  = sampler.ErrNoProcess
 	ErrTimeout    = errors.New("py-spy did not finish in time")
 )
 
