@@ -40,20 +40,11 @@ type Host struct {
 // names its runtime from its executable and mappings. Facts it cannot read
 // stay empty: the diagnosis does not depend on them.
 func Describe(fs FS, pid int) Target {
-	ctx := context.WithValue(context.Background(), common.EnvKey,
-		common.EnvMap{common.HostProcEnvKey: fs.Root()})
-	t := Target{PID: pid}
+	ctx := fs.context()
+	t := Target{PID: pid, Cmdline: Cmdline(fs, pid)}
 	p, err := process.NewProcessWithContext(ctx, int32(pid))
 	if err != nil {
 		return t
-	}
-	if argv, err := p.CmdlineSliceWithContext(ctx); err == nil {
-		t.Cmdline = strings.Join(argv, " ")
-	}
-	if t.Cmdline == "" {
-		if name, err := p.NameWithContext(ctx); err == nil {
-			t.Cmdline = "[" + name + "]"
-		}
 	}
 	if ppid, err := p.PpidWithContext(ctx); err == nil {
 		t.PPID = int(ppid)
@@ -67,6 +58,29 @@ func Describe(fs FS, pid int) Target {
 	t.Exe, _ = os.Readlink(fs.pidPath(pid, "exe"))
 	t.Runtime, t.RuntimeVersion = detectRuntime(fs, pid, t.Exe)
 	return t
+}
+
+// Cmdline is a process's arguments joined by spaces, or "[name]" when it
+// has none; "" when it cannot be read. It is the cheap part of Describe,
+// for processes that need no more than naming.
+func Cmdline(fs FS, pid int) string {
+	ctx := fs.context()
+	p, err := process.NewProcessWithContext(ctx, int32(pid))
+	if err != nil {
+		return ""
+	}
+	if argv, err := p.CmdlineSliceWithContext(ctx); err == nil && len(argv) > 0 {
+		return strings.Join(argv, " ")
+	}
+	if name, err := p.NameWithContext(ctx); err == nil {
+		return "[" + name + "]"
+	}
+	return ""
+}
+
+// context points gopsutil at the FS's /proc.
+func (p FS) context() context.Context {
+	return context.WithValue(context.Background(), common.EnvKey, common.EnvMap{common.HostProcEnvKey: p.root})
 }
 
 // detectRuntime names the language runtime: Go from the build information

@@ -125,7 +125,7 @@ func (f *follower) follow(pid int, sm sampler.Sample, depth int) {
 			continue
 		}
 		f.samplers[p] = s
-		peer.Cmdline = sampler.Describe(f.fs, p).Cmdline
+		peer.Cmdline = sampler.Cmdline(f.fs, p)
 		first, err := s.Sample()
 		if err != nil {
 			peer.Err = err.Error()
