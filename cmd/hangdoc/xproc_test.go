@@ -94,35 +94,34 @@ func TestPipelineWriterBlockedOnSleepingConsumer(t *testing.T) {
 	}
 }
 
-func TestPopenWaitDeadlock(t *testing.T) {
-	v := testvictim.StartPython(t, "popen_deadlock.py")
-	parent, child := v.PID, v.Int("child")
-	out, stderr, code := hangdoc(t, strconv.Itoa(parent), "--json", "--interval", "500ms")
-	c := xdecode(t, out)
-	if code != diagnose.ExitDeadlock || c.Verdict != "deadlock" {
-		t.Fatalf("exit %d verdict %q (%s), want deadlock\n%s", code, c.Verdict, c.Summary, stderr)
+// TestChildPipeDeadlocks: a parent waits for its child to exit while the
+// child blocks writing a pipe only the parent reads — Python's
+// Popen(stderr=PIPE).wait() and Go's cmd.Wait() before reading StdoutPipe.
+func TestChildPipeDeadlocks(t *testing.T) {
+	tests := []struct {
+		name  string
+		start func(t *testing.T) *testvictim.Victim
+		hint  string
+	}{
+		{"Popen(stderr=PIPE).wait()", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "popen_deadlock.py") }, "communicate()"},
+		{"cmd.Wait() before StdoutPipe", func(t *testing.T) *testvictim.Victim { return testvictim.Start(t, testvictim.BuildGo(t, "gowait")) }, "StdoutPipe"},
 	}
-	if len(c.Cycles) != 1 || !slices.Equal(cyclePIDs(c.Cycles[0]), sorted(parent, child)) {
-		t.Errorf("cycles = %+v, want one of pids %d and %d", c.Cycles, parent, child)
-	}
-	if !strings.Contains(c.Hint, "communicate()") {
-		t.Errorf("hint %q should name communicate()", c.Hint)
-	}
-}
-
-func TestGoStdoutPipeWaitDeadlock(t *testing.T) {
-	v := testvictim.Start(t, testvictim.BuildGo(t, "gowait"))
-	parent, child := v.PID, v.Int("child")
-	out, stderr, code := hangdoc(t, strconv.Itoa(parent), "--json", "--interval", "500ms")
-	c := xdecode(t, out)
-	if code != diagnose.ExitDeadlock || c.Verdict != "deadlock" {
-		t.Fatalf("exit %d verdict %q (%s), want deadlock\n%s", code, c.Verdict, c.Summary, stderr)
-	}
-	if len(c.Cycles) != 1 || !slices.Equal(cyclePIDs(c.Cycles[0]), sorted(parent, child)) {
-		t.Errorf("cycles = %+v, want one of pids %d and %d", c.Cycles, parent, child)
-	}
-	if !strings.Contains(c.Hint, "StdoutPipe") {
-		t.Errorf("hint %q should name Go's StdoutPipe", c.Hint)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := tt.start(t)
+			parent, child := v.PID, v.Int("child")
+			out, stderr, code := hangdoc(t, strconv.Itoa(parent), "--json", "--interval", "500ms")
+			c := xdecode(t, out)
+			if code != diagnose.ExitDeadlock || c.Verdict != "deadlock" {
+				t.Fatalf("exit %d verdict %q (%s), want deadlock\n%s", code, c.Verdict, c.Summary, stderr)
+			}
+			if len(c.Cycles) != 1 || !slices.Equal(cyclePIDs(c.Cycles[0]), sorted(parent, child)) {
+				t.Errorf("cycles = %+v, want one of pids %d and %d", c.Cycles, parent, child)
+			}
+			if !strings.Contains(c.Hint, tt.hint) {
+				t.Errorf("hint %q should name %s", c.Hint, tt.hint)
+			}
+		})
 	}
 }
 

@@ -88,23 +88,6 @@ func pyStat(t *testing.T, pid, tid int) pyTask {
 	return p
 }
 
-// pyTasks returns the sorted TIDs of /proc/PID/task.
-func pyTasks(t *testing.T, pid int) []int {
-	t.Helper()
-	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var tids []int
-	for _, e := range ents {
-		if n, err := strconv.Atoi(e.Name()); err == nil {
-			tids = append(tids, n)
-		}
-	}
-	slices.Sort(tids)
-	return tids
-}
-
 // pyWantTasks waits up to 5 s for pid's threads to be exactly want (the
 // reporter thread ends right after writing the ready line, so it may still
 // be there at first) and fails if they never are.
@@ -113,7 +96,7 @@ func pyWantTasks(t *testing.T, pid int, want []int) {
 	want = slices.Sorted(slices.Values(want))
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		got := pyTasks(t, pid)
+		got := tasks(t, pid)
 		if slices.Equal(got, want) {
 			t.Logf("threads of %d: %v", pid, got)
 			return
@@ -400,7 +383,7 @@ func TestPyDeadFeeder(t *testing.T) {
 	// the process, so the names cannot tell the feeder is gone; 3.14+
 	// would name it "feeder".)
 	pyWantTasks(t, p, append([]int{p}, workers...))
-	for _, tid := range pyTasks(t, p) {
+	for _, tid := range tasks(t, p) {
 		if c := pyStat(t, p, tid).comm; c == "feeder" {
 			t.Fatalf("thread %d is named feeder", tid)
 		}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,6 +113,7 @@ func statusField(t *testing.T, path, key string) string {
 	return ""
 }
 
+// tasks returns the TIDs of /proc/PID/task in numeric order.
 func tasks(t *testing.T, pid int) []int {
 	t.Helper()
 	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
@@ -124,6 +126,7 @@ func tasks(t *testing.T, pid int) []int {
 			tids = append(tids, n)
 		}
 	}
+	slices.Sort(tids)
 	return tids
 }
 
