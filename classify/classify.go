@@ -3,7 +3,6 @@ package classify
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/hangdoc/hangdoc/sampler"
@@ -308,14 +307,4 @@ func plural(n int, one, many string) string {
 		return fmt.Sprintf("%d %s", n, one)
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-func joinAnd(parts []string) string {
-	switch len(parts) {
-	case 0:
-		return ""
-	case 1:
-		return parts[0]
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }

@@ -28,9 +28,6 @@ func NewFS(root string) FS {
 	return FS{root: root}
 }
 
-// Root is the directory the tree is read from.
-func (p FS) Root() string { return p.root }
-
 // Path joins elements under the root: Path("4187", "task") is /proc/4187/task.
 func (p FS) Path(elem ...string) string {
 	return filepath.Join(append([]string{p.root}, elem...)...)

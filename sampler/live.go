@@ -118,9 +118,6 @@ func New(fs FS, pid int) (_ *Sampler, err error) {
 	return s, nil
 }
 
-// Arch is the uname machine name that syscall numbers are read for.
-func (s *Sampler) Arch() string { return s.arch }
-
 // MemErr says why futex owners cannot be read, or nil.
 func (s *Sampler) MemErr() error { return s.memErr }
 
