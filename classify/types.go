@@ -64,6 +64,11 @@ type Diagnosis struct {
 	// Orphans are processes left behind in the target's process group or
 	// session: their parent exited and they were reparented.
 	Orphans []Orphan `json:"orphans"`
+	// Goroutines and Groups are a Go target's goroutines, from a goroutine
+	// stack source: each one's class, and the groups of goroutines with
+	// the same stack, biggest first. Empty without a Go stack source.
+	Goroutines []Goroutine `json:"goroutines"`
+	Groups     []Group     `json:"groups"`
 }
 
 // World is the evidence around the target: the processes its waits lead to,
@@ -132,6 +137,51 @@ type Thread struct {
 	Stack []sampler.Frame `json:"stack"`
 	// Python is what the stack source says of the Python thread, if any.
 	Python *sampler.PythonThread `json:"python,omitempty"`
+}
+
+// Goroutine is one goroutine's class and the readings behind it, as of
+// the last sample that saw it.
+type Goroutine struct {
+	ID    int64  `json:"id"`
+	State string `json:"state"`
+	// WaitMinutes is the runtime's stamp, a lower bound (see sampler).
+	WaitMinutes int   `json:"wait_minutes"`
+	Class       Class `json:"class"`
+	// BlockedOn says what a blocked or idle goroutine waits on: mutex,
+	// rwmutex, channel, select, io, syscall, waitgroup, cond, sleep,
+	// other; "" for running ones.
+	BlockedOn string `json:"blocked_on,omitempty"`
+	// Thread is the OS thread it ran on, when the source said.
+	Thread int    `json:"thread,omitempty"`
+	Moved  bool   `json:"moved"`
+	Seen   int    `json:"seen_in_samples"`
+	Why    string `json:"why"`
+	// Waits is the id of the lock it waits for; Holds the locks it
+	// probably holds.
+	Waits string   `json:"waits_for,omitempty"`
+	Holds []string `json:"holds"`
+	// Group is its index in Diagnosis.Groups.
+	Group     int             `json:"group"`
+	Stack     []sampler.Frame `json:"stack"`
+	CreatedBy *sampler.Frame  `json:"created_by,omitempty"`
+}
+
+// Group is the goroutines that share a stack (argument words ignored) and
+// a state in the last sample.
+type Group struct {
+	Count int    `json:"count"`
+	State string `json:"state"`
+	Class Class  `json:"class"`
+	// Title is the group in one line: "412 goroutines in
+	// sync.(*Mutex).Lock ← db.(*Pool).Get".
+	Title string `json:"title"`
+	// IDs are its goroutines, lowest first, at most 20.
+	IDs []int64 `json:"ids"`
+	// Counts is its size in each sample, first to last: a group that grows
+	// is a pile-up.
+	Counts []int           `json:"counts"`
+	Grew   bool            `json:"grew"`
+	Stack  []sampler.Frame `json:"stack"`
 }
 
 // SyscallView is the call a thread is blocked in, as read and as printed.

@@ -18,6 +18,12 @@ type Sample struct {
 	// Futexes holds what the target's memory says at each address a thread
 	// waits on in futex(): the words classify needs to name a mutex's owner.
 	Futexes map[string]Futex `json:"futexes,omitempty"`
+	// Goroutines are a Go target's goroutines from a goroutine stack
+	// source (pprof, Delve, a SIGQUIT dump); nil when there was none.
+	Goroutines []Goroutine `json:"goroutines,omitempty"`
+	// Frozen is how long a stack source kept the target stopped for this
+	// sample (Delve's attach to detach); 0 for sources that do not stop it.
+	Frozen time.Duration `json:"frozen_ns,omitempty"`
 }
 
 // Thread is what the kernel says about one thread at one instant.
@@ -87,6 +93,40 @@ type Frame struct {
 	Func string `json:"func"`
 	File string `json:"file,omitempty"`
 	Line int    `json:"line,omitempty"`
+	// Args is a Go frame's argument words as the traceback prints them,
+	// with their parentheses: "(0xc000012088, 0x1)"; a trailing '?' marks
+	// a word the runtime could not vouch for. "" for other runtimes.
+	Args string `json:"args,omitempty"`
+}
+
+// Goroutine is one goroutine as a Go stack source saw it.
+type Goroutine struct {
+	ID int64 `json:"id"`
+	// State is the wait reason ("chan receive", "sync.Mutex.Lock", "IO
+	// wait", "select") or the status word ("running", "runnable",
+	// "syscall").
+	State string `json:"state"`
+	// WaitMinutes is how long it has waited as the runtime stamps it (at
+	// GC, so a lower bound; 0 may mean "not stamped yet").
+	WaitMinutes int `json:"wait_minutes,omitempty"`
+	// Thread is the OS thread running it, when the source says (Delve,
+	// for running and syscall goroutines); 0 when unknown.
+	Thread         int               `json:"thread,omitempty"`
+	LockedToThread bool              `json:"locked_to_thread,omitempty"`
+	Labels         map[string]string `json:"labels,omitempty"`
+	// Stack is innermost first.
+	Stack     []Frame `json:"stack"`
+	CreatedBy *Frame  `json:"created_by,omitempty"`
+	CreatorID int64   `json:"creator_id,omitempty"`
+	// WaitChans are the channels a goroutine blocked in a channel
+	// operation or select waits on ("0xc000020060"), and ChanRefs the
+	// channels its own frames' variables refer to: the evidence for a
+	// channel cycle. Only a source that reads memory (Delve) fills them.
+	WaitChans []string `json:"wait_chans,omitempty"`
+	ChanRefs  []string `json:"chan_refs,omitempty"`
+	// System: a runtime goroutine (GC workers, finalizers, timers) as the
+	// source tells them apart; such goroutines are not the program's story.
+	System bool `json:"system,omitempty"`
 }
 
 // Futex is the start of the memory at a futex address, read as a glibc
