@@ -44,6 +44,7 @@ func Classify(samples []sampler.Sample, w World, opts Options) Diagnosis {
 	d.Orphans = g.orphans()
 	g.chains()
 	sc.verdict(&d, byTID, g)
+	classifyGoroutines(sc.pid, samples, &d, byTID, opts)
 	return d
 }
 
@@ -51,14 +52,16 @@ func Classify(samples []sampler.Sample, w World, opts Options) Diagnosis {
 // and waits. The scene is nil when there are no samples.
 func classifyOne(samples []sampler.Sample, opts Options) (Diagnosis, *scene, map[int]*Thread) {
 	d := Diagnosis{
-		Evidence:  []string{},
-		Threads:   []Thread{},
-		Locks:     []Lock{},
-		Cycles:    [][]Ref{},
-		Waits:     []Wait{},
-		Memory:    memory(samples, opts),
-		Processes: []Process{},
-		Orphans:   []Orphan{},
+		Evidence:   []string{},
+		Threads:    []Thread{},
+		Locks:      []Lock{},
+		Cycles:     [][]Ref{},
+		Waits:      []Wait{},
+		Memory:     memory(samples, opts),
+		Processes:  []Process{},
+		Orphans:    []Orphan{},
+		Goroutines: []Goroutine{},
+		Groups:     []Group{},
 	}
 	if len(samples) == 0 {
 		d.Verdict, d.Confidence = Idle, Low

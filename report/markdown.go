@@ -19,30 +19,12 @@ func Markdown(w io.Writer, r *Report) error {
 	fmt.Fprintf(&b, "| Sampled | %s |\n", cell(samplingText(r)))
 	fmt.Fprintf(&b, "| Host | %s |\n\n", cell(hostText(r)))
 
+	if len(r.Goroutines) > 0 {
+		goMarkdown(&b, r)
+	}
 	rows, hidden := threadRows(r)
-	fmt.Fprintf(&b, "#### Threads (%d: %s)\n\n", len(r.Threads), classCounts(r))
-	fmt.Fprintf(&b, "| TID | Name | Class | CPU %% | State | Where | wchan | Syscall | |\n|---|---|---|--:|---|---|---|---|---|\n")
-	for _, x := range rows {
-		tids := tidCell(x.TIDs)
-		fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %s | %s | %s | %s | %s |\n", cell(tids), cell(x.Name), x.Class, x.CPU, x.State,
-			code(x.Where), code(x.Wchan), code(x.Syscall), cell(x.Note))
-	}
-	if ts := stackRows(r, rows); len(ts) > 0 {
-		fmt.Fprintf(&b, "\n#### Stacks (%s, innermost first)\n", r.Sampling.StackSource)
-		for _, t := range ts {
-			fmt.Fprintf(&b, "\ntid %d (%s):\n\n```\n", t.TID, mdText(t.Name))
-			for i, f := range t.Stack {
-				if i == maxFrames {
-					fmt.Fprintf(&b, "… %d more\n", len(t.Stack)-maxFrames)
-					break
-				}
-				fmt.Fprintf(&b, "%s (%s:%d)\n", f.Func, f.File, f.Line)
-			}
-			fmt.Fprintf(&b, "```\n")
-		}
-	}
-	if hidden > 0 {
-		fmt.Fprintf(&b, "\n… and %d more threads in smaller groups.\n", hidden)
+	if len(r.Threads) > 0 || len(r.Goroutines) == 0 {
+		threadMarkdown(&b, r, rows, hidden)
 	}
 	if len(r.Locks) > 0 {
 		fmt.Fprintf(&b, "\n#### Locks\n\n")
@@ -82,6 +64,63 @@ func Markdown(w io.Writer, r *Report) error {
 	fmt.Fprintf(&b, "\n**Memory:** %s\n\n**Hint:** %s\n", memoryText(r.Memory), mdText(r.Hint))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// threadMarkdown writes the thread table and the threads' stacks.
+func threadMarkdown(b *strings.Builder, r *Report, rows []row, hidden int) {
+	fmt.Fprintf(b, "#### Threads (%d: %s)\n\n", len(r.Threads), classCounts(r))
+	fmt.Fprintf(b, "| TID | Name | Class | CPU %% | State | Where | wchan | Syscall | |\n|---|---|---|--:|---|---|---|---|---|\n")
+	for _, x := range rows {
+		tids := tidCell(x.TIDs)
+		fmt.Fprintf(b, "| %s | %s | %s | %.1f | %s | %s | %s | %s | %s |\n", cell(tids), cell(x.Name), x.Class, x.CPU, x.State,
+			code(x.Where), code(x.Wchan), code(x.Syscall), cell(x.Note))
+	}
+	if ts := stackRows(r, rows); len(ts) > 0 {
+		fmt.Fprintf(b, "\n#### Stacks (%s, innermost first)\n", r.Sampling.StackSource)
+		for _, t := range ts {
+			fmt.Fprintf(b, "\ntid %d (%s):\n\n```\n", t.TID, mdText(t.Name))
+			for i, f := range t.Stack {
+				if i == maxFrames {
+					fmt.Fprintf(b, "… %d more\n", len(t.Stack)-maxFrames)
+					break
+				}
+				fmt.Fprintf(b, "%s (%s:%d)\n", f.Func, f.File, f.Line)
+			}
+			fmt.Fprintf(b, "```\n")
+		}
+	}
+	if hidden > 0 {
+		fmt.Fprintf(b, "\n… and %d more threads in smaller groups.\n", hidden)
+	}
+}
+
+// goMarkdown writes the goroutine table and the stacks of the groups that
+// are not idle.
+func goMarkdown(b *strings.Builder, r *Report) {
+	rows, hidden := goroutineRows(r)
+	fmt.Fprintf(b, "#### Goroutines (%d in %d groups: %s)\n\n", len(r.Goroutines), len(r.Groups), goClassCounts(r))
+	fmt.Fprintf(b, "| Count | IDs | Class | State | Waited | Where | |\n|--:|---|---|---|---|---|---|\n")
+	for _, x := range rows {
+		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s |\n", x.Count, cell(shorten(goIDCell(x), 24)), x.Class, cell(x.State), dash(x.Wait), code(x.Where), cell(x.Note))
+	}
+	if hidden > 0 {
+		fmt.Fprintf(b, "\n… and %d more goroutines in smaller groups.\n", hidden)
+	}
+	if st := goStackRows(rows); len(st) > 0 {
+		fmt.Fprintf(b, "\n#### Goroutine stacks (%s, innermost first)\n", mdText(r.Sampling.StackSource))
+		for _, x := range st {
+			fmt.Fprintf(b, "\n%s:\n\n```\n", mdText(goStackHeader(x)))
+			for i, f := range x.Stack.Stack {
+				if i == maxFrames {
+					fmt.Fprintf(b, "… %d more\n", len(x.Stack.Stack)-maxFrames)
+					break
+				}
+				fmt.Fprintf(b, "%s\n", frameText(f))
+			}
+			fmt.Fprintf(b, "```\n")
+		}
+	}
+	fmt.Fprintln(b)
 }
 
 var mdEscaper = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`)

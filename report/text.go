@@ -22,40 +22,12 @@ func Text(w io.Writer, r *Report, p Palette) error {
 	fmt.Fprintf(&b, "%s  (%s confidence)\n", verdict, r.Confidence)
 	fmt.Fprintf(&b, "%s\n", r.Summary)
 
+	if len(r.Goroutines) > 0 {
+		goText(&b, r, p)
+	}
 	rows, hidden := threadRows(r)
-	fmt.Fprintf(&b, "\nTHREADS  %d: %s\n", len(r.Threads), classCounts(r))
-	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	stacks := hasWhere(rows)
-	if stacks {
-		fmt.Fprintln(tw, "  TID\tNAME\tCLASS\tCPU%\tST\tWHERE\tWCHAN\tSYSCALL\t")
-	} else {
-		fmt.Fprintln(tw, "  TID\tNAME\tCLASS\tCPU%\tST\tWCHAN\tSYSCALL\t")
-	}
-	for _, x := range rows {
-		where := ""
-		if stacks {
-			where = dash(x.Where) + "\t"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f\t%s\t%s%s\t%s\t%s\n", tidCell(x.TIDs), x.Name, paint(p.class(x.Class), x.Class),
-			x.CPU, x.State, where, dash(x.Wchan), dash(x.Syscall), x.Note)
-	}
-	tw.Flush()
-	if hidden > 0 {
-		fmt.Fprintf(&b, "  … and %d more threads in smaller groups (all are in --json)\n", hidden)
-	}
-
-	if ts := stackRows(r, rows); len(ts) > 0 {
-		fmt.Fprintf(&b, "\nSTACKS  (%s, innermost first)\n", r.Sampling.StackSource)
-		for _, t := range ts {
-			fmt.Fprintf(&b, "  tid %d (%s):\n", t.TID, t.Name)
-			for i, f := range t.Stack {
-				if i == maxFrames {
-					fmt.Fprintf(&b, "      … %d more\n", len(t.Stack)-maxFrames)
-					break
-				}
-				fmt.Fprintf(&b, "      %s (%s:%d)\n", f.Func, f.File, f.Line)
-			}
-		}
+	if len(r.Threads) > 0 || len(r.Goroutines) == 0 {
+		threadText(&b, r, p, rows, hidden)
 	}
 	if len(r.Locks) > 0 {
 		fmt.Fprintf(&b, "\nLOCKS\n")
@@ -113,4 +85,71 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// threadText writes the thread table and the threads' stacks.
+func threadText(b *strings.Builder, r *Report, p Palette, rows []row, hidden int) {
+	fmt.Fprintf(b, "\nTHREADS  %d: %s\n", len(r.Threads), classCounts(r))
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	stacks := hasWhere(rows)
+	if stacks {
+		fmt.Fprintln(tw, "  TID\tNAME\tCLASS\tCPU%\tST\tWHERE\tWCHAN\tSYSCALL\t")
+	} else {
+		fmt.Fprintln(tw, "  TID\tNAME\tCLASS\tCPU%\tST\tWCHAN\tSYSCALL\t")
+	}
+	for _, x := range rows {
+		where := ""
+		if stacks {
+			where = dash(x.Where) + "\t"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.1f\t%s\t%s%s\t%s\t%s\n", tidCell(x.TIDs), x.Name, paint(p.class(x.Class), x.Class),
+			x.CPU, x.State, where, dash(x.Wchan), dash(x.Syscall), x.Note)
+	}
+	tw.Flush()
+	if hidden > 0 {
+		fmt.Fprintf(b, "  … and %d more threads in smaller groups (all are in --json)\n", hidden)
+	}
+
+	if ts := stackRows(r, rows); len(ts) > 0 {
+		fmt.Fprintf(b, "\nSTACKS  (%s, innermost first)\n", r.Sampling.StackSource)
+		for _, t := range ts {
+			fmt.Fprintf(b, "  tid %d (%s):\n", t.TID, t.Name)
+			for i, f := range t.Stack {
+				if i == maxFrames {
+					fmt.Fprintf(b, "      … %d more\n", len(t.Stack)-maxFrames)
+					break
+				}
+				fmt.Fprintf(b, "      %s (%s:%d)\n", f.Func, f.File, f.Line)
+			}
+		}
+	}
+}
+
+// goText writes the goroutine table, biggest groups first, and the stacks
+// of the groups that are not idle.
+func goText(b *strings.Builder, r *Report, p Palette) {
+	rows, hidden := goroutineRows(r)
+	fmt.Fprintf(b, "\nGOROUTINES  %d in %d groups: %s\n", len(r.Goroutines), len(r.Groups), goClassCounts(r))
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  COUNT\tIDS\tCLASS\tSTATE\tWAITED\tWHERE\t")
+	for _, x := range rows {
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%s\t%s\n", x.Count, shorten(goIDCell(x), 24), paint(p.class(x.Class), x.Class), x.State, dash(x.Wait), x.Where, x.Note)
+	}
+	tw.Flush()
+	if hidden > 0 {
+		fmt.Fprintf(b, "  … and %d more goroutines in smaller groups (all are in --json)\n", hidden)
+	}
+	if st := goStackRows(rows); len(st) > 0 {
+		fmt.Fprintf(b, "\nGOROUTINE STACKS  (%s, innermost first)\n", r.Sampling.StackSource)
+		for _, x := range st {
+			fmt.Fprintf(b, "  %s:\n", goStackHeader(x))
+			for i, f := range x.Stack.Stack {
+				if i == maxFrames {
+					fmt.Fprintf(b, "      … %d more\n", len(x.Stack.Stack)-maxFrames)
+					break
+				}
+				fmt.Fprintf(b, "      %s\n", frameText(f))
+			}
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/hangdoc/hangdoc/classify"
+	"github.com/hangdoc/hangdoc/sampler"
 )
 
 // Palette colours the text view. Its zero value prints no colour; each field
@@ -175,11 +176,18 @@ func tidList(tids []int) string {
 
 func refList(refs []classify.Ref) string {
 	tids := make([]int, 0, len(refs))
+	goroutines := false
 	for _, r := range refs {
 		tids = append(tids, r.TID)
+		if r.Goroutine != 0 {
+			tids[len(tids)-1], goroutines = int(r.Goroutine), true
+		}
 	}
 	if len(tids) == 0 {
 		return "none"
+	}
+	if goroutines {
+		return "goroutines " + tidList(tids)
 	}
 	return tidList(tids)
 }
@@ -187,6 +195,14 @@ func refList(refs []classify.Ref) string {
 // threadLabel names a thread by tid and name, from the report's table; a
 // thread of another process by its pid too.
 func threadLabel(r *Report, ref classify.Ref) string {
+	if ref.Goroutine != 0 {
+		for i := range r.Goroutines {
+			if g := &r.Goroutines[i]; g.ID == ref.Goroutine && len(g.Stack) > 0 {
+				return fmt.Sprintf("goroutine %d (%s)", g.ID, g.Where())
+			}
+		}
+		return fmt.Sprintf("goroutine %d", ref.Goroutine)
+	}
 	if ref.PID != r.Target.PID && ref.PID != 0 {
 		return fmt.Sprintf("pid %d tid %d", ref.PID, ref.TID)
 	}
@@ -359,4 +375,148 @@ func hasWhere(rows []row) bool {
 		}
 	}
 	return false
+}
+
+// goRow is one row of the goroutine table: a group of goroutines with the
+// same state and stack.
+type goRow struct {
+	IDs   []int
+	Count int
+	Class string
+	State string
+	Wait  string // the longest wait the runtime stamped, "" for none
+	Where string
+	Note  string
+	Grew  string // "3 → 9" when the group grew during the run
+	Stack classify.Goroutine
+}
+
+// goroutineRows turns the groups into table rows in the order an on-call
+// reads them: holders, spinning, working, blocked, idle; biggest first
+// within each.
+func goroutineRows(r *Report) (rows []goRow, hidden int) {
+	for i, g := range r.Groups {
+		x := goRow{Count: g.Count, Class: string(g.Class), State: g.State}
+		for _, id := range g.IDs {
+			x.IDs = append(x.IDs, int(id))
+		}
+		wait := 0
+		var holds, waits []string
+		for _, gr := range r.Goroutines {
+			if gr.Group != i {
+				continue
+			}
+			if x.Stack.Stack == nil {
+				x.Stack = gr
+			}
+			wait = max(wait, gr.WaitMinutes)
+			for _, h := range gr.Holds {
+				if !slices.Contains(holds, h) {
+					holds = append(holds, h)
+				}
+			}
+			if gr.Waits != "" && !slices.Contains(waits, gr.Waits) {
+				waits = append(waits, gr.Waits)
+			}
+		}
+		if wait > 0 {
+			x.Wait = fmt.Sprintf("%dm", wait)
+		}
+		x.Where = strings.TrimPrefix(g.Title, fmt.Sprintf("%s [%s] in ", plural(g.Count, "goroutine", "goroutines"), g.State))
+		if len(holds) > 0 {
+			x.Note = "probably holds " + strings.Join(holds, ", ")
+		}
+		if len(waits) > 0 {
+			x.Note = strings.TrimPrefix(x.Note+"; waits for "+strings.Join(waits, ", "), "; ")
+		}
+		if g.Grew {
+			x.Grew = fmt.Sprintf("%d → %d", g.Counts[0], g.Counts[len(g.Counts)-1])
+			x.Note = strings.TrimPrefix(x.Note+"; grew "+x.Grew, "; ")
+		}
+		rows = append(rows, x)
+	}
+	rank := func(x goRow) int {
+		switch {
+		case strings.HasPrefix(x.Note, "probably holds"):
+			return 0
+		case x.Class == "spinning":
+			return 1
+		case x.Class == "working":
+			return 2
+		case x.Class == "blocked":
+			return 3
+		}
+		return 4
+	}
+	slices.SortStableFunc(rows, func(a, b goRow) int {
+		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(b.Count, a.Count))
+	})
+	if len(rows) > maxRows {
+		for _, x := range rows[maxRows:] {
+			hidden += x.Count
+		}
+		rows = rows[:maxRows]
+	}
+	return rows, hidden
+}
+
+// goIDCell is the IDS column: the group's ids, compactly.
+func goIDCell(x goRow) string {
+	s := tidList(x.IDs)
+	if x.Count > len(x.IDs) {
+		s += ", …"
+	}
+	return s
+}
+
+// goClassCounts says how many goroutines are in each class.
+func goClassCounts(r *Report) string {
+	count := map[classify.Class]int{}
+	for _, g := range r.Goroutines {
+		count[g.Class]++
+	}
+	var parts []string
+	for _, c := range []classify.Class{classify.ClassSpinning, classify.ClassWorking, classify.ClassBlocked, classify.ClassIdle} {
+		if count[c] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", count[c], c))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// goStackRows picks the goroutine stacks worth printing: one per row that
+// is not idle, at most maxGoStacks.
+func goStackRows(rows []goRow) []goRow {
+	var out []goRow
+	for _, x := range rows {
+		if x.Class != "idle" && len(out) < maxGoStacks {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+const maxGoStacks = 6
+
+func goStackHeader(x goRow) string {
+	s := fmt.Sprintf("goroutine %d [%s]", x.Stack.ID, x.State)
+	if x.Count > 1 {
+		s += fmt.Sprintf(" and %d more like it", x.Count-1)
+	}
+	return s
+}
+
+// frameText prints a frame as a traceback does, arguments included.
+func frameText(f sampler.Frame) string {
+	if f.File == "" {
+		return f.Func + f.Args
+	}
+	return fmt.Sprintf("%s%s (%s:%d)", f.Func, f.Args, f.File, f.Line)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -127,6 +127,9 @@ type Goroutine struct {
 	// System: a runtime goroutine (GC workers, finalizers, timers) as the
 	// source tells them apart; such goroutines are not the program's story.
 	System bool `json:"system,omitempty"`
+	// Observer: the goroutine that took the dump (the runtime.Stack
+	// caller, the pprof handler): not the program's story either.
+	Observer bool `json:"observer,omitempty"`
 }
 
 // Futex is the start of the memory at a futex address, read as a glibc

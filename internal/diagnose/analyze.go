@@ -1,6 +1,7 @@
 package diagnose
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"github.com/hangdoc/hangdoc/internal/version"
 	"github.com/hangdoc/hangdoc/report"
 	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/sampler/goroutines"
 	"github.com/hangdoc/hangdoc/sampler/python"
 )
 
@@ -33,12 +35,19 @@ func Analyze(paths []string, stdin io.Reader) (report.Recording, error) {
 			return rec, err
 		}
 		dumps, err := python.Parse(b)
-		if err != nil {
-			if errors.Is(err, python.ErrNoDump) {
-				return rec, fmt.Errorf("%s: no Python stack dump found (py-spy text or JSON, faulthandler, sys._current_frames()); Go goroutine dumps are not read yet", path)
+		if errors.Is(err, python.ErrNoDump) {
+			if err := addGoDumps(&rec, path, b, saved); err != nil {
+				return rec, err
 			}
+			continue
+		}
+		if err != nil {
 			return rec, fmt.Errorf("%s: %w", path, err)
 		}
+		if rec.Target.Runtime == "go" {
+			return rec, fmt.Errorf("%s: a Python dump after Go goroutine dumps: analyze one program's dumps at a time", path)
+		}
+		rec.Target.Runtime = "python"
 		for _, d := range dumps {
 			if d.Truncated {
 				rec.Notes = append(rec.Notes, fmt.Sprintf("%s: the dump is truncated; it was read as far as it goes", path))
@@ -56,17 +65,63 @@ func Analyze(paths []string, stdin io.Reader) (report.Recording, error) {
 			rec.Samples = append(rec.Samples, snapshot(d, at, tids))
 		}
 	}
-	rec.Target.Runtime = "python"
+	if len(rec.Samples) == 0 {
+		return rec, fmt.Errorf("%s: no goroutine in the dumps", joinPaths(paths))
+	}
 	rec.Target.Cmdline = fmt.Sprintf("(%s)", joinPaths(paths))
 	rec.Requested = len(rec.Samples)
-	if len(formats) > 0 {
+	if len(formats) > 0 && rec.StackSource == "" {
 		rec.StackSource = formats[0]
 	}
 	for i := range rec.Samples {
 		rec.Samples[i].PID = rec.Target.PID
 	}
-	rec.Sources = sources(rec.Samples, python.ReadLocalSource)
+	if rec.Target.Runtime == "python" {
+		rec.Sources = sources(rec.Samples, python.ReadLocalSource)
+	}
 	return rec, nil
+}
+
+// addGoDumps adds the goroutine dumps in b as snapshots, a second apart
+// from when the file was saved, like Python dumps.
+func addGoDumps(rec *report.Recording, path string, b []byte, saved time.Time) error {
+	dumps, err := goroutines.Parse(bytes.NewReader(b))
+	if errors.Is(err, goroutines.ErrNoDump) {
+		return fmt.Errorf("%s: no stack dump found: hangdoc analyze reads Go goroutine dumps (SIGQUIT, panic, go test timeout, pprof goroutine?debug=2, runtime.Stack) and Python dumps (py-spy text or JSON, faulthandler, sys._current_frames())", path)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if rec.Target.Runtime == "python" {
+		return fmt.Errorf("%s: a Go goroutine dump after Python dumps: analyze one program's dumps at a time", path)
+	}
+	rec.Target.Runtime = "go"
+	read := 0
+	for _, d := range dumps {
+		if d.Aggregated {
+			rec.Notes = append(rec.Notes, fmt.Sprintf("%s: a pprof goroutine?debug=1 profile, which counts stacks without goroutine ids or states: skipped; fetch goroutine?debug=2 instead", path))
+			continue
+		}
+		if d.Truncated {
+			rec.Notes = append(rec.Notes, fmt.Sprintf("%s: the goroutine dump is truncated; it was read as far as it goes", path))
+		}
+		read++
+		rec.StackSource = "go dump (" + d.Producer + ")"
+		at := saved.Add(time.Duration(len(rec.Samples)) * time.Second)
+		gs := goroutines.Samples(d.Goroutines)
+		if d.Producer == goroutines.ProducerStack {
+			// runtime.Stack(buf, true) stops the world: the one goroutine
+			// it shows running is its caller.
+			for i := range gs {
+				gs[i].Observer = gs[i].State == "running"
+			}
+		}
+		rec.Samples = append(rec.Samples, sampler.Sample{Time: at.UTC(), Threads: []sampler.Thread{}, Goroutines: gs})
+	}
+	if read == 0 {
+		return fmt.Errorf("%s: only pprof goroutine?debug=1 profiles, which have no goroutine ids or states: fetch /debug/pprof/goroutine?debug=2 instead", path)
+	}
+	return nil
 }
 
 // snapshot turns one dump into a sample. Threads are matched across dumps

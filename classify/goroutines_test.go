@@ -1,0 +1,351 @@
+package classify
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hangdoc/hangdoc/sampler"
+)
+
+// Stacks as Go 1.26 prints them, innermost first.
+var (
+	lockStack = []sampler.Frame{
+		{Func: "internal/sync.runtime_SemacquireMutex", File: "/go/src/runtime/sema.go", Line: 95, Args: "(0x0?, 0x0?, 0x0?)"},
+		{Func: "internal/sync.(*Mutex).lockSlow", File: "/go/src/internal/sync/mutex.go", Line: 149, Args: "(0xc0000120b0)"},
+		{Func: "internal/sync.(*Mutex).Lock", File: "/go/src/internal/sync/mutex.go", Line: 70, Args: "(...)"},
+		{Func: "sync.(*Mutex).Lock", File: "/go/src/sync/mutex.go", Line: 46, Args: "(...)"},
+		{Func: "main.(*Store).Put", File: "/src/main.go", Line: 17, Args: "(0x0?, 0xc000010058)"},
+	}
+	writeStack = []sampler.Frame{
+		{Func: "internal/poll.runtime_pollWait", File: "/go/src/runtime/netpoll.go", Line: 351},
+		{Func: "internal/poll.(*FD).Write", File: "/go/src/internal/poll/fd_unix.go", Line: 390},
+		{Func: "os.(*File).Write", File: "/go/src/os/file.go", Line: 215},
+		{Func: "main.(*Store).Put", File: "/src/main.go", Line: 21, Args: "(0x0?, 0xc000010058)"},
+	}
+	spinStack = []sampler.Frame{
+		{Func: "main.busy", File: "/src/main.go", Line: 30},
+		{Func: "main.(*Store).Put", File: "/src/main.go", Line: 22},
+	}
+	recvStack = []sampler.Frame{{Func: "main.worker", File: "/src/main.go", Line: 40}}
+	waitStack = []sampler.Frame{
+		{Func: "sync.runtime_SemacquireWaitGroup", File: "/go/src/runtime/sema.go", Line: 114},
+		{Func: "sync.(*WaitGroup).Wait", File: "/go/src/sync/waitgroup.go", Line: 206},
+		{Func: "main.main", File: "/src/main.go", Line: 60},
+	}
+	acceptStack = []sampler.Frame{
+		{Func: "internal/poll.runtime_pollWait", File: "/go/src/runtime/netpoll.go", Line: 351},
+		{Func: "net.(*TCPListener).Accept", File: "/go/src/net/tcpsock.go", Line: 380},
+		{Func: "main.serve", File: "/src/main.go", Line: 70},
+	}
+)
+
+func gr(id int64, state string, stack []sampler.Frame) sampler.Goroutine {
+	return sampler.Goroutine{ID: id, State: state, Stack: stack}
+}
+
+// goSamples repeats one list of goroutines n times, a second apart, each
+// sample with the given threads.
+func goSamples(n int, threads []sampler.Thread, gs func(i int) []sampler.Goroutine) []sampler.Sample {
+	t0 := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
+	var out []sampler.Sample
+	for i := range n {
+		var ts []sampler.Thread
+		for _, t := range threads {
+			t.CPUTime = time.Duration(i) * time.Duration(t.CPUTime)
+			ts = append(ts, t)
+		}
+		out = append(out, sampler.Sample{Time: t0.Add(time.Duration(i) * time.Second), PID: 100, Threads: ts, Goroutines: gs(i)})
+	}
+	return out
+}
+
+// mutexWaiters are goroutines 10… waiting in Put's Lock.
+func mutexWaiters(n int) []sampler.Goroutine {
+	var out []sampler.Goroutine
+	for i := range n {
+		out = append(out, gr(int64(10+i), "sync.Mutex.Lock", lockStack))
+	}
+	return out
+}
+
+func TestClassifyGoroutines(t *testing.T) {
+	parked := sampler.Thread{TID: 100, State: "S", Wchan: "futex_wait", Syscall: sampler.Syscall{Nr: 202}}
+	spinner := sampler.Thread{TID: 101, State: "R", CPUTime: time.Second, Syscall: sampler.Syscall{Running: true}}
+	tests := []struct {
+		name       string
+		samples    []sampler.Sample
+		verdict    Verdict
+		holder     int64 // of the first lock; 0 for none
+		cycle      []int64
+		summary    string
+		goroutine  int64 // and its class
+		class      Class
+		evidence   string
+		noLockByID bool
+	}{
+		{
+			name: "holder blocked writing",
+			samples: goSamples(3, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+				return append(mutexWaiters(8), gr(7, "IO wait", writeStack), gr(1, "IO wait", acceptStack))
+			}),
+			verdict: Blocked, holder: 7, goroutine: 1, class: ClassIdle,
+			summary: "goroutine 7 probably holds sync.Mutex 0xc0000120b0 and is blocked: waiting for network or file I/O (netpoll) in os.(*File).Write ← main.(*Store).Put; 8 goroutines wait",
+		},
+		{
+			name: "holder caught runnable by a spurious wake-up still blocks",
+			samples: goSamples(3, []sampler.Thread{parked}, func(i int) []sampler.Goroutine {
+				state := "IO wait"
+				if i == 2 {
+					state = "runnable"
+				}
+				return append(mutexWaiters(2), gr(7, state, writeStack))
+			}),
+			verdict: Blocked, holder: 7, goroutine: 7, class: ClassBlocked,
+		},
+		{
+			name: "holder spins on a thread that pins a core",
+			samples: goSamples(3, []sampler.Thread{parked, spinner}, func(int) []sampler.Goroutine {
+				g := gr(7, "running", spinStack)
+				g.Thread = 101
+				return append(mutexWaiters(8), g)
+			}),
+			verdict: Spinning, holder: 7, goroutine: 7, class: ClassSpinning,
+			summary: "goroutine 7 spins in main.busy while probably holding sync.Mutex 0xc0000120b0; 8 goroutines wait for it",
+		},
+		{
+			name: "running goroutine on an idle thread works",
+			samples: goSamples(3, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+				g := gr(7, "running", spinStack)
+				g.Thread = 100
+				return []sampler.Goroutine{g}
+			}),
+			verdict: Working, goroutine: 7, class: ClassWorking,
+		},
+		{
+			name: "channel cycle from memory evidence",
+			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+				ping := gr(5, "chan send", []sampler.Frame{{Func: "main.ping", File: "/src/main.go", Line: 10}})
+				ping.WaitChans, ping.ChanRefs = []string{"0xa"}, []string{"0xa", "0xb"}
+				pong := gr(6, "chan send", []sampler.Frame{{Func: "main.pong", File: "/src/main.go", Line: 20}})
+				pong.WaitChans, pong.ChanRefs = []string{"0xb"}, []string{"0xa", "0xb"}
+				return []sampler.Goroutine{ping, pong, gr(1, "IO wait", acceptStack)}
+			}),
+			verdict: Deadlock, cycle: []int64{5, 6}, goroutine: 5, class: ClassBlocked,
+			summary: "deadlock between 2 goroutines: goroutine 5 (main.ping) is blocked in chan send on chan 0xa, which only goroutine 6",
+		},
+		{
+			name: "a channel another goroutine could serve is no cycle",
+			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+				ping := gr(5, "chan send", []sampler.Frame{{Func: "main.ping", File: "/src/main.go", Line: 10}})
+				ping.WaitChans, ping.ChanRefs = []string{"0xa"}, []string{"0xa", "0xb"}
+				pong := gr(6, "chan send", []sampler.Frame{{Func: "main.pong", File: "/src/main.go", Line: 20}})
+				pong.WaitChans, pong.ChanRefs = []string{"0xb"}, []string{"0xa", "0xb"}
+				third := gr(8, "sleep", []sampler.Frame{{Func: "time.Sleep", File: "/go/src/runtime/time.go", Line: 300}, {Func: "main.drain", File: "/src/main.go", Line: 30}})
+				third.ChanRefs = []string{"0xa"}
+				return []sampler.Goroutine{ping, pong, third}
+			}),
+			verdict: Deadlock, summary: "a probable channel deadlock", goroutine: 8, class: ClassIdle,
+		},
+		{
+			name: "channel senders without memory evidence are a probable deadlock",
+			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+				return []sampler.Goroutine{
+					gr(5, "chan send", []sampler.Frame{{Func: "main.ping", File: "/src/main.go", Line: 10}}),
+					gr(6, "chan send", []sampler.Frame{{Func: "main.pong", File: "/src/main.go", Line: 20}}),
+					gr(1, "IO wait", acceptStack),
+				}
+			}),
+			verdict: Deadlock, summary: "2 goroutines are blocked sending on channels (goroutine 5 (main.ping), goroutine 6 (main.pong)), and no goroutine is running",
+			goroutine: 6, class: ClassBlocked,
+		},
+		{
+			name: "pool with its feeder gone",
+			samples: goSamples(3, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+				gs := []sampler.Goroutine{gr(1, "sync.WaitGroup.Wait", waitStack), gr(2, "IO wait", acceptStack)}
+				for i := range 6 {
+					gs = append(gs, gr(int64(20+i), "chan receive", recvStack))
+				}
+				return gs
+			}),
+			verdict: Idle, goroutine: 20, class: ClassIdle,
+			summary: "all 6 workers wait in main.worker [chan receive] and no goroutine is left that could send",
+		},
+		{
+			name: "stacks that move are work",
+			samples: goSamples(3, []sampler.Thread{parked}, func(i int) []sampler.Goroutine {
+				return []sampler.Goroutine{gr(3, "running", []sampler.Frame{{Func: "main.hash", File: "/src/main.go", Line: 50 + i}, {Func: "main.work", File: "/src/main.go", Line: 80}})}
+			}),
+			verdict: Working, goroutine: 3, class: ClassWorking,
+		},
+		{
+			name: "a group that grows is a pile-up",
+			samples: goSamples(3, []sampler.Thread{parked}, func(i int) []sampler.Goroutine {
+				return append(mutexWaiters(2+3*i), gr(7, "IO wait", writeStack))
+			}),
+			verdict: Blocked, holder: 7, evidence: "pile-up: 8 goroutines [sync.Mutex.Lock] in sync.(*Mutex).Lock ← main.(*Store).Put grew from 2 to 8",
+		},
+		{
+			name: "two goroutines past the Lock call: no holder named",
+			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+				return append(mutexWaiters(3), gr(7, "IO wait", writeStack), gr(8, "IO wait", writeStack))
+			}),
+			verdict: Blocked, evidence: "goroutines 7, 8 are all inside main.(*Store).Put past its Lock call",
+		},
+		{
+			name: "a different receiver is not the holder",
+			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+				other := slices.Clone(writeStack)
+				other[3].Args = "(0xc0000aaaa0, 0xc000010058)"
+				waiters := mutexWaiters(2)
+				for i := range waiters {
+					waiters[i].Stack = slices.Clone(lockStack)
+					waiters[i].Stack[4].Args = "(0xc000099990, 0xc000010058)"
+				}
+				return append(waiters, gr(7, "IO wait", other))
+			}),
+			verdict: Blocked, evidence: "no goroutine stands inside main.(*Store).Put past its Lock call",
+		},
+		{
+			name: "waiters whose mutex address is unknown group by call site",
+			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+				waiters := mutexWaiters(3)
+				for i := range waiters {
+					waiters[i].Stack = slices.Clone(lockStack)
+					waiters[i].Stack[1].Args = "(0x0?)"
+				}
+				return append(waiters, gr(7, "IO wait", writeStack))
+			}),
+			verdict: Blocked, holder: 7, summary: "probably holds sync.Mutex locked at main.(*Store).Put:17",
+		},
+		{
+			name: "two mutexes taken in opposite orders",
+			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+				// transfer(a, b) and transfer(b, a): each took its first
+				// mutex at line 4 and waits at line 5 for the other's.
+				at := func(mu string) []sampler.Frame {
+					return []sampler.Frame{lockStack[0], {Func: "internal/sync.(*Mutex).lockSlow", Args: "(" + mu + ")"}, {Func: "main.transfer", File: "/src/main.go", Line: 5}}
+				}
+				return []sampler.Goroutine{gr(1, "sync.Mutex.Lock", at("0xb0")), gr(2, "sync.Mutex.Lock", at("0xa0"))}
+			}),
+			verdict: Deadlock, cycle: []int64{1, 2}, holder: 2,
+			summary: "goroutine 1 (main.transfer) waits for sync.Mutex 0xb0, probably held by goroutine 2",
+		},
+		{
+			name: "runtime and profiler goroutines are set aside",
+			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+				sys := gr(2, "GC worker (idle)", []sampler.Frame{{Func: "runtime.gopark"}, {Func: "runtime.gcBgMarkWorker"}})
+				sys.System = true
+				prof := gr(30, "running", []sampler.Frame{{Func: "runtime/pprof.writeGoroutineStacks"}, {Func: "net/http/pprof.handler.ServeHTTP"}})
+				return []sampler.Goroutine{sys, prof, gr(1, "IO wait", acceptStack)}
+			}),
+			verdict: Idle, goroutine: 30, class: ClassIdle,
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Classify(tc.samples, World{}, DefaultOptions())
+			if d.Verdict != tc.verdict {
+				t.Errorf("verdict %s, want %s: %s\nevidence:\n%s", d.Verdict, tc.verdict, d.Summary, strings.Join(d.Evidence, "\n"))
+			}
+			if tc.summary != "" && !strings.Contains(d.Summary, tc.summary) {
+				t.Errorf("summary %q\nwant it to contain %q", d.Summary, tc.summary)
+			}
+			var holder int64
+			if len(d.Locks) > 0 && d.Locks[0].Holder != nil {
+				holder = d.Locks[0].Holder.Goroutine
+			}
+			if holder != tc.holder {
+				t.Errorf("holder %d, want %d; locks %+v", holder, tc.holder, d.Locks)
+			}
+			if tc.cycle != nil {
+				if len(d.Cycles) == 0 {
+					t.Fatalf("no cycle, want %v", tc.cycle)
+				}
+				var got []int64
+				for _, r := range d.Cycles[0] {
+					got = append(got, r.Goroutine)
+				}
+				slices.Sort(got)
+				if !slices.Equal(got, tc.cycle) {
+					t.Errorf("cycle %v, want %v", got, tc.cycle)
+				}
+			} else if len(d.Cycles) > 0 {
+				t.Errorf("cycles %v, want none", d.Cycles)
+			}
+			if tc.goroutine != 0 {
+				i := slices.IndexFunc(d.Goroutines, func(g Goroutine) bool { return g.ID == tc.goroutine })
+				if i < 0 {
+					t.Fatalf("goroutine %d missing", tc.goroutine)
+				}
+				if g := d.Goroutines[i]; g.Class != tc.class {
+					t.Errorf("goroutine %d is %s (%s), want %s", g.ID, g.Class, g.Why, tc.class)
+				}
+			}
+			if tc.evidence != "" && !slices.ContainsFunc(d.Evidence, func(e string) bool { return strings.Contains(e, tc.evidence) }) {
+				t.Errorf("no evidence line contains %q:\n%s", tc.evidence, strings.Join(d.Evidence, "\n"))
+			}
+		})
+	}
+}
+
+func TestGroupsBiggestFirst(t *testing.T) {
+	samples := goSamples(2, nil, func(int) []sampler.Goroutine {
+		return append(mutexWaiters(5), gr(7, "IO wait", writeStack), gr(1, "IO wait", acceptStack))
+	})
+	d := Classify(samples, World{}, DefaultOptions())
+	if len(d.Groups) != 3 {
+		t.Fatalf("%d groups, want 3: %+v", len(d.Groups), d.Groups)
+	}
+	g := d.Groups[0]
+	if g.Count != 5 || g.Title != "5 goroutines [sync.Mutex.Lock] in sync.(*Mutex).Lock ← main.(*Store).Put" || !slices.Equal(g.Counts, []int{5, 5}) || g.Grew {
+		t.Errorf("first group %+v", g)
+	}
+	for _, gr := range d.Goroutines {
+		if d.Groups[gr.Group].State != gr.State {
+			t.Errorf("goroutine %d [%s] points at group %d [%s]", gr.ID, gr.State, gr.Group, d.Groups[gr.Group].State)
+		}
+	}
+}
+
+func TestGoWait(t *testing.T) {
+	for _, tc := range []struct {
+		state string
+		stack []sampler.Frame
+		want  string
+	}{
+		{"sync.Mutex.Lock", nil, "mutex"},
+		{"sync.RWMutex.RLock", nil, "rwmutex"},
+		{"semacquire", lockStack, "mutex"},
+		{"semacquire", waitStack, "waitgroup"},
+		{"sync.WaitGroup.Wait", nil, "waitgroup"},
+		{"chan receive (nil chan)", nil, "channel"},
+		{"select (no cases)", nil, "select"},
+		{"IO wait", nil, "io"},
+		{"running", nil, ""},
+		{"runnable", nil, ""},
+		{"GC worker (idle)", nil, "runtime"},
+		{"sleep", nil, "sleep"},
+		{"chan receive (durable)", nil, "channel"},
+	} {
+		if got := goWait(sampler.Goroutine{State: tc.state, Stack: tc.stack}); got != tc.want {
+			t.Errorf("goWait(%q) = %q, want %q", tc.state, got, tc.want)
+		}
+	}
+}
+
+func TestFirstArg(t *testing.T) {
+	for args, want := range map[string]string{
+		"(0xc000012088, 0x1)":   "0xc000012088",
+		"(0xc000012088)":        "0xc000012088",
+		"(0x0?, 0x1)":           "",
+		"(...)":                 "",
+		"({0xc0000a0000, 0x5})": "0xc0000a0000",
+		"":                      "",
+	} {
+		if got := firstArg(args); got != want {
+			t.Errorf("firstArg(%q) = %q, want %q", args, got, want)
+		}
+	}
+}
