@@ -44,7 +44,7 @@ func Classify(samples []sampler.Sample, w World, opts Options) Diagnosis {
 	d.Orphans = g.orphans()
 	g.chains()
 	sc.verdict(&d, byTID, g)
-	classifyGoroutines(sc.pid, samples, &d, byTID, opts)
+	classifyGoroutines(sc.pid, samples, &d, byTID, g, opts)
 	return d
 }
 

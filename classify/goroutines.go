@@ -43,8 +43,17 @@ type goScene struct {
 	// spinningThread: some thread of the process pins a core (the kernel's
 	// view), for sources that do not say which thread runs a goroutine.
 	spinningThread *Thread
-	byTID          map[int]*Thread
+	// processCPU is the process's CPU across its threads, in percent of a
+	// core, the time it waited for one included: Go moves a goroutine from
+	// thread to thread, so a spinning goroutine may pin no single thread.
+	processCPU float64
+	byTID      map[int]*Thread
 	opts           Options
+	// graph and last give the kernel's view of the descriptors the
+	// runtime's poller watches: which pipe a goroutine in IO wait is stuck
+	// on, and who is at the other end.
+	graph *graph
+	last  sampler.Sample
 	// aside are the runtime's goroutines and the profiler's own: not the
 	// program's story.
 	aside map[int64]bool
@@ -66,16 +75,18 @@ func goroutineSamples(samples []sampler.Sample) [][]sampler.Goroutine {
 // mutexes they wait for and their probable holders, finds the cycles the
 // evidence shows, and gives the process its verdict from them. It does
 // nothing when no sample has goroutines.
-func classifyGoroutines(pid int, samples []sampler.Sample, d *Diagnosis, byTID map[int]*Thread, opts Options) {
+func classifyGoroutines(pid int, samples []sampler.Sample, d *Diagnosis, byTID map[int]*Thread, g *graph, opts Options) {
 	gs := goroutineSamples(samples)
 	if gs == nil {
 		return
 	}
-	s := &goScene{pid: pid, samples: gs, byID: map[int64]*Goroutine{}, byTID: byTID, opts: opts, aside: map[int64]bool{}}
+	s := &goScene{pid: pid, samples: gs, byID: map[int64]*Goroutine{}, byTID: byTID, opts: opts, aside: map[int64]bool{},
+		graph: g, last: samples[len(samples)-1]}
 	for i := range d.Threads {
 		if d.Threads[i].Class == ClassSpinning && s.spinningThread == nil {
 			s.spinningThread = &d.Threads[i]
 		}
+		s.processCPU += d.Threads[i].CPUPercent + d.Threads[i].RunqueuePercent
 	}
 	s.hists = goHistories(gs)
 	d.Goroutines = make([]Goroutine, 0, len(s.hists))
@@ -285,13 +296,18 @@ func (s *goScene) goroutine(h *goHistory) Goroutine {
 	}
 	// A wait reason that changes is movement; a flip between a wait and
 	// runnable at the same place is a wake-up that went nowhere (netpoll
-	// wakes writers to a full pipe now and then).
+	// wakes writers to a full pipe now and then). A goroutine that never
+	// waits moves if it leaves the loop it was caught in.
 	waits := map[string]bool{}
 	for _, r := range h.readings {
 		if goWait(r) != "" {
 			waits[r.State] = true
 		}
-		if !sameGoStack(r.Stack, h.readings[0].Stack) {
+		same := sameGoStack(r.Stack, h.readings[0].Stack)
+		if !same && goWait(r) == "" && goWait(h.readings[0]) == "" {
+			same = sameLoop(r.Stack, h.readings[0].Stack)
+		}
+		if !same {
 			g.Moved = true
 		}
 	}
@@ -299,10 +315,10 @@ func (s *goScene) goroutine(h *goHistory) Goroutine {
 	one := len(h.readings) == 1
 	running := g.BlockedOn == ""
 	switch {
-	case last.System:
+	case last.System || plumbing(last.Stack):
 		s.aside[g.ID] = true
-		g.Class, g.Why = ClassIdle, "a runtime goroutine"
-	case last.Observer || observer(last):
+		g.Class, g.Why = ClassIdle, "a runtime goroutine, or an HTTP server's own connection handling"
+	case last.Observer || observer(last) || s.aside[last.CreatorID] && last.CreatorID != 0:
 		s.aside[g.ID] = true
 		g.Class, g.Why = ClassIdle, "the pprof handler writing this goroutine profile (hangdoc's own request)"
 	case g.Moved:
@@ -315,6 +331,10 @@ func (s *goScene) goroutine(h *goHistory) Goroutine {
 		g.Class, g.Why = ClassIdle, "parked: "+goWaitText[g.BlockedOn]
 	case g.BlockedOn == "io" && accepting(last.Stack):
 		g.Class, g.Why, g.BlockedOn = ClassIdle, "parked: waiting for a connection", "accept"
+	case g.BlockedOn == "io" && serverRead(last.Stack):
+		g.Class, g.Why = ClassIdle, "parked: an HTTP server connection waiting for its next request"
+	case last.State == "select (no cases)":
+		g.Class, g.Why = ClassIdle, "parked for good in select {} (usually on purpose: a main that leaves the work to others)"
 	case one:
 		g.Class, g.Why = ClassBlocked, fmt.Sprintf("%s in the only sample it was seen in", goWaitText[g.BlockedOn])
 	default:
@@ -343,10 +363,50 @@ func (s *goScene) runningClass(h *goHistory, g *Goroutine) (Class, string) {
 	if t := s.spinningThread; t != nil {
 		return ClassSpinning, fmt.Sprintf("%s in all %d samples with the same stack, while %s spins (%s); the source does not say which thread runs it", g.State, g.Seen, threadName(t), cpuText(t))
 	}
+	if s.processCPU >= s.opts.SpinCPU*100 {
+		return ClassSpinning, fmt.Sprintf("%s in all %d samples in the same loop, while the process uses %.0f%% of a core across its threads (the source does not say which thread runs it)", g.State, g.Seen, s.processCPU)
+	}
 	if len(s.byTID) == 0 {
 		return ClassSpinning, fmt.Sprintf("%s in all %d dumps with the same stack (no CPU evidence in a file: probably spinning)", g.State, g.Seen)
 	}
 	return ClassWorking, fmt.Sprintf("%s in all %d samples, but no thread of the process pins a core", g.State, g.Seen)
+}
+
+// plumbing reports a goroutine of an HTTP server's connection handling
+// with none of the program's code on its stack: the background read of
+// a connection (this profile's own request, under pprof).
+func plumbing(stack []sampler.Frame) bool {
+	return userFrame(stack) < 0 && slices.ContainsFunc(stack, func(f sampler.Frame) bool {
+		return strings.HasPrefix(f.Func, "net/http.(*connReader).")
+	})
+}
+
+// sameLoop compares two readings of a goroutine that runs: it stays in one
+// loop if, read from the outermost frame in, the stacks agree on every
+// frame down to the loop's function, whose line may differ, and differ
+// only in at most two frames the loop calls.
+func sameLoop(a, b []sampler.Frame) bool {
+	n := 0
+	for n < len(a) && n < len(b) && a[len(a)-1-n].Func == b[len(b)-1-n].Func {
+		n++
+	}
+	if n == 0 || len(a)-n > 2 || len(b)-n > 2 {
+		return false
+	}
+	for i := 1; i < n; i++ {
+		if a[len(a)-i].Line != b[len(b)-i].Line {
+			return false
+		}
+	}
+	return true
+}
+
+// serverRead reports an HTTP server's connection goroutine reading the
+// next request, or its background read: idle until a client speaks.
+func serverRead(stack []sampler.Frame) bool {
+	return slices.ContainsFunc(stack, func(f sampler.Frame) bool {
+		return f.Func == "net/http.(*connReader).backgroundRead" || f.Func == "net/http.(*conn).serve" || f.Func == "net/http.(*conn).readRequest"
+	})
 }
 
 // accepting reports a goroutine parked in a listener's Accept.
@@ -733,7 +793,7 @@ func (s *goScene) groups(gs []Goroutine) []Group {
 		for n := range perSample {
 			g.Counts[n] = perSample[n][key]
 		}
-		g.Grew = len(g.Counts) > 1 && g.Counts[len(g.Counts)-1] > g.Counts[0] && g.Class != ClassWorking
+		g.Grew = len(g.Counts) > 1 && g.Counts[len(g.Counts)-1] > g.Counts[0] && g.Class == ClassBlocked
 		g.Title = fmt.Sprintf("%s [%s] in %s", plural(g.Count, "goroutine", "goroutines"), g.State, goWhere(g.Stack))
 	}
 	return sorted
@@ -742,3 +802,55 @@ func (s *goScene) groups(gs []Goroutine) []Group {
 // Where says where the goroutine stands in its program's terms:
 // "sync.(*Mutex).Lock ← main.(*Store).Put".
 func (g *Goroutine) Where() string { return goWhere(g.Stack) }
+
+// ioChain names the pipe a goroutine in IO wait is stuck on, from the
+// kernel: among the pipes the runtime's poller watches, the full one the
+// target writes to (or the empty one it reads), and the process at the
+// other end: "pipe:[9417289] (fd 9), 65536/65536 bytes queued → read by
+// pid 31160 (sleep 3600): sleeping in clock_nanosleep(…), 0% CPU". "" when
+// the evidence names none, or more than one.
+func (s *goScene) ioChain(g *Goroutine) string {
+	if g.State != "IO wait" || s.graph == nil {
+		return ""
+	}
+	write := slices.ContainsFunc(g.Stack, func(f sampler.Frame) bool { return strings.HasSuffix(f.Func, "(*pollDesc).waitWrite") })
+	read := slices.ContainsFunc(g.Stack, func(f sampler.Frame) bool { return strings.HasSuffix(f.Func, "(*pollDesc).waitRead") })
+	if !write && !read {
+		return ""
+	}
+	var found []string
+	seen := map[string]bool{}
+	for _, t := range s.last.Threads {
+		for _, w := range t.Watches {
+			_, name, _ := strings.Cut(w, " ")
+			res, ok := s.graph.w.Resources[name]
+			if seen[name] || !ok || res.Pipe == nil {
+				continue
+			}
+			seen[name] = true
+			mode, other, verb := "w", "r", "read by"
+			stuck := res.Pipe.Queued >= res.Pipe.Capacity && res.Pipe.Capacity > 0
+			if read {
+				mode, other, verb = "r", "w", "written by"
+				stuck = res.Pipe.Queued == 0
+			}
+			if !stuck || !slices.Contains(holders(res, mode), s.pid) {
+				continue
+			}
+			var ends []string
+			for _, pid := range holders(res, other) {
+				if pid != s.pid {
+					ends = append(ends, fmt.Sprintf("%s%s: %s", s.graph.procName(pid), fdsOf(res, pid), s.graph.stateOf(pid)))
+				}
+			}
+			if len(ends) == 0 {
+				continue
+			}
+			found = append(found, fmt.Sprintf("%s%s, %s → %s %s", name, fdsOf(res, s.pid), resourceText(res), verb, strings.Join(ends, "; ")))
+		}
+	}
+	if len(found) != 1 {
+		return ""
+	}
+	return found[0]
+}

@@ -91,7 +91,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				return append(mutexWaiters(8), gr(7, "IO wait", writeStack), gr(1, "IO wait", acceptStack))
 			}),
 			verdict: Blocked, holder: 7, goroutine: 1, class: ClassIdle,
-			summary: "goroutine 7 probably holds sync.Mutex 0xc0000120b0 and is blocked: waiting for network or file I/O (netpoll) in os.(*File).Write ← main.(*Store).Put; 8 goroutines wait",
+			summary: "goroutine 7 probably holds sync.Mutex 0xc0000120b0 and is waiting for network or file I/O (netpoll) in os.(*File).Write ← main.(*Store).Put; 8 goroutines wait",
 		},
 		{
 			name: "holder caught runnable by a spurious wake-up still blocks",
@@ -113,6 +113,25 @@ func TestClassifyGoroutines(t *testing.T) {
 			}),
 			verdict: Spinning, holder: 7, goroutine: 7, class: ClassSpinning,
 			summary: "goroutine 7 spins in main.busy while probably holding sync.Mutex 0xc0000120b0; 8 goroutines wait for it",
+		},
+		{
+			name: "a spinner caught in its loop and in the function the loop calls is in one place",
+			samples: goSamples(3, []sampler.Thread{parked, spinner}, func(i int) []sampler.Goroutine {
+				loop := []sampler.Frame{{Func: "main.spin", File: "/src/main.go", Line: 60 + i%2}, {Func: "main.main.gowrap1", File: "/src/main.go", Line: 90}}
+				if i == 1 {
+					loop = append([]sampler.Frame{{Func: "main.step", File: "/src/main.go", Line: 73}}, loop...)
+				}
+				return []sampler.Goroutine{gr(25, "runnable", loop)}
+			}),
+			verdict: Spinning, goroutine: 25, class: ClassSpinning,
+		},
+		{
+			name: "an HTTP server's background read is plumbing, not work",
+			samples: goSamples(3, []sampler.Thread{parked}, func(i int) []sampler.Goroutine {
+				bg := gr(int64(40+i), "runnable", []sampler.Frame{{Func: "net/http.(*connReader).startBackgroundRead.gowrap2"}, {Func: "runtime.goexit"}})
+				return []sampler.Goroutine{bg, gr(1, "IO wait", acceptStack)}
+			}),
+			verdict: Idle, goroutine: 42, class: ClassIdle,
 		},
 		{
 			name: "running goroutine on an idle thread works",

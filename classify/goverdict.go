@@ -39,7 +39,7 @@ func (s *goScene) verdict(d *Diagnosis, locks []Lock, cycles [][]Ref, chanWhy ma
 
 	senders := slices.DeleteFunc(slices.Clone(byClass[ClassBlocked]), func(g *Goroutine) bool { return !strings.HasPrefix(g.State, "chan send") })
 	forever := slices.DeleteFunc(slices.Clone(byClass[ClassBlocked]), func(g *Goroutine) bool {
-		return !strings.Contains(g.State, "(nil chan)") && g.State != "select (no cases)"
+		return !strings.Contains(g.State, "(nil chan)")
 	})
 	pool := byClass[ClassIdle]
 	pool = slices.DeleteFunc(slices.Clone(pool), func(g *Goroutine) bool { return !strings.HasPrefix(g.Why, "parked receiving") })
@@ -59,8 +59,13 @@ func (s *goScene) verdict(d *Diagnosis, locks []Lock, cycles [][]Ref, chanWhy ma
 		d.Hint = "One goroutine loops while holding the mutex the others want: look for a loop whose exit condition never becomes true under this lock (its stack is in STACKS), and never hold a lock across a loop that waits for something."
 	case holder != nil && holder.Class == ClassBlocked:
 		d.Verdict, d.Confidence = Blocked, High
-		d.Summary = fmt.Sprintf("goroutine %d probably holds %s and is blocked: %s in %s; %s for the mutex",
-			holder.ID, held.ID, goWaitText[holder.BlockedOn], goWhere(holder.Stack), plural(len(held.Waiters), "goroutine waits", "goroutines wait"))
+		what := fmt.Sprintf("%s in %s", goWaitText[holder.BlockedOn], goWhere(holder.Stack))
+		if chain := s.ioChain(holder); chain != "" {
+			what = fmt.Sprintf("blocked in %s on %s", goWhere(holder.Stack), chain)
+			ev = append(ev, fmt.Sprintf("goroutine %d [IO wait] waits in the runtime's poller; the kernel says the descriptor is %s", holder.ID, chain))
+		}
+		d.Summary = fmt.Sprintf("goroutine %d probably holds %s and is %s; %s for the mutex",
+			holder.ID, held.ID, what, plural(len(held.Waiters), "goroutine waits", "goroutines wait"))
 		d.Hint = goHolderHint(holder)
 	case len(byClass[ClassSpinning]) > 0:
 		sp := byClass[ClassSpinning]

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -132,14 +133,17 @@ func isTerminal(w io.Writer) bool {
 
 // diagnoseOptions are the flags of `hangdoc PID`.
 type diagnoseOptions struct {
-	out      outputOptions
-	samples  int
-	interval time.Duration
-	timeout  time.Duration
-	record   string
-	proc     string
-	pyspy    string
-	noStop   bool
+	out        outputOptions
+	samples    int
+	interval   time.Duration
+	timeout    time.Duration
+	record     string
+	proc       string
+	pyspy      string
+	noStop     bool
+	pprof      string
+	sigquit    bool
+	sigquitLog string
 }
 
 const longHelp = `hangdoc watches a live process for a few seconds and says why it has
@@ -149,9 +153,12 @@ which file descriptor.
 
 It reads /proc (thread states, CPU, wchan, syscalls, and the owner of each
 contended mutex from the target's memory), follows waits on pipes, sockets
-and children to the processes at the other end, and, for Python, adds
-py-spy's stacks (py-spy pauses the target for an instant per sample;
---no-stop avoids that). It never signals or writes to the target.
+and children to the processes at the other end, and adds stacks: for
+Python, py-spy's (py-spy pauses the target for an instant per sample); for
+Go, every goroutine, from the program's own net/http/pprof endpoint (found
+on its listening sockets, or --pprof) or else by attaching Delve for an
+instant per sample. --no-stop forbids anything that stops the target. It
+never signals or writes to the target, unless --sigquit allows it.
 
 Exit codes: 0 working (not hung), 3 blocked, 4 spinning, 5 idle,
 6 deadlock, 7 the target exited during sampling, 1 error, 2 usage.`
@@ -204,7 +211,10 @@ func (o *diagnoseOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.record, "record", "", "also write the raw samples as JSON to `FILE` (for a bug report or a test)")
 	f.StringVar(&o.proc, "proc", "", "read /proc from `DIR` (e.g. the host's /proc mounted in a container)")
 	f.StringVar(&o.pyspy, "py-spy", "", "py-spy's `PATH` for Python stacks (default: look it up on PATH; install with pip install py-spy)")
-	f.BoolVar(&o.noStop, "no-stop", false, "never stop the target, even for an instant (py-spy runs --nonblocking: stacks may be torn)")
+	f.BoolVar(&o.noStop, "no-stop", false, "never stop the target, even for an instant (py-spy runs --nonblocking: stacks may be torn; no Delve for Go)")
+	f.StringVar(&o.pprof, "pprof", "", "a Go target's net/http/pprof `URL` (http://127.0.0.1:6060); default: look for one on the target's listening sockets")
+	f.BoolVar(&o.sigquit, "sigquit", false, "for a Go target no other source can read: send SIGQUIT after the last sample for a goroutine dump. This KILLS the target")
+	f.StringVar(&o.sigquitLog, "sigquit-log", "", "with --sigquit: the `FILE` the target's stderr goes to (default: its stderr, if that is a regular file)")
 }
 
 func (o *diagnoseOptions) validate() error {
@@ -218,6 +228,10 @@ func (o *diagnoseOptions) validate() error {
 		return usageError{fmt.Errorf("--interval %s: want at least 10ms", o.interval)}
 	case o.timeout <= 0:
 		return usageError{fmt.Errorf("--timeout %s: want a positive duration", o.timeout)}
+	case o.sigquitLog != "" && !o.sigquit:
+		return usageError{errors.New("--sigquit-log needs --sigquit")}
+	case o.pprof != "" && !strings.HasPrefix(o.pprof, "http://") && !strings.HasPrefix(o.pprof, "https://"):
+		return usageError{fmt.Errorf("--pprof %q: want an http:// URL, like http://127.0.0.1:6060", o.pprof)}
 	}
 	return nil
 }
@@ -231,13 +245,16 @@ func runDiagnose(pid int, opts *diagnoseOptions, stdout, stderr io.Writer) (*rep
 	defer stop()
 
 	run := diagnose.Options{
-		PID:      pid,
-		Samples:  opts.samples,
-		Interval: opts.interval,
-		ProcRoot: opts.proc,
-		PySpy:    opts.pyspy,
-		NoStop:   opts.noStop,
-		Classify: classify.DefaultOptions(),
+		PID:        pid,
+		Samples:    opts.samples,
+		Interval:   opts.interval,
+		ProcRoot:   opts.proc,
+		PySpy:      opts.pyspy,
+		NoStop:     opts.noStop,
+		Pprof:      opts.pprof,
+		Sigquit:    opts.sigquit,
+		SigquitLog: opts.sigquitLog,
+		Classify:   classify.DefaultOptions(),
 	}
 	if isTerminal(stderr) {
 		run.Progress = stderr

@@ -32,8 +32,16 @@ type Options struct {
 	// PySpy is py-spy's path ("" looks it up on PATH), for Python targets.
 	PySpy string
 	// NoStop forbids any source that stops the target: py-spy runs with
-	// --nonblocking.
+	// --nonblocking, Delve is not used.
 	NoStop bool
+	// Pprof is a Go target's pprof endpoint ("http://127.0.0.1:6060"); ""
+	// looks for one on the target's listening sockets.
+	Pprof string
+	// Sigquit allows, for a Go target no other source can read, one
+	// SIGQUIT dump at the end of the run: it kills the target. The dump is
+	// read from SigquitLog, or the target's stderr if that is a file.
+	Sigquit    bool
+	SigquitLog string
 }
 
 // Run samples the target until it has Samples samples, ctx ends, or the
@@ -74,6 +82,13 @@ func Record(ctx context.Context, opts Options) (rec report.Recording, err error)
 			rec.Notes = append(rec.Notes, note)
 		}
 	}
+	var goroutines *goStacks
+	switch {
+	case rec.Target.Runtime == "go":
+		goroutines = newGoStacks(fs, opts)
+	case opts.Pprof != "" || opts.Sigquit:
+		rec.Notes = append(rec.Notes, fmt.Sprintf("--pprof and --sigquit are for Go programs; pid %d is not one (%s): ignored", opts.PID, orUnnamed(rec.Target.Runtime)))
+	}
 	defer clearProgress(opts.Progress)
 	f := newFollower(fs, opts.PID, cmp.Or(opts.SearchBudget, time.Second))
 	defer f.close()
@@ -82,6 +97,9 @@ func Record(ctx context.Context, opts Options) (rec report.Recording, err error)
 		// Whatever ended the run, the world around the samples taken so far
 		// goes with them.
 		if len(rec.Samples) > 0 {
+			if goroutines != nil {
+				goroutines.finish(ctx, &rec)
+			}
 			f.scan()
 			f.record(&rec, firstScan)
 			if stacks != nil {
@@ -118,6 +136,9 @@ func Record(ctx context.Context, opts Options) (rec report.Recording, err error)
 			return rec, nil
 		}
 		stacks.add(ctx, opts.PID, &sample, &rec)
+		if goroutines != nil {
+			goroutines.add(ctx, &sample, &rec)
+		}
 		rec.Samples = append(rec.Samples, sample)
 		if i == 0 {
 			f.scan()

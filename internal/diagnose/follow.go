@@ -76,6 +76,7 @@ func (f *follower) follow(pid int, sm sampler.Sample, depth int) {
 	}
 	wanted := map[string]bool{}
 	var children []int
+	netpoll := netpollWait(sm)
 	for _, t := range sm.Threads {
 		sc := t.Syscall
 		if !sc.InCall() {
@@ -88,6 +89,18 @@ func (f *follower) follow(pid int, sm sampler.Sample, depth int) {
 			}
 		case sc.Name == "wait4" || sc.Name == "waitid":
 			children = append(children, f.waitedChildren(pid, t)...)
+		}
+		if netpoll {
+			// A Go program's goroutines wait for pipes through the
+			// runtime's epoll instance, not in a read or write of their
+			// own: its watched pipes are where they may be stuck.
+			for _, w := range t.Watches {
+				if _, name, _ := strings.Cut(w, " "); strings.HasPrefix(name, "pipe:") {
+					if _, done := f.res[name]; !done {
+						wanted[name] = true
+					}
+				}
+			}
 		}
 	}
 	f.resolve(pid, wanted)
@@ -134,6 +147,23 @@ func (f *follower) follow(pid int, sm sampler.Sample, depth int) {
 		peer.Samples = append(peer.Samples, first)
 		f.follow(p, first, depth+1)
 	}
+}
+
+// netpollWait reports a sample with a goroutine waiting for a descriptor
+// in the Go runtime's network poller (pipes and sockets both), other than
+// a listener's Accept.
+func netpollWait(sm sampler.Sample) bool {
+	for _, g := range sm.Goroutines {
+		if g.State != "IO wait" {
+			continue
+		}
+		for _, f := range g.Stack {
+			if strings.HasSuffix(f.Func, "(*pollDesc).waitWrite") || strings.HasSuffix(f.Func, "(*pollDesc).waitRead") && !slices.ContainsFunc(g.Stack, func(f sampler.Frame) bool { return strings.HasSuffix(f.Func, ").Accept") }) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // waitedChildren are the children a wait4/waitid call waits for.

@@ -239,7 +239,8 @@ func Start(t testing.TB, path string, args ...string) *Victim {
 
 // StartCmd starts cmd as a victim: in its own process group, stdin from
 // /dev/null unless cmd.Stdin is set, stdout read by StartCmd (cmd.Stdout
-// and cmd.Stderr are overwritten). It waits up to ReadyTimeout for the
+// is overwritten), stderr kept by StartCmd too unless cmd.Stderr is an
+// *os.File (a victim whose stderr must be a regular file). It waits up to ReadyTimeout for the
 // ready line and fails the test, showing the victim's stderr, if the line
 // does not come or the victim exits first. A cleanup registered on t kills
 // the whole process group with SIGKILL and reaps the victim.
@@ -261,7 +262,9 @@ func StartCmd(t testing.TB, cmd *exec.Cmd) *Victim {
 	lines := &lineWriter{ready: make(chan string, 1)}
 	stderr := &syncBuffer{}
 	cmd.Stdout = lines
-	cmd.Stderr = stderr
+	if _, ok := cmd.Stderr.(*os.File); !ok {
+		cmd.Stderr = stderr
+	}
 
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting victim %s: %v", cmd.Path, err)

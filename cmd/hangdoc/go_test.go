@@ -1,0 +1,257 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hangdoc/hangdoc/internal/diagnose"
+	"github.com/hangdoc/hangdoc/internal/testvictim"
+)
+
+// gocontract is the JSON report's Go part, as docs/json.md documents it.
+type gocontract struct {
+	contract
+	Sampling struct {
+		Samples     int      `json:"samples"`
+		StackSource string   `json:"stack_source"`
+		Notes       []string `json:"notes"`
+	} `json:"sampling"`
+	Goroutines []struct {
+		ID          int64  `json:"id"`
+		State       string `json:"state"`
+		WaitMinutes int    `json:"wait_minutes"`
+		Class       string `json:"class"`
+		Thread      int    `json:"thread"`
+		Stack       []struct {
+			Func string `json:"func"`
+			File string `json:"file"`
+			Line int    `json:"line"`
+		} `json:"stack"`
+	} `json:"goroutines"`
+	Groups []struct {
+		Count int    `json:"count"`
+		State string `json:"state"`
+		Stack []struct {
+			Func string `json:"func"`
+		} `json:"stack"`
+	} `json:"groups"`
+	Locks []struct {
+		ID      string  `json:"id"`
+		Holder  *goRef  `json:"holder"`
+		Waiters []goRef `json:"waiters"`
+		Basis   string  `json:"basis"`
+	} `json:"locks"`
+	Cycles [][]goRef `json:"cycles"`
+}
+
+type goRef struct {
+	PID       int   `json:"pid"`
+	Goroutine int64 `json:"goroutine"`
+}
+
+func godecode(t *testing.T, out string) gocontract {
+	t.Helper()
+	decode(t, out)
+	var c gocontract
+	if err := jsonUnmarshal(out, &c); err != nil {
+		t.Fatalf("the report is not JSON: %v", err)
+	}
+	return c
+}
+
+// goroutine returns the class of goroutine id, "absent" if none.
+func (c gocontract) goroutine(id int64) string {
+	for _, g := range c.Goroutines {
+		if g.ID == id {
+			return g.Class
+		}
+	}
+	return "absent"
+}
+
+// holder returns the probable holder of the lock with the most waiters.
+func (c gocontract) holder() (id int64, waiters int) {
+	for _, l := range c.Locks {
+		if l.Holder != nil && len(l.Waiters) > waiters {
+			id, waiters = l.Holder.Goroutine, len(l.Waiters)
+		}
+	}
+	return id, waiters
+}
+
+// wantUnharmed fails the test if the victim stopped, died or is still
+// traced: every source but --sigquit must leave it as it was.
+func wantUnharmed(t *testing.T, pid int) {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		t.Fatalf("victim %d is gone: %v", pid, err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		v = strings.TrimSpace(v)
+		switch k {
+		case "State":
+			if strings.HasPrefix(v, "T") || strings.HasPrefix(v, "t") || strings.HasPrefix(v, "Z") || strings.HasPrefix(v, "X") {
+				t.Errorf("victim %d is %s after hangdoc", pid, v)
+			}
+		case "TracerPid":
+			if v != "0" {
+				t.Errorf("victim %d is still traced by %s after hangdoc", pid, v)
+			}
+		}
+	}
+	// Its threads too: Delve stops every one of them.
+	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/stat")
+	for _, p := range tasks {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 && (f[0] == "T" || f[0] == "t") {
+			t.Errorf("thread %s of victim %d is stopped (%s) after hangdoc", p, pid, f[0])
+		}
+	}
+}
+
+// TestGoVictims diagnoses every Go victim through each non-destructive
+// source: its own pprof endpoint (found on its listening sockets), and,
+// for a victim that serves no pprof, Delve.
+func TestGoVictims(t *testing.T) {
+	for _, source := range []string{"pprof", "delve"} {
+		for _, tc := range []struct {
+			victim  string
+			verdict string
+			code    diagnose.ExitCode
+			holder  string // the ready key of the probable holder's goroutine id
+			cycle   []string
+			class   map[string]string // ready key of a goroutine id → class
+		}{
+			{victim: "gomutexpipe", verdict: "blocked", code: diagnose.ExitBlocked, holder: "holder"},
+			{victim: "gospinholder", verdict: "spinning", code: diagnose.ExitSpinning, holder: "holder", class: map[string]string{"holder": "spinning"}},
+			{victim: "gochancycle", verdict: "deadlock", code: diagnose.ExitDeadlock, class: map[string]string{"ping": "blocked", "pong": "blocked"}},
+			{victim: "godeadfeeder", verdict: "idle", code: diagnose.ExitIdle},
+			{victim: "goworking", verdict: "working", code: diagnose.ExitWorking},
+		} {
+			t.Run(source+"/"+tc.victim, func(t *testing.T) {
+				var args []string
+				if source == "pprof" {
+					args = append(args, "-pprof")
+				}
+				v := testvictim.Start(t, testvictim.BuildGo(t, tc.victim), args...)
+				out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "3", "--interval", "400ms")
+				wantUnharmed(t, v.PID)
+				c := godecode(t, out)
+				if c.Verdict != tc.verdict || code != tc.code {
+					t.Errorf("verdict %s (exit %d), want %s (exit %d): %s\nevidence:\n%s\nnotes: %v\nstderr: %s",
+						c.Verdict, code, tc.verdict, tc.code, c.Summary, strings.Join(c.Evidence, "\n"), c.Sampling.Notes, stderr)
+				}
+				if c.Sampling.StackSource != source {
+					t.Errorf("stack_source %q, want %q; notes: %v", c.Sampling.StackSource, source, c.Sampling.Notes)
+				}
+				if len(c.Goroutines) == 0 || len(c.Groups) == 0 {
+					t.Fatalf("no goroutines or groups in the report: %v", c.Sampling.Notes)
+				}
+				if tc.holder != "" {
+					id, waiters := c.holder()
+					if want := int64(v.Int(tc.holder)); id != want || waiters != 8 {
+						t.Errorf("probable holder goroutine %d with %d waiters, want %d with 8; locks: %+v", id, waiters, want, c.Locks)
+					}
+				}
+				for key, class := range tc.class {
+					if got := c.goroutine(int64(v.Int(key))); got != class {
+						t.Errorf("goroutine %s=%d is %s, want %s", key, v.Int(key), got, class)
+					}
+				}
+				if tc.victim == "gochancycle" && source == "delve" {
+					if len(c.Cycles) != 1 {
+						t.Fatalf("cycles %v, want ping and pong", c.Cycles)
+					}
+					var ids []int64
+					for _, r := range c.Cycles[0] {
+						ids = append(ids, r.Goroutine)
+					}
+					slices.Sort(ids)
+					want := []int64{int64(v.Int("ping")), int64(v.Int("pong"))}
+					slices.Sort(want)
+					if !slices.Equal(ids, want) {
+						t.Errorf("cycle %v, want %v", ids, want)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestGoNoStop: with --no-stop and no pprof endpoint there is no source
+// of goroutines; the report says why and still gives the kernel's view.
+func TestGoNoStop(t *testing.T) {
+	v := testvictim.Start(t, testvictim.BuildGo(t, "gomutexpipe"))
+	out, _, _ := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "200ms", "--no-stop")
+	wantUnharmed(t, v.PID)
+	c := godecode(t, out)
+	if c.Sampling.StackSource != "none" || len(c.Goroutines) != 0 {
+		t.Errorf("stack_source %q with %d goroutines, want none", c.Sampling.StackSource, len(c.Goroutines))
+	}
+	if !slices.ContainsFunc(c.Sampling.Notes, func(n string) bool {
+		return strings.Contains(n, "no goroutines") && strings.Contains(n, "--no-stop")
+	}) {
+		t.Errorf("no note says why there are no goroutines: %v", c.Sampling.Notes)
+	}
+}
+
+// TestGoSigquit: --sigquit, when nothing else can read the goroutines,
+// kills the target for one dump, read from its stderr file.
+func TestGoSigquit(t *testing.T) {
+	for _, viaLog := range []bool{false, true} {
+		t.Run("log="+strconv.FormatBool(viaLog), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "stderr.log")
+			f, err := os.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			cmd := exec.Command(testvictim.BuildGo(t, "gomutexpipe"))
+			cmd.Stderr = f
+			v := testvictim.StartCmd(t, cmd)
+			args := []string{strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "200ms", "--no-stop", "--sigquit"}
+			if viaLog {
+				args = append(args, "--sigquit-log", path)
+			}
+			out, stderr, code := hangdoc(t, args...)
+			c := godecode(t, out)
+			if c.Sampling.StackSource != "sigquit" || c.Verdict != "blocked" || code != diagnose.ExitBlocked {
+				t.Fatalf("stack_source %q, verdict %s (exit %d), want sigquit and blocked: %s\nnotes: %v\nstderr: %s", c.Sampling.StackSource, c.Verdict, code, c.Summary, c.Sampling.Notes, stderr)
+			}
+			if id, _ := c.holder(); id != int64(v.Int("holder")) {
+				t.Errorf("probable holder goroutine %d, want %d", id, v.Int("holder"))
+			}
+			// SIGQUIT kills a Go program: that is why it is opt-in.
+			deadline := time.Now().Add(5 * time.Second)
+			for !dead(v.PID) && time.Now().Before(deadline) {
+				time.Sleep(50 * time.Millisecond)
+			}
+			if !dead(v.PID) {
+				t.Errorf("victim %d still runs after --sigquit", v.PID)
+			}
+		})
+	}
+}
+
+// dead reports a process that exited: reaped, or a zombie.
+func dead(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] == "Z"
+}
