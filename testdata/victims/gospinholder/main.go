@@ -1,0 +1,209 @@
+// Command gospinholder is a victim: a mutex held by a goroutine that spins
+// forever, so its waiters never get it.
+//
+//	mu.Lock()
+//	for { x = step(x) } // never unlocks
+//
+// One goroutine takes mu and loops on a small non-inlined function,
+// keeping a CPU busy ([running] or [runnable] in a dump, with main.spin
+// and main.step on its stack); eight goroutines park in mu.Lock
+// ([sync.Mutex.Lock], in main.wait).
+//
+// Like every Go victim, it keeps itself alive with a TCP listener on
+// 127.0.0.1:0. With -pprof the listener serves net/http/pprof
+// (http.DefaultServeMux); without it, a mux with only "/".
+//
+// A goroutine polls runtime.Stack until the holder is in main.spin and
+// eight goroutines wait in [sync.Mutex.Lock] in main.wait, twice 100 ms
+// apart, then prints
+//
+//	ready pid=P addr=127.0.0.1:PORT holder=GOID waiters=8
+//
+// If the hang is not reached within 15 s it writes the reason to stderr
+// and exits 1.
+//
+// This directory is under testdata, so `go build ./...` and `go vet ./...`
+// skip it; the tests build it with
+//
+//	go build -o DIR/gospinholder ./testdata/victims/gospinholder
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	_ "net/http/pprof" // registers /debug/pprof/ on http.DefaultServeMux
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const waiters = 8
+
+var (
+	mu     sync.Mutex
+	holder atomic.Int64
+	sink   atomic.Uint64 // keeps the loop's result alive
+)
+
+// spin takes mu and never lets it go.
+func spin() {
+	mu.Lock()
+	holder.Store(goid())
+	x := uint64(1)
+	for i := 0; ; i++ {
+		x = step(x)
+		if i%(1<<20) == 0 {
+			sink.Store(x)
+		}
+	}
+}
+
+// step is one round of an xorshift generator.
+//
+//go:noinline
+func step(x uint64) uint64 {
+	x ^= x << 13
+	x ^= x >> 7
+	x ^= x << 17
+	return x
+}
+
+// wait wants mu.
+func wait() {
+	mu.Lock()
+	mu.Unlock()
+	fatal(errors.New("a waiter got mu"))
+}
+
+func main() {
+	pprof := flag.Bool("pprof", false, "serve net/http/pprof on the listener")
+	flag.Parse()
+	addr := listen("gospinholder", *pprof)
+
+	go spin()
+	for holder.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	for range waiters {
+		go wait()
+	}
+
+	deadline := time.Now().Add(15 * time.Second)
+	reason := "not checked"
+	for time.Now().Before(deadline) {
+		err := check()
+		if err == nil {
+			time.Sleep(100 * time.Millisecond)
+			err = check()
+		}
+		if err == nil {
+			fmt.Printf("ready pid=%d addr=%s holder=%d waiters=%d\n", os.Getpid(), addr, holder.Load(), waiters)
+			select {}
+		}
+		reason = err.Error()
+		time.Sleep(10 * time.Millisecond)
+	}
+	fatal(fmt.Errorf("hang not reached within 15s: %s", reason))
+}
+
+// check verifies the hang from the goroutines' own stacks.
+func check() error {
+	spinning, waiting := false, 0
+	for _, g := range goroutines() {
+		switch {
+		case g.id == holder.Load() && strings.Contains(g.stack, "main.spin("):
+			spinning = true
+		case g.state == "sync.Mutex.Lock" && strings.Contains(g.stack, "main.wait("):
+			waiting++
+		}
+	}
+	if !spinning {
+		return fmt.Errorf("holder goroutine %d is not in main.spin", holder.Load())
+	}
+	if waiting != waiters {
+		return fmt.Errorf("%d goroutines wait for mu in main.wait, want %d", waiting, waiters)
+	}
+	return nil
+}
+
+// ---- shared by the Go victims (each is its own main package) ----
+
+// listen keeps the process alive with a listener on 127.0.0.1:0 and
+// returns its address. It serves pprof only when asked.
+func listen(name string, pprof bool) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fatal(err)
+	}
+	var h http.Handler = http.DefaultServeMux
+	if !pprof {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+			fmt.Fprintf(w, "%s: no pprof here\n", name)
+		})
+		h = mux
+	}
+	go func() { fatal(http.Serve(ln, h)) }()
+	return ln.Addr().String()
+}
+
+// goid is the calling goroutine's id, from runtime.Stack's first line
+// "goroutine 18 [running]:".
+func goid() int64 {
+	var b [64]byte
+	s := string(b[:runtime.Stack(b[:], false)])
+	s = strings.TrimPrefix(s, "goroutine ")
+	id, err := strconv.ParseInt(s[:strings.IndexByte(s, ' ')], 10, 64)
+	if err != nil {
+		fatal(fmt.Errorf("goroutine id of %q: %v", s, err))
+	}
+	return id
+}
+
+type gor struct {
+	id    int64
+	state string // the bracket's first part: "IO wait", "sync.Mutex.Lock"
+	stack string
+}
+
+// goroutines lists every goroutine with its state, from runtime.Stack.
+func goroutines() []gor {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var gs []gor
+	for rec := range strings.SplitSeq(string(buf), "\n\n") {
+		head, stack, _ := strings.Cut(rec, "\n")
+		rest, ok := strings.CutPrefix(head, "goroutine ")
+		if !ok {
+			continue
+		}
+		idText, body, _ := strings.Cut(rest, " [")
+		id, err := strconv.ParseInt(idText, 10, 64)
+		if err != nil {
+			continue
+		}
+		body = strings.TrimSuffix(body, "]:")
+		state, _, _ := strings.Cut(body, ", ")
+		gs = append(gs, gor{id: id, state: state, stack: stack})
+	}
+	return gs
+}
+
+func fatal(err error) {
+	fmt.Fprintf(os.Stderr, "error: %v\n", err)
+	os.Exit(1)
+}

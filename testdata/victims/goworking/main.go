@@ -1,0 +1,233 @@
+// Command goworking is a victim that is not hung: four workers doing real
+// CPU work in varied functions, so their stacks move between samples.
+//
+// Each worker loops over three kinds of task, each in its own function
+// (main.hashChunk: SHA-256 over a buffer; main.sortChunk: sorting a
+// shuffled slice; main.compressChunk: flate over a buffer) with a short
+// sleep between tasks, so the pool uses well under its four CPUs and a
+// goroutine dump finds each worker sometimes [running]/[runnable] in a
+// task, sometimes [sleep] in main.pause. It is the control: a diagnosis
+// must not call it hung.
+//
+// Like every Go victim, it keeps itself alive with a TCP listener on
+// 127.0.0.1:0. With -pprof the listener serves net/http/pprof
+// (http.DefaultServeMux); without it, a mux with only "/".
+//
+// Once every worker has done 20 tasks and all four are seen in
+// main.worker, it prints
+//
+//	ready pid=P addr=127.0.0.1:PORT workers=4 goids=G1,G2,G3,G4
+//
+// If that takes over 15 s it writes the reason to stderr and exits 1.
+//
+// This directory is under testdata, so `go build ./...` and `go vet ./...`
+// skip it; the tests build it with
+//
+//	go build -o DIR/goworking ./testdata/victims/goworking
+package main
+
+import (
+	"bytes"
+	"compress/flate"
+	"crypto/sha256"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	_ "net/http/pprof" // registers /debug/pprof/ on http.DefaultServeMux
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const workers = 4
+
+var (
+	idsMu sync.Mutex
+	ids   []int64
+	tasks [workers]atomic.Int64
+	sink  atomic.Uint64
+)
+
+// worker runs tasks for ever.
+func worker(n int) {
+	idsMu.Lock()
+	ids = append(ids, goid())
+	idsMu.Unlock()
+	r := rand.New(rand.NewPCG(uint64(n), 1))
+	buf := make([]byte, 64<<10)
+	for i := range buf {
+		buf[i] = byte(r.IntN(16))
+	}
+	for i := 0; ; i++ {
+		switch (i + n) % 3 {
+		case 0:
+			hashChunk(buf)
+		case 1:
+			sortChunk(r)
+		case 2:
+			compressChunk(buf)
+		}
+		tasks[n].Add(1)
+		pause(r)
+	}
+}
+
+func hashChunk(buf []byte) {
+	sum := sha256.Sum256(buf)
+	for range 3 {
+		sum = sha256.Sum256(append(buf[:len(buf)-32:len(buf)-32], sum[:]...))
+	}
+	sink.Store(uint64(sum[0]))
+}
+
+func sortChunk(r *rand.Rand) {
+	s := make([]int, 20000)
+	for i := range s {
+		s[i] = r.Int()
+	}
+	slices.Sort(s)
+	sink.Store(uint64(s[0]))
+}
+
+func compressChunk(buf []byte) {
+	var out bytes.Buffer
+	w, _ := flate.NewWriter(&out, flate.BestSpeed)
+	w.Write(buf)
+	w.Close()
+	sink.Store(uint64(out.Len()))
+}
+
+// pause keeps the pool's CPU use modest.
+func pause(r *rand.Rand) {
+	time.Sleep(time.Duration(2+r.IntN(4)) * time.Millisecond)
+}
+
+func main() {
+	pprof := flag.Bool("pprof", false, "serve net/http/pprof on the listener")
+	flag.Parse()
+	addr := listen("goworking", *pprof)
+
+	for n := range workers {
+		go worker(n)
+	}
+
+	deadline := time.Now().Add(15 * time.Second)
+	reason := "not checked"
+	for time.Now().Before(deadline) {
+		err := check()
+		if err == nil {
+			idsMu.Lock()
+			s := make([]string, len(ids))
+			for i, id := range ids {
+				s[i] = strconv.FormatInt(id, 10)
+			}
+			idsMu.Unlock()
+			fmt.Printf("ready pid=%d addr=%s workers=%d goids=%s\n", os.Getpid(), addr, workers, strings.Join(s, ","))
+			select {}
+		}
+		reason = err.Error()
+		time.Sleep(10 * time.Millisecond)
+	}
+	fatal(fmt.Errorf("not working within 15s: %s", reason))
+}
+
+// check verifies every worker is working.
+func check() error {
+	for n := range tasks {
+		if t := tasks[n].Load(); t < 20 {
+			return fmt.Errorf("worker %d has done %d tasks, want 20", n, t)
+		}
+	}
+	seen := 0
+	for _, g := range goroutines() {
+		if strings.Contains(g.stack, "main.worker(") {
+			seen++
+		}
+	}
+	if seen != workers {
+		return fmt.Errorf("%d goroutines in main.worker, want %d", seen, workers)
+	}
+	return nil
+}
+
+// ---- shared by the Go victims (each is its own main package) ----
+
+// listen keeps the process alive with a listener on 127.0.0.1:0 and
+// returns its address. It serves pprof only when asked.
+func listen(name string, pprof bool) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fatal(err)
+	}
+	var h http.Handler = http.DefaultServeMux
+	if !pprof {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+			fmt.Fprintf(w, "%s: no pprof here\n", name)
+		})
+		h = mux
+	}
+	go func() { fatal(http.Serve(ln, h)) }()
+	return ln.Addr().String()
+}
+
+// goid is the calling goroutine's id, from runtime.Stack's first line
+// "goroutine 18 [running]:".
+func goid() int64 {
+	var b [64]byte
+	s := string(b[:runtime.Stack(b[:], false)])
+	s = strings.TrimPrefix(s, "goroutine ")
+	id, err := strconv.ParseInt(s[:strings.IndexByte(s, ' ')], 10, 64)
+	if err != nil {
+		fatal(fmt.Errorf("goroutine id of %q: %v", s, err))
+	}
+	return id
+}
+
+type gor struct {
+	id    int64
+	state string // the bracket's first part: "IO wait", "sync.Mutex.Lock"
+	stack string
+}
+
+// goroutines lists every goroutine with its state, from runtime.Stack.
+func goroutines() []gor {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var gs []gor
+	for rec := range strings.SplitSeq(string(buf), "\n\n") {
+		head, stack, _ := strings.Cut(rec, "\n")
+		rest, ok := strings.CutPrefix(head, "goroutine ")
+		if !ok {
+			continue
+		}
+		idText, body, _ := strings.Cut(rest, " [")
+		id, err := strconv.ParseInt(idText, 10, 64)
+		if err != nil {
+			continue
+		}
+		body = strings.TrimSuffix(body, "]:")
+		state, _, _ := strings.Cut(body, ", ")
+		gs = append(gs, gor{id: id, state: state, stack: stack})
+	}
+	return gs
+}
+
+func fatal(err error) {
+	fmt.Fprintf(os.Stderr, "error: %v\n", err)
+	os.Exit(1)
+}
