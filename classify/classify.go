@@ -14,6 +14,9 @@ type history struct {
 	readings []sampler.Thread
 	times    []time.Time
 	paused   []bool // a stack source paused the process after this reading
+	// frozen is how long a stack source kept the process stopped after
+	// this reading (Delve): time in which no thread could run.
+	frozen []time.Duration
 }
 
 func (h *history) last() sampler.Thread { return h.readings[len(h.readings)-1] }
@@ -129,6 +132,7 @@ func histories(samples []sampler.Sample) []*history {
 				h.readings = append(h.readings, t)
 				h.times = append(h.times, s.Time)
 				h.paused = append(h.paused, s.Paused)
+				h.frozen = append(h.frozen, s.Frozen)
 			}
 		}
 	}
@@ -177,7 +181,13 @@ func (s *scene) thread(h *history, opts Options) Thread {
 		}
 	}
 	own := t.Voluntary - min(t.Voluntary, pauses*opts.PauseSwitches)
+	// CPU is shared out over the time the thread could run: the time a
+	// stack source kept the process stopped is not idleness.
 	elapsed := h.times[len(h.times)-1].Sub(h.times[0])
+	for _, f := range h.frozen[:len(h.frozen)-1] {
+		elapsed -= f
+	}
+	elapsed = max(elapsed, h.times[len(h.times)-1].Sub(h.times[0])/10)
 	share := 0.0
 	if elapsed > 0 {
 		share = float64(last.CPUTime-first.CPUTime) / float64(elapsed)

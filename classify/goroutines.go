@@ -113,10 +113,17 @@ func classifyGoroutines(pid int, samples []sampler.Sample, d *Diagnosis, byTID m
 	s.idlePools(d.Goroutines)
 	d.Groups = s.groups(d.Goroutines)
 	// The threads' story becomes evidence under the goroutines' verdict.
-	threadSummary := d.Summary
+	threadSummary, threadVerdict := d.Summary, d.Verdict
 	d.Locks = append(d.Locks, locks...)
 	d.Cycles = append(d.Cycles, cycles...)
 	s.verdict(d, locks, cycles, chanWhy)
+	if d.Verdict == Idle && threadVerdict == Working && d.Confidence != High && s.processCPU >= s.opts.BusyCPU*100 {
+		// Every dump caught the goroutines parked, but the threads use CPU
+		// and move: the work happens between the dumps.
+		d.Verdict, d.Confidence = Working, Medium
+		d.Summary = fmt.Sprintf("the goroutines were parked in every dump, but the threads use %.0f%% CPU and their waits move: the work happens between the dumps; slow, not stopped", s.processCPU)
+		d.Hint = "It is making progress. Look for what makes it slow (go tool pprof on /debug/pprof/profile, or perf) rather than for a hang."
+	}
 	if threadSummary != "" && len(d.Threads) > 0 {
 		d.Evidence = append(d.Evidence, "the OS threads alone: "+threadSummary)
 	}
@@ -354,22 +361,19 @@ func (s *goScene) runningClass(h *goHistory, g *Goroutine) (Class, string) {
 			return ClassWorking, "ran between waits"
 		}
 	}
-	if t := s.byTID[g.Thread]; g.Thread != 0 && t != nil {
-		if t.CPUPercent+t.RunqueuePercent >= s.opts.SpinCPU*100 {
-			return ClassSpinning, fmt.Sprintf("%s in all %d samples with the same stack, on tid %d using %s", g.State, g.Seen, t.TID, cpuText(t))
-		}
-		return ClassWorking, fmt.Sprintf("%s in all %d samples, but its thread (tid %d) used %.1f%% CPU", g.State, g.Seen, t.TID, t.CPUPercent)
+	if t := s.byTID[g.Thread]; g.Thread != 0 && t != nil && t.CPUPercent+t.RunqueuePercent >= s.opts.GoSpinCPU*100 {
+		return ClassSpinning, fmt.Sprintf("%s in all %d samples with the same stack, on tid %d using %s", g.State, g.Seen, t.TID, cpuText(t))
 	}
 	if t := s.spinningThread; t != nil {
 		return ClassSpinning, fmt.Sprintf("%s in all %d samples with the same stack, while %s spins (%s); the source does not say which thread runs it", g.State, g.Seen, threadName(t), cpuText(t))
 	}
-	if s.processCPU >= s.opts.SpinCPU*100 {
-		return ClassSpinning, fmt.Sprintf("%s in all %d samples in the same loop, while the process uses %.0f%% of a core across its threads (the source does not say which thread runs it)", g.State, g.Seen, s.processCPU)
+	if s.processCPU >= s.opts.GoSpinCPU*100 {
+		return ClassSpinning, fmt.Sprintf("%s in all %d samples in the same loop, while the process uses %.0f%% of a core across its threads (the scheduler moves a goroutine between threads)", g.State, g.Seen, s.processCPU)
 	}
 	if len(s.byTID) == 0 {
 		return ClassSpinning, fmt.Sprintf("%s in all %d dumps with the same stack (no CPU evidence in a file: probably spinning)", g.State, g.Seen)
 	}
-	return ClassWorking, fmt.Sprintf("%s in all %d samples, but no thread of the process pins a core", g.State, g.Seen)
+	return ClassWorking, fmt.Sprintf("%s in all %d samples, but the process uses only %.0f%% of a core", g.State, g.Seen, s.processCPU)
 }
 
 // plumbing reports a goroutine of an HTTP server's connection handling
@@ -641,7 +645,9 @@ func (s *goScene) chanCycles() ([][]Ref, map[int64]string) {
 	for id, g := range blocked {
 		for _, c := range g.WaitChans {
 			for _, other := range refs[c] {
-				if other == id {
+				// One that waits on the same channel the same way (another
+				// receiver of an idle pool) cannot complete the operation.
+				if o, ok := blocked[other]; other == id || ok && o.State == g.State && slices.Contains(o.WaitChans, c) {
 					continue
 				}
 				if _, ok := blocked[other]; !ok {

@@ -168,6 +168,21 @@ func TestClassifyGoroutines(t *testing.T) {
 			verdict: Deadlock, summary: "a probable channel deadlock", goroutine: 8, class: ClassIdle,
 		},
 		{
+			name: "receivers of one channel are a pool, not a cycle, even with memory evidence",
+			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+				main := gr(1, "sync.WaitGroup.Wait", waitStack)
+				main.ChanRefs = []string{"0xj"}
+				gs := []sampler.Goroutine{main}
+				for i := range 4 {
+					w := gr(int64(20+i), "chan receive", recvStack)
+					w.WaitChans, w.ChanRefs = []string{"0xj"}, []string{"0xj"}
+					gs = append(gs, w)
+				}
+				return gs
+			}),
+			verdict: Idle, goroutine: 21, class: ClassIdle,
+		},
+		{
 			name: "channel senders without memory evidence are a probable deadlock",
 			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
 				return []sampler.Goroutine{
@@ -366,5 +381,36 @@ func TestFirstArg(t *testing.T) {
 		if got := firstArg(args); got != want {
 			t.Errorf("firstArg(%q) = %q, want %q", args, got, want)
 		}
+	}
+}
+
+// TestGoIOChain: a holder in IO wait is tied, through the pipes the
+// runtime's epoll instance watches, to the full pipe and its idle reader.
+func TestGoIOChain(t *testing.T) {
+	poller := sampler.Thread{TID: 100, State: "S", Wchan: "do_epoll_wait", Syscall: sampler.Syscall{Nr: 281},
+		Watches: []string{"5 socket:[7]", "9 pipe:[42]", "4 pipe:[43]"}}
+	samples := goSamples(2, []sampler.Thread{poller}, func(int) []sampler.Goroutine {
+		w := slices.Clone(writeStack)
+		w = append([]sampler.Frame{w[0], {Func: "internal/poll.(*pollDesc).waitWrite"}}, w[1:]...)
+		return append(mutexWaiters(3), gr(7, "IO wait", w))
+	})
+	reader := sampler.Thread{TID: 200, Name: "sleep", State: "S", Wchan: "hrtimer_nanosleep", Syscall: sampler.Syscall{Nr: 230}}
+	w := World{
+		Resources: map[string]sampler.Resource{
+			"pipe:[42]": {Name: "pipe:[42]", Pipe: &sampler.PipeFill{Queued: 65536, Capacity: 65536},
+				Holders: []sampler.FDRef{{PID: 100, FD: 9, Mode: "w"}, {PID: 200, FD: 0, Mode: "r"}}},
+			// Not full: not where it is stuck.
+			"pipe:[43]": {Name: "pipe:[43]", Pipe: &sampler.PipeFill{Queued: 10, Capacity: 65536},
+				Holders: []sampler.FDRef{{PID: 100, FD: 4, Mode: "w"}, {PID: 300, FD: 0, Mode: "r"}}},
+		},
+		Peers: []sampler.Process{{PID: 200, Cmdline: "sleep 3600", Depth: 1, Samples: goSamples(2, []sampler.Thread{reader}, func(int) []sampler.Goroutine { return nil })}},
+	}
+	for i := range w.Peers[0].Samples {
+		w.Peers[0].Samples[i].PID = 200
+	}
+	d := Classify(samples, w, DefaultOptions())
+	want := "goroutine 7 probably holds sync.Mutex 0xc0000120b0 and is blocked in os.(*File).Write ← main.(*Store).Put on pipe:[42] on fd 9, 65536/65536 bytes queued → read by pid 200 (sleep 3600) on fd 0"
+	if !strings.HasPrefix(d.Summary, want) {
+		t.Errorf("summary %q\nwant it to start %q", d.Summary, want)
 	}
 }

@@ -227,6 +227,11 @@ type Options struct {
 	// SpinCPU is the share of one core at or above which a thread with no
 	// movement is spinning.
 	SpinCPU float64
+	// GoSpinCPU is the same for a goroutine caught running in one loop in
+	// every sample: the stacks already say it does not move, so the CPU
+	// only has to show it burns (a goroutine moves between threads, and a
+	// stack source stops the process for part of the run).
+	GoSpinCPU float64
 	// SpinSwitchesPerSecond is the most voluntary context switches a
 	// spinning thread may make: a page fault or a stray signal is not a
 	// loop that blocks.
@@ -246,5 +251,5 @@ type Options struct {
 
 // DefaultOptions returns the thresholds hangdoc uses.
 func DefaultOptions() Options {
-	return Options{SpinCPU: 0.80, SpinSwitchesPerSecond: 2, PauseSwitches: 4, BusyCPU: 0.05, RSSGrowth: 0.02, RSSGrowthBytes: 1 << 20}
+	return Options{SpinCPU: 0.80, GoSpinCPU: 0.50, SpinSwitchesPerSecond: 2, PauseSwitches: 4, BusyCPU: 0.05, RSSGrowth: 0.02, RSSGrowthBytes: 1 << 20}
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -88,4 +91,82 @@ func pydecodeAs(t *testing.T, out, source string) pycontract {
 		t.Fatalf("stack_source %q, want %s", c.Sampling.StackSource, source)
 	}
 	return c
+}
+
+// Goroutine profiles (pprof goroutine?debug=2) of the Go victims, taken
+// twice half a second apart: testdata/go/VICTIM-1.txt and -2.txt.
+func goDumps(victim string) []string {
+	return []string{"testdata/go/" + victim + "-1.txt", "testdata/go/" + victim + "-2.txt"}
+}
+
+func TestAnalyzeGoDumps(t *testing.T) {
+	for _, tc := range []struct {
+		victim  string
+		one     bool // a single snapshot
+		verdict string
+		holder  int64
+	}{
+		{victim: "gomutexpipe", one: true, verdict: "blocked", holder: 9},
+		{victim: "gomutexpipe", verdict: "blocked", holder: 9},
+		{victim: "gospinholder", verdict: "spinning", holder: 22},
+		{victim: "gochancycle", verdict: "deadlock"},
+		{victim: "godeadfeeder", verdict: "idle"},
+		{victim: "goworking", verdict: "working"},
+	} {
+		t.Run(fmt.Sprintf("%s/one=%v", tc.victim, tc.one), func(t *testing.T) {
+			files := goDumps(tc.victim)
+			if tc.one {
+				files = files[:1]
+			}
+			out, stderr, code := hangdoc(t, append([]string{"analyze", "--json"}, files...)...)
+			if code == diagnose.ExitError || code == diagnose.ExitUsage {
+				t.Fatalf("exit %d\n%s", code, stderr)
+			}
+			c := godecode(t, out)
+			if c.Sampling.StackSource != "go dump (pprof-debug2)" || c.Sampling.Samples != len(files) {
+				t.Errorf("stack_source %q, %d samples; want go dump (pprof-debug2), %d", c.Sampling.StackSource, c.Sampling.Samples, len(files))
+			}
+			if c.Verdict != tc.verdict {
+				t.Errorf("verdict %s, want %s: %s", c.Verdict, tc.verdict, c.Summary)
+			}
+			if id, _ := c.holder(); id != tc.holder {
+				t.Errorf("probable holder goroutine %d, want %d", id, tc.holder)
+			}
+			if tc.one && !strings.Contains(strings.Join(c.Evidence, "\n"), "only one goroutine dump") {
+				t.Errorf("one snapshot, but no evidence line says it cannot tell stopped from slow: %v", c.Evidence)
+			}
+		})
+	}
+}
+
+func TestAnalyzeGoFromStdin(t *testing.T) {
+	b, err := os.ReadFile(goDumps("gomutexpipe")[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := diagnose.Analyze([]string{"-"}, bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Target.Runtime != "go" || len(rec.Samples) != 1 || len(rec.Samples[0].Goroutines) == 0 {
+		t.Errorf("runtime %q, %d samples: want one Go snapshot with goroutines", rec.Target.Runtime, len(rec.Samples))
+	}
+}
+
+func TestAnalyzeGoBadDumps(t *testing.T) {
+	// A debug=1 profile counts stacks without ids or states.
+	out, stderr, code := hangdoc(t, "analyze", "testdata/go/gomutexpipe-debug1.txt")
+	if code != diagnose.ExitError || out != "" || !strings.Contains(stderr, "debug=2") {
+		t.Errorf("debug=1: exit %d, stderr %q; want an error that says to fetch debug=2", code, stderr)
+	}
+	oneLine(t, stderr)
+	// A truncated dump is read as far as it goes, and says so.
+	out, stderr, code = hangdoc(t, "analyze", "--json", "../../sampler/goroutines/testdata/corpus/golang-20170-main-chan-send-no-receiver.txt")
+	if code == diagnose.ExitError {
+		t.Fatalf("truncated corpus dump: %s", stderr)
+	}
+	c := godecode(t, out)
+	if !strings.Contains(strings.Join(c.Sampling.Notes, "\n"), "truncated") || len(c.Goroutines) == 0 {
+		t.Errorf("notes %v with %d goroutines: want a truncation note and the goroutines read", c.Sampling.Notes, len(c.Goroutines))
+	}
 }

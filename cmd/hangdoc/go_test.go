@@ -85,6 +85,32 @@ func (c gocontract) holder() (id int64, waiters int) {
 	return id, waiters
 }
 
+// hangdocProcess runs hangdoc as a process of its own (this test binary,
+// re-executed), as an on-call would: a target that is the diagnosing
+// process's own child is one Delve must refuse, since the parent's wait
+// would swallow the stops Delve waits for.
+func hangdocProcess(t *testing.T, args ...string) (stdout, stderr string, code diagnose.ExitCode) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Env = append(os.Environ(), "HANGDOC_MAIN=1")
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err = cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errorsAs(err, &ee):
+		code = diagnose.ExitCode(ee.ExitCode())
+	default:
+		t.Fatalf("running hangdoc: %v", err)
+	}
+	return out.String(), errb.String(), code
+}
+
 // wantUnharmed fails the test if the victim stopped, died or is still
 // traced: every source but --sigquit must leave it as it was.
 func wantUnharmed(t *testing.T, pid int) {
@@ -146,7 +172,7 @@ func TestGoVictims(t *testing.T) {
 					args = append(args, "-pprof")
 				}
 				v := testvictim.Start(t, testvictim.BuildGo(t, tc.victim), args...)
-				out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "3", "--interval", "400ms")
+				out, stderr, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--samples", "3", "--interval", "400ms")
 				wantUnharmed(t, v.PID)
 				c := godecode(t, out)
 				if c.Verdict != tc.verdict || code != tc.code {

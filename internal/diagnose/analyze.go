@@ -119,7 +119,7 @@ func addGoDumps(rec *report.Recording, path string, b []byte, saved time.Time) e
 		rec.Samples = append(rec.Samples, sampler.Sample{Time: at.UTC(), Threads: []sampler.Thread{}, Goroutines: gs})
 	}
 	if read == 0 {
-		return fmt.Errorf("%s: only pprof goroutine?debug=1 profiles, which have no goroutine ids or states: fetch /debug/pprof/goroutine?debug=2 instead", path)
+		return fmt.Errorf("%s: only pprof goroutine?debug=1 profiles, which count stacks without ids or states: fetch /debug/pprof/goroutine?debug=2 instead", path)
 	}
 	return nil
 }

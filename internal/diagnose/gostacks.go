@@ -65,7 +65,8 @@ func (g *goStacks) add(ctx context.Context, sample *sampler.Sample, rec *report.
 	case sourceDelve:
 		var frozen time.Duration
 		gs, frozen, err = delve.Dump(ctx, g.opts.PID)
-		sample.Frozen = frozen
+		// Each stop costs every thread a context switch or two.
+		sample.Frozen, sample.Paused = frozen, true
 		g.frozen = append(g.frozen, frozen)
 	default:
 		return
@@ -109,7 +110,7 @@ func (g *goStacks) pick(ctx context.Context, sample *sampler.Sample, rec *report
 		gs, frozen, err := delve.Dump(ctx, g.opts.PID)
 		if err == nil {
 			g.use(sourceDelve, rec)
-			sample.Goroutines, sample.Frozen = gs, frozen
+			sample.Goroutines, sample.Frozen, sample.Paused = gs, frozen, true
 			g.frozen = append(g.frozen, frozen)
 			return
 		}

@@ -409,6 +409,10 @@ func (r *reader) goroutine(g *proc.G) sampler.Goroutine {
 		}
 	}
 
+	if !system {
+		out.Stack = showFrames(out.Stack)
+	}
+
 	if gb := r.gStruct(g.ID); gb != nil {
 		out.LockedToThread = r.lay.lockedm.uint(gb) != 0
 		out.CreatorID = int64(r.lay.parentGoid.uint(gb))
@@ -418,6 +422,26 @@ func (r *reader) goroutine(g *proc.G) sampler.Goroutine {
 	}
 	if blockedOnChan(out.State) {
 		out.ChanRefs = r.chanRefs(g, threadID, frames)
+	}
+	return out
+}
+
+// showFrames drops the frames Go's own traceback hides from a user
+// goroutine's stack (runtime.showframe): the runtime's unexported
+// functions, runtime.gopark, runtime.chanrecv, runtime.goexit and the like.
+// Delve's stacks then read, and group, like the same goroutine's in a
+// SIGQUIT or pprof dump. A stack of nothing else is kept whole.
+func showFrames(stack []sampler.Frame) []sampler.Frame {
+	out := stack[:0:0]
+	for _, f := range stack {
+		rest, ok := strings.CutPrefix(f.Func, "runtime.")
+		if ok && (rest == "" || rest[0] < 'A' || rest[0] > 'Z') {
+			continue
+		}
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		return stack
 	}
 	return out
 }

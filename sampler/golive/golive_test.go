@@ -342,9 +342,9 @@ func TestFetchVictims(t *testing.T) {
 			}
 		}},
 		{"gospinholder", func(t *testing.T, v *testvictim.Victim, gs []sampler.Goroutine) {
-			expectG(t, gs, goid(t, v, "holder"), []string{"running", "runnable"}, "main.spin")
-			if n, want := count(gs, "sync.Mutex.Lock", "main.wait"), v.Int("waiters"); n != want {
-				t.Errorf("%d goroutines in [sync.Mutex.Lock] in main.wait, want %d:\n%s", n, want, dump(gs))
+			expectG(t, gs, goid(t, v, "holder"), []string{"running", "runnable"}, "main.(*Cache).Refresh")
+			if n, want := count(gs, "sync.Mutex.Lock", "main.(*Cache).Refresh"), v.Int("waiters"); n != want {
+				t.Errorf("%d goroutines in [sync.Mutex.Lock] in main.(*Cache).Refresh, want %d:\n%s", n, want, dump(gs))
 			}
 		}},
 		{"gochancycle", func(t *testing.T, v *testvictim.Victim, gs []sampler.Goroutine) {

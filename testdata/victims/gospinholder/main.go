@@ -1,13 +1,17 @@
 // Command gospinholder is a victim: a mutex held by a goroutine that spins
 // forever, so its waiters never get it.
 //
-//	mu.Lock()
-//	for { x = step(x) } // never unlocks
+//	func (c *Cache) Refresh() {
+//		c.mu.Lock()
+//		defer c.mu.Unlock()
+//		for x != 0 { x = step(x) } // never ends
+//	}
 //
-// One goroutine takes mu and loops on a small non-inlined function,
-// keeping a CPU busy ([running] or [runnable] in a dump, with main.spin
-// and main.step on its stack); eight goroutines park in mu.Lock
-// ([sync.Mutex.Lock], in main.wait).
+// Nine goroutines call Refresh on one Cache. The first takes c.mu and loops
+// on a small non-inlined function, keeping a CPU busy ([running] or
+// [runnable] in a dump, with main.(*Cache).Refresh past its Lock call and
+// maybe main.step on its stack); the other eight park in c.mu.Lock
+// ([sync.Mutex.Lock], at Refresh's Lock call).
 //
 // Like every Go victim, it keeps itself alive with a TCP listener on
 // 127.0.0.1:0. With -pprof the listener serves net/http/pprof
@@ -29,7 +33,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"net"
@@ -47,20 +50,28 @@ import (
 const waiters = 8
 
 var (
-	mu     sync.Mutex
 	holder atomic.Int64
 	sink   atomic.Uint64 // keeps the loop's result alive
 )
 
-// spin takes mu and never lets it go.
-func spin() {
-	mu.Lock()
-	holder.Store(goid())
-	x := uint64(1)
-	for i := 0; ; i++ {
-		x = step(x)
+// Cache is refreshed under its mutex.
+type Cache struct {
+	mu sync.Mutex
+	x  uint64
+}
+
+// Refresh recomputes the cache under its lock until the value reaches 0,
+// which an xorshift generator never does: the first caller spins holding
+// c.mu, and every later caller waits for it.
+func (c *Cache) Refresh() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	holder.CompareAndSwap(0, goid())
+	c.x = 1
+	for i := 0; c.x != 0; i++ {
+		c.x = step(c.x)
 		if i%(1<<20) == 0 {
-			sink.Store(x)
+			sink.Store(c.x)
 		}
 	}
 }
@@ -75,24 +86,18 @@ func step(x uint64) uint64 {
 	return x
 }
 
-// wait wants mu.
-func wait() {
-	mu.Lock()
-	mu.Unlock()
-	fatal(errors.New("a waiter got mu"))
-}
-
 func main() {
 	pprof := flag.Bool("pprof", false, "serve net/http/pprof on the listener")
 	flag.Parse()
 	addr := listen("gospinholder", *pprof)
 
-	go spin()
+	c := &Cache{}
+	go c.Refresh()
 	for holder.Load() == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	for range waiters {
-		go wait()
+		go c.Refresh()
 	}
 
 	deadline := time.Now().Add(15 * time.Second)
@@ -118,17 +123,17 @@ func check() error {
 	spinning, waiting := false, 0
 	for _, g := range goroutines() {
 		switch {
-		case g.id == holder.Load() && strings.Contains(g.stack, "main.spin("):
+		case g.id == holder.Load() && strings.Contains(g.stack, "main.(*Cache).Refresh("):
 			spinning = true
-		case g.state == "sync.Mutex.Lock" && strings.Contains(g.stack, "main.wait("):
+		case g.state == "sync.Mutex.Lock" && strings.Contains(g.stack, "main.(*Cache).Refresh("):
 			waiting++
 		}
 	}
 	if !spinning {
-		return fmt.Errorf("holder goroutine %d is not in main.spin", holder.Load())
+		return fmt.Errorf("holder goroutine %d is not in main.(*Cache).Refresh", holder.Load())
 	}
 	if waiting != waiters {
-		return fmt.Errorf("%d goroutines wait for mu in main.wait, want %d", waiting, waiters)
+		return fmt.Errorf("%d goroutines wait for c.mu in main.(*Cache).Refresh, want %d", waiting, waiters)
 	}
 	return nil
 }

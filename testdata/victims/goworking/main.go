@@ -3,11 +3,11 @@
 //
 // Each worker loops over three kinds of task, each in its own function
 // (main.hashChunk: SHA-256 over a buffer; main.sortChunk: sorting a
-// shuffled slice; main.compressChunk: flate over a buffer) with a short
-// sleep between tasks, so the pool uses well under its four CPUs and a
-// goroutine dump finds each worker sometimes [running]/[runnable] in a
-// task, sometimes [sleep] in main.pause. It is the control: a diagnosis
-// must not call it hung.
+// shuffled slice; main.compressChunk: flate over a buffer), each some
+// milliseconds of CPU, with a short sleep between tasks, so a goroutine
+// dump finds most workers [running]/[runnable] in a task, in another task
+// in the next dump, and now and then one [sleep] in main.pause. It is the
+// control: a diagnosis must not call it hung.
 //
 // Like every Go victim, it keeps itself alive with a TCP listener on
 // 127.0.0.1:0. With -pprof the listener serves net/http/pprof
@@ -81,14 +81,14 @@ func worker(n int) {
 
 func hashChunk(buf []byte) {
 	sum := sha256.Sum256(buf)
-	for range 3 {
+	for range 40 {
 		sum = sha256.Sum256(append(buf[:len(buf)-32:len(buf)-32], sum[:]...))
 	}
 	sink.Store(uint64(sum[0]))
 }
 
 func sortChunk(r *rand.Rand) {
-	s := make([]int, 20000)
+	s := make([]int, 100000)
 	for i := range s {
 		s[i] = r.Int()
 	}
@@ -98,15 +98,17 @@ func sortChunk(r *rand.Rand) {
 
 func compressChunk(buf []byte) {
 	var out bytes.Buffer
-	w, _ := flate.NewWriter(&out, flate.BestSpeed)
-	w.Write(buf)
+	w, _ := flate.NewWriter(&out, flate.DefaultCompression)
+	for range 8 {
+		w.Write(buf)
+	}
 	w.Close()
 	sink.Store(uint64(out.Len()))
 }
 
-// pause keeps the pool's CPU use modest.
+// pause gives the scheduler and the other goroutines a breath.
 func pause(r *rand.Rand) {
-	time.Sleep(time.Duration(2+r.IntN(4)) * time.Millisecond)
+	time.Sleep(time.Duration(1+r.IntN(2)) * time.Millisecond)
 }
 
 func main() {
