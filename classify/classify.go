@@ -237,7 +237,7 @@ func (s *scene) thread(h *history, opts Options) Thread {
 	case idleKinds[kind]:
 		t.Class, t.Why = ClassIdle, "parked: "+kindText[kind]
 	case t.Moved:
-		t.Class, t.Why = ClassWorking, fmt.Sprintf("waits in %s but got through %d times during the run: slow, not stopped", kindText[kind], own)
+		t.Class, t.Why = ClassWorking, fmt.Sprintf("%s, but got through %d times during the run: slow, not stopped", kindText[kind], own)
 	case one:
 		t.Class, t.Why = ClassBlocked, "waiting in the only sample it was seen in: "+kindText[kind]
 	default:

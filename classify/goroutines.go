@@ -48,7 +48,7 @@ type goScene struct {
 	// thread to thread, so a spinning goroutine may pin no single thread.
 	processCPU float64
 	byTID      map[int]*Thread
-	opts           Options
+	opts       Options
 	// graph and last give the kernel's view of the descriptors the
 	// runtime's poller watches: which pipe a goroutine in IO wait is stuck
 	// on, and who is at the other end.
@@ -95,6 +95,7 @@ func classifyGoroutines(pid int, samples []sampler.Sample, d *Diagnosis, byTID m
 	}
 	for i := range d.Goroutines {
 		s.byID[d.Goroutines[i].ID] = &d.Goroutines[i]
+		d.Goroutines[i].System = s.aside[d.Goroutines[i].ID]
 	}
 	locks := s.mutexes()
 	for i := range locks {

@@ -152,7 +152,11 @@ type Goroutine struct {
 	// other; "" for running ones.
 	BlockedOn string `json:"blocked_on,omitempty"`
 	// Thread is the OS thread it ran on, when the source said.
-	Thread int    `json:"thread,omitempty"`
+	Thread int `json:"thread,omitempty"`
+	// System: the runtime's own (GC workers, finalizers), an HTTP
+	// server's connection plumbing, or the profiler answering hangdoc:
+	// not the program's story, and left out of the verdict.
+	System bool   `json:"system,omitempty"`
 	Moved  bool   `json:"moved"`
 	Seen   int    `json:"seen_in_samples"`
 	Why    string `json:"why"`

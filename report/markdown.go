@@ -97,7 +97,7 @@ func threadMarkdown(b *strings.Builder, r *Report, rows []row, hidden int) {
 // goMarkdown writes the goroutine table and the stacks of the groups that
 // are not idle.
 func goMarkdown(b *strings.Builder, r *Report) {
-	rows, hidden := goroutineRows(r)
+	rows, hidden, system := goroutineRows(r)
 	fmt.Fprintf(b, "#### Goroutines (%d in %d groups: %s)\n\n", len(r.Goroutines), len(r.Groups), goClassCounts(r))
 	fmt.Fprintf(b, "| Count | IDs | Class | State | Waited | Where | |\n|--:|---|---|---|---|---|---|\n")
 	for _, x := range rows {
@@ -105,6 +105,9 @@ func goMarkdown(b *strings.Builder, r *Report) {
 	}
 	if hidden > 0 {
 		fmt.Fprintf(b, "\n… and %d more goroutines in smaller groups.\n", hidden)
+	}
+	if system > 0 {
+		fmt.Fprintf(b, "\n(and %s of the runtime's own, or serving this profile: in the JSON report)\n", plural(system, "goroutine", "goroutines"))
 	}
 	if st := goStackRows(rows); len(st) > 0 {
 		fmt.Fprintf(b, "\n#### Goroutine stacks (%s, innermost first)\n", mdText(r.Sampling.StackSource))

@@ -128,7 +128,7 @@ func threadText(b *strings.Builder, r *Report, p Palette, rows []row, hidden int
 // goText writes the goroutine table, biggest groups first, and the stacks
 // of the groups that are not idle.
 func goText(b *strings.Builder, r *Report, p Palette) {
-	rows, hidden := goroutineRows(r)
+	rows, hidden, system := goroutineRows(r)
 	fmt.Fprintf(b, "\nGOROUTINES  %d in %d groups: %s\n", len(r.Goroutines), len(r.Groups), goClassCounts(r))
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  COUNT\tIDS\tCLASS\tSTATE\tWAITED\tWHERE\t")
@@ -138,6 +138,9 @@ func goText(b *strings.Builder, r *Report, p Palette) {
 	tw.Flush()
 	if hidden > 0 {
 		fmt.Fprintf(b, "  … and %d more goroutines in smaller groups (all are in --json)\n", hidden)
+	}
+	if system > 0 {
+		fmt.Fprintf(b, "  %s\n", paint(p.Dim, fmt.Sprintf("(and %s of the runtime's own, or serving this profile: in --json)", plural(system, "goroutine", "goroutines"))))
 	}
 	if st := goStackRows(rows); len(st) > 0 {
 		fmt.Fprintf(b, "\nGOROUTINE STACKS  (%s, innermost first)\n", r.Sampling.StackSource)

@@ -394,8 +394,12 @@ type goRow struct {
 // goroutineRows turns the groups into table rows in the order an on-call
 // reads them: holders, spinning, working, blocked, idle; biggest first
 // within each.
-func goroutineRows(r *Report) (rows []goRow, hidden int) {
+func goroutineRows(r *Report) (rows []goRow, hidden, system int) {
 	for i, g := range r.Groups {
+		if gs := groupSystem(r, i); gs {
+			system += g.Count
+			continue
+		}
 		x := goRow{Count: g.Count, Class: string(g.Class), State: g.State}
 		for _, id := range g.IDs {
 			x.IDs = append(x.IDs, int(id))
@@ -457,7 +461,18 @@ func goroutineRows(r *Report) (rows []goRow, hidden int) {
 		}
 		rows = rows[:maxRows]
 	}
-	return rows, hidden
+	return rows, hidden, system
+}
+
+// groupSystem reports a group of the runtime's or the profiler's own
+// goroutines.
+func groupSystem(r *Report, group int) bool {
+	for _, g := range r.Goroutines {
+		if g.Group == group {
+			return g.System
+		}
+	}
+	return false
 }
 
 // goIDCell is the IDS column: the group's ids, compactly.
