@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hangdoc/hangdoc/sampler"
@@ -270,25 +271,34 @@ func goWhere(stack []sampler.Frame) string {
 // goStackKey is a stack without its argument words: goroutines with equal
 // keys and states are one group.
 func goStackKey(stack []sampler.Frame) string {
-	var b strings.Builder
+	n := 0
 	for _, f := range stack {
-		fmt.Fprintf(&b, "%s|%s|%d;", f.Func, f.File, f.Line)
+		n += len(f.Func) + len(f.File) + 8
 	}
-	return b.String()
+	b := make([]byte, 0, n)
+	for _, f := range stack {
+		b = append(b, f.Func...)
+		b = append(b, '|')
+		b = append(b, f.File...)
+		b = append(b, '|')
+		b = strconv.AppendInt(b, int64(f.Line), 10)
+		b = append(b, ';')
+	}
+	return string(b)
 }
 
 // sameGoStack compares two readings of a goroutine as a loop sees them
 // (see sameStack): argument words are ignored.
 func sameGoStack(a, b []sampler.Frame) bool {
-	strip := func(s []sampler.Frame) []sampler.Frame {
-		out := make([]sampler.Frame, len(s))
-		for i, f := range s {
-			f.Args = ""
-			out[i] = f
-		}
-		return out
+	if len(a) != len(b) {
+		return false
 	}
-	return sameStack(strip(a), strip(b))
+	for i := range a {
+		if a[i].Func != b[i].Func || a[i].File != b[i].File || i > 0 && a[i].Line != b[i].Line {
+			return false
+		}
+	}
+	return true
 }
 
 // goroutine classifies one goroutine from its readings.
@@ -501,6 +511,16 @@ func (s *goScene) mutexes() []Lock {
 			gr.sites = append(gr.sites, st)
 		}
 	}
+	// Which goroutines stand in each function, so a lock's candidates are
+	// looked for among those in its waiters' functions only.
+	inFunc := map[string][]int64{}
+	for _, h := range s.hists {
+		for _, f := range s.byID[h.id].Stack {
+			if l := inFunc[f.Func]; len(l) == 0 || l[len(l)-1] != h.id {
+				inFunc[f.Func] = append(l, h.id)
+			}
+		}
+	}
 	locks := make([]Lock, 0, len(groups))
 	for _, gr := range groups {
 		l := Lock{Kind: gr.kind, Address: gr.addr, Waiters: gr.waiters}
@@ -522,8 +542,13 @@ func (s *goScene) mutexes() []Lock {
 			past  string
 		}
 		var cands []candidate
-		for i := range s.hists {
-			g := s.byID[s.hists[i].id]
+		var ids []int64
+		for _, st := range gr.sites {
+			ids = append(ids, inFunc[st.fn]...)
+		}
+		slices.Sort(ids)
+		for _, id := range slices.Compact(ids) {
+			g := s.byID[id]
 			if waiting[g.ID] || g.Class == ClassIdle && g.BlockedOn != "sleep" {
 				continue
 			}
@@ -755,9 +780,11 @@ const maxGroupIDs = 20
 func (s *goScene) groups(gs []Goroutine) []Group {
 	index := map[string]int{}
 	var out []Group
+	keys := make([]string, len(gs))
 	for i := range gs {
 		g := &gs[i]
 		key := g.State + "|" + string(g.Class) + "|" + goStackKey(g.Stack)
+		keys[i] = key
 		n, ok := index[key]
 		if !ok {
 			n = len(out)
@@ -781,8 +808,7 @@ func (s *goScene) groups(gs []Goroutine) []Group {
 		sorted[to] = out[from]
 	}
 	for i := range gs {
-		key := gs[i].State + "|" + string(gs[i].Class) + "|" + goStackKey(gs[i].Stack)
-		gs[i].Group = renumber[index[key]]
+		gs[i].Group = renumber[index[keys[i]]]
 	}
 	// Sizes per sample, by state and stack (the class is the last
 	// sample's verdict).
