@@ -94,6 +94,7 @@ func classifyGoroutines(pid int, samples []sampler.Sample, d *Diagnosis, byTID m
 	for _, h := range s.hists {
 		d.Goroutines = append(d.Goroutines, s.goroutine(h))
 	}
+	siblingsMove(d.Goroutines)
 	for i := range d.Goroutines {
 		s.byID[d.Goroutines[i].ID] = &d.Goroutines[i]
 		d.Goroutines[i].System = s.aside[d.Goroutines[i].ID]
@@ -364,6 +365,27 @@ func (s *goScene) goroutine(h *goHistory) Goroutine {
 	return g
 }
 
+// siblingsMove calls working a goroutine that looks like it spins while
+// others started by the same go statement move: a worker of a busy pool
+// caught in the same long task in every sample, not a loop that never
+// ends.
+func siblingsMove(gs []Goroutine) {
+	moving := map[sampler.Frame]int{}
+	for _, g := range gs {
+		if g.CreatedBy != nil && g.Class == ClassWorking && g.Moved {
+			moving[*g.CreatedBy]++
+		}
+	}
+	for i := range gs {
+		g := &gs[i]
+		if g.Class == ClassSpinning && g.CreatedBy != nil && moving[*g.CreatedBy] > 0 {
+			g.Class = ClassWorking
+			g.Why = fmt.Sprintf("%s; but %s started by the same go statement (%s:%d) moved: a busy worker caught in one long task", g.Why,
+				plural(moving[*g.CreatedBy], "goroutine", "goroutines"), g.CreatedBy.Func, g.CreatedBy.Line)
+		}
+	}
+}
+
 // runningClass tells a spinning goroutine from a working one: the same
 // stack, running or runnable, in every sample, on a thread that uses a core.
 func (s *goScene) runningClass(h *goHistory, g *Goroutine) (Class, string) {
@@ -398,14 +420,17 @@ func plumbing(stack []sampler.Frame) bool {
 
 // sameLoop compares two readings of a goroutine that runs: it stays in one
 // loop if, read from the outermost frame in, the stacks agree on every
-// frame down to the loop's function, whose line may differ, and differ
-// only in at most two frames the loop calls.
+// frame down to the loop's function, whose line may differ, and one of
+// them is in the loop's function itself, the other at most two calls
+// deeper.
 func sameLoop(a, b []sampler.Frame) bool {
 	n := 0
 	for n < len(a) && n < len(b) && a[len(a)-1-n].Func == b[len(b)-1-n].Func {
 		n++
 	}
-	if n == 0 || len(a)-n > 2 || len(b)-n > 2 {
+	// Both past the loop's function in different callees: it moved on
+	// to other work.
+	if n == 0 || len(a)-n > 2 || len(b)-n > 2 || len(a) > n && len(b) > n {
 		return false
 	}
 	for i := 1; i < n; i++ {

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -124,6 +125,17 @@ func TestClassifyGoroutines(t *testing.T) {
 				return []sampler.Goroutine{gr(25, "runnable", loop)}
 			}),
 			verdict: Spinning, goroutine: 25, class: ClassSpinning,
+		},
+		{
+			name: "a worker caught in one task while its siblings move is working",
+			samples: goSamples(3, []sampler.Thread{parked, spinner}, func(i int) []sampler.Goroutine {
+				by := &sampler.Frame{Func: "main.main", File: "/src/main.go", Line: 99}
+				stuck := gr(11, "runnable", []sampler.Frame{{Func: "main.hashChunk", File: "/src/main.go", Line: 80 + i}, {Func: "main.worker", File: "/src/main.go", Line: 70}})
+				busy := gr(12, "runnable", []sampler.Frame{{Func: fmt.Sprintf("main.task%d", i), File: "/src/main.go", Line: 10}, {Func: "main.worker", File: "/src/main.go", Line: 71 + i}})
+				stuck.CreatedBy, busy.CreatedBy = by, by
+				return []sampler.Goroutine{stuck, busy}
+			}),
+			verdict: Working, goroutine: 11, class: ClassWorking,
 		},
 		{
 			name: "an HTTP server's background read is plumbing, not work",

@@ -138,6 +138,12 @@ func Record(ctx context.Context, opts Options) (rec report.Recording, err error)
 		stacks.add(ctx, opts.PID, &sample, &rec)
 		if goroutines != nil {
 			goroutines.add(ctx, &sample, &rec)
+			if sample.Frozen > 0 {
+				// The next sample comes a full interval after the target
+				// was let go: the time between samples must be mostly
+				// time it could run, or its CPU says nothing.
+				tick.Reset(opts.Interval)
+			}
 		}
 		rec.Samples = append(rec.Samples, sample)
 		if i == 0 {
