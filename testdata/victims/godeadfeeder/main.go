@@ -32,17 +32,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
-	_ "net/http/pprof" // registers /debug/pprof/ on http.DefaultServeMux
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hangdoc/hangdoc/testdata/victims/govictim"
 )
 
 const (
@@ -60,7 +58,7 @@ var (
 // feed sends jobs until a bad record makes it panic; the recover keeps the
 // program alive and the early return skips close(jobs).
 func feed(jobs chan<- int, records []string) {
-	feeder.Store(goid())
+	feeder.Store(govictim.Goid())
 	defer func() {
 		if r := recover(); r != nil {
 			fmt.Fprintf(os.Stderr, "feeder: %v (recovered; jobs left open)\n", r)
@@ -80,7 +78,7 @@ func feed(jobs chan<- int, records []string) {
 func worker(jobs <-chan int, wg *sync.WaitGroup) {
 	defer wg.Done()
 	idsMu.Lock()
-	ids = append(ids, goid())
+	ids = append(ids, govictim.Goid())
 	idsMu.Unlock()
 	for job := range jobs {
 		process(job)
@@ -96,7 +94,7 @@ func process(job int) {
 func main() {
 	pprof := flag.Bool("pprof", false, "serve net/http/pprof on the listener")
 	flag.Parse()
-	addr := listen("godeadfeeder", *pprof)
+	addr := govictim.Listen("godeadfeeder", *pprof)
 
 	jobs := make(chan int)
 	var wg sync.WaitGroup
@@ -107,7 +105,7 @@ func main() {
 	go feed(jobs, []string{"5", "10", "15", "x20", "25"})
 	go report(addr)
 	wg.Wait()
-	fatal(errors.New("the workers returned"))
+	govictim.Fatal(errors.New("the workers returned"))
 }
 
 // report polls check and prints the ready line.
@@ -134,7 +132,7 @@ func report(addr string) {
 		reason = err.Error()
 		time.Sleep(10 * time.Millisecond)
 	}
-	fatal(fmt.Errorf("hang not reached within 15s: %s", reason))
+	govictim.Fatal(fmt.Errorf("hang not reached within 15s: %s", reason))
 }
 
 // check verifies the hang from the goroutines' own stacks.
@@ -153,13 +151,13 @@ func check() error {
 		return fmt.Errorf("%d workers started, want %d", len(want), workers)
 	}
 	receiving, waiting := 0, false
-	for _, g := range goroutines() {
+	for _, g := range govictim.Goroutines() {
 		switch {
-		case g.id == f:
+		case g.ID == f:
 			return fmt.Errorf("the feeder (goroutine %d) is still alive", f)
-		case slices.Contains(want, g.id) && g.state == "chan receive" && strings.Contains(g.stack, "main.worker("):
+		case slices.Contains(want, g.ID) && g.State == "chan receive" && strings.Contains(g.Stack, "main.worker("):
 			receiving++
-		case g.id == 1 && g.state == "sync.WaitGroup.Wait":
+		case g.ID == 1 && g.State == "sync.WaitGroup.Wait":
 			waiting = true
 		}
 	}
@@ -170,79 +168,4 @@ func check() error {
 		return errors.New("main is not in [sync.WaitGroup.Wait]")
 	}
 	return nil
-}
-
-// ---- shared by the Go victims (each is its own main package) ----
-
-// listen keeps the process alive with a listener on 127.0.0.1:0 and
-// returns its address. It serves pprof only when asked.
-func listen(name string, pprof bool) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fatal(err)
-	}
-	var h http.Handler = http.DefaultServeMux
-	if !pprof {
-		mux := http.NewServeMux()
-		mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-			fmt.Fprintf(w, "%s: no pprof here\n", name)
-		})
-		h = mux
-	}
-	go func() { fatal(http.Serve(ln, h)) }()
-	return ln.Addr().String()
-}
-
-// goid is the calling goroutine's id, from runtime.Stack's first line
-// "goroutine 18 [running]:".
-func goid() int64 {
-	var b [64]byte
-	s := string(b[:runtime.Stack(b[:], false)])
-	s = strings.TrimPrefix(s, "goroutine ")
-	id, err := strconv.ParseInt(s[:strings.IndexByte(s, ' ')], 10, 64)
-	if err != nil {
-		fatal(fmt.Errorf("goroutine id of %q: %v", s, err))
-	}
-	return id
-}
-
-type gor struct {
-	id    int64
-	state string // the bracket's first part: "IO wait", "sync.Mutex.Lock"
-	stack string
-}
-
-// goroutines lists every goroutine with its state, from runtime.Stack.
-func goroutines() []gor {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var gs []gor
-	for rec := range strings.SplitSeq(string(buf), "\n\n") {
-		head, stack, _ := strings.Cut(rec, "\n")
-		rest, ok := strings.CutPrefix(head, "goroutine ")
-		if !ok {
-			continue
-		}
-		idText, body, _ := strings.Cut(rest, " [")
-		id, err := strconv.ParseInt(idText, 10, 64)
-		if err != nil {
-			continue
-		}
-		body = strings.TrimSuffix(body, "]:")
-		state, _, _ := strings.Cut(body, ", ")
-		gs = append(gs, gor{id: id, state: state, stack: stack})
-	}
-	return gs
-}
-
-func fatal(err error) {
-	fmt.Fprintf(os.Stderr, "error: %v\n", err)
-	os.Exit(1)
 }

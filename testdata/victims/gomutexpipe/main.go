@@ -37,18 +37,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
-	_ "net/http/pprof" // registers /debug/pprof/ on http.DefaultServeMux
 	"os"
 	"os/exec"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/hangdoc/hangdoc/testdata/victims/govictim"
 )
 
 const waiters = 8
@@ -64,26 +61,26 @@ type Store struct {
 func (s *Store) Put(b []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.holder.Store(goid())
+	s.holder.Store(govictim.Goid())
 	if _, err := s.w.Write(b); err != nil {
-		fatal(fmt.Errorf("write: %v", err))
+		govictim.Fatal(fmt.Errorf("write: %v", err))
 	}
 }
 
 func main() {
 	pprof := flag.Bool("pprof", false, "serve net/http/pprof on the listener")
 	flag.Parse()
-	addr := listen("gomutexpipe", *pprof)
+	addr := govictim.Listen("gomutexpipe", *pprof)
 
 	r, w, err := os.Pipe()
 	if err != nil {
-		fatal(err)
+		govictim.Fatal(err)
 	}
 	child := exec.Command("sleep", "3600")
 	child.Stdin = r
 	child.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := child.Start(); err != nil {
-		fatal(err)
+		govictim.Fatal(err)
 	}
 	r.Close()
 
@@ -109,7 +106,7 @@ func main() {
 		reason = err.Error()
 		time.Sleep(10 * time.Millisecond)
 	}
-	fatal(fmt.Errorf("hang not reached within 15s: %s", reason))
+	govictim.Fatal(fmt.Errorf("hang not reached within 15s: %s", reason))
 }
 
 // check verifies the hang from the goroutines' own stacks.
@@ -119,14 +116,14 @@ func check(s *Store) error {
 		return errors.New("no Put holds mu yet")
 	}
 	held, waiting := false, 0
-	for _, g := range goroutines() {
-		if !strings.Contains(g.stack, "main.(*Store).Put(") {
+	for _, g := range govictim.Goroutines() {
+		if !strings.Contains(g.Stack, "main.(*Store).Put(") {
 			continue
 		}
 		switch {
-		case g.id == holder && g.state == "IO wait":
+		case g.ID == holder && g.State == "IO wait":
 			held = true
-		case g.id != holder && g.state == "sync.Mutex.Lock":
+		case g.ID != holder && g.State == "sync.Mutex.Lock":
 			waiting++
 		}
 	}
@@ -137,79 +134,4 @@ func check(s *Store) error {
 		return fmt.Errorf("%d goroutines wait for mu in Store.Put, want %d", waiting, waiters)
 	}
 	return nil
-}
-
-// ---- shared by the Go victims (each is its own main package) ----
-
-// listen keeps the process alive with a listener on 127.0.0.1:0 and
-// returns its address. It serves pprof only when asked.
-func listen(name string, pprof bool) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fatal(err)
-	}
-	var h http.Handler = http.DefaultServeMux
-	if !pprof {
-		mux := http.NewServeMux()
-		mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-			fmt.Fprintf(w, "%s: no pprof here\n", name)
-		})
-		h = mux
-	}
-	go func() { fatal(http.Serve(ln, h)) }()
-	return ln.Addr().String()
-}
-
-// goid is the calling goroutine's id, from runtime.Stack's first line
-// "goroutine 18 [running]:".
-func goid() int64 {
-	var b [64]byte
-	s := string(b[:runtime.Stack(b[:], false)])
-	s = strings.TrimPrefix(s, "goroutine ")
-	id, err := strconv.ParseInt(s[:strings.IndexByte(s, ' ')], 10, 64)
-	if err != nil {
-		fatal(fmt.Errorf("goroutine id of %q: %v", s, err))
-	}
-	return id
-}
-
-type gor struct {
-	id    int64
-	state string // the bracket's first part: "IO wait", "sync.Mutex.Lock"
-	stack string
-}
-
-// goroutines lists every goroutine with its state, from runtime.Stack.
-func goroutines() []gor {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var gs []gor
-	for rec := range strings.SplitSeq(string(buf), "\n\n") {
-		head, stack, _ := strings.Cut(rec, "\n")
-		rest, ok := strings.CutPrefix(head, "goroutine ")
-		if !ok {
-			continue
-		}
-		idText, body, _ := strings.Cut(rest, " [")
-		id, err := strconv.ParseInt(idText, 10, 64)
-		if err != nil {
-			continue
-		}
-		body = strings.TrimSuffix(body, "]:")
-		state, _, _ := strings.Cut(body, ", ")
-		gs = append(gs, gor{id: id, state: state, stack: stack})
-	}
-	return gs
-}
-
-func fatal(err error) {
-	fmt.Fprintf(os.Stderr, "error: %v\n", err)
-	os.Exit(1)
 }

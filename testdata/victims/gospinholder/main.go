@@ -35,16 +35,13 @@ package main
 import (
 	"flag"
 	"fmt"
-	"net"
-	"net/http"
-	_ "net/http/pprof" // registers /debug/pprof/ on http.DefaultServeMux
 	"os"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hangdoc/hangdoc/testdata/victims/govictim"
 )
 
 const waiters = 8
@@ -66,7 +63,7 @@ type Cache struct {
 func (c *Cache) Refresh() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	holder.CompareAndSwap(0, goid())
+	holder.CompareAndSwap(0, govictim.Goid())
 	c.x = 1
 	for i := 0; c.x != 0; i++ {
 		c.x = step(c.x)
@@ -89,7 +86,7 @@ func step(x uint64) uint64 {
 func main() {
 	pprof := flag.Bool("pprof", false, "serve net/http/pprof on the listener")
 	flag.Parse()
-	addr := listen("gospinholder", *pprof)
+	addr := govictim.Listen("gospinholder", *pprof)
 
 	c := &Cache{}
 	go c.Refresh()
@@ -115,17 +112,17 @@ func main() {
 		reason = err.Error()
 		time.Sleep(10 * time.Millisecond)
 	}
-	fatal(fmt.Errorf("hang not reached within 15s: %s", reason))
+	govictim.Fatal(fmt.Errorf("hang not reached within 15s: %s", reason))
 }
 
 // check verifies the hang from the goroutines' own stacks.
 func check() error {
 	spinning, waiting := false, 0
-	for _, g := range goroutines() {
+	for _, g := range govictim.Goroutines() {
 		switch {
-		case g.id == holder.Load() && strings.Contains(g.stack, "main.(*Cache).Refresh("):
+		case g.ID == holder.Load() && strings.Contains(g.Stack, "main.(*Cache).Refresh("):
 			spinning = true
-		case g.state == "sync.Mutex.Lock" && strings.Contains(g.stack, "main.(*Cache).Refresh("):
+		case g.State == "sync.Mutex.Lock" && strings.Contains(g.Stack, "main.(*Cache).Refresh("):
 			waiting++
 		}
 	}
@@ -136,79 +133,4 @@ func check() error {
 		return fmt.Errorf("%d goroutines wait for c.mu in main.(*Cache).Refresh, want %d", waiting, waiters)
 	}
 	return nil
-}
-
-// ---- shared by the Go victims (each is its own main package) ----
-
-// listen keeps the process alive with a listener on 127.0.0.1:0 and
-// returns its address. It serves pprof only when asked.
-func listen(name string, pprof bool) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fatal(err)
-	}
-	var h http.Handler = http.DefaultServeMux
-	if !pprof {
-		mux := http.NewServeMux()
-		mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-			fmt.Fprintf(w, "%s: no pprof here\n", name)
-		})
-		h = mux
-	}
-	go func() { fatal(http.Serve(ln, h)) }()
-	return ln.Addr().String()
-}
-
-// goid is the calling goroutine's id, from runtime.Stack's first line
-// "goroutine 18 [running]:".
-func goid() int64 {
-	var b [64]byte
-	s := string(b[:runtime.Stack(b[:], false)])
-	s = strings.TrimPrefix(s, "goroutine ")
-	id, err := strconv.ParseInt(s[:strings.IndexByte(s, ' ')], 10, 64)
-	if err != nil {
-		fatal(fmt.Errorf("goroutine id of %q: %v", s, err))
-	}
-	return id
-}
-
-type gor struct {
-	id    int64
-	state string // the bracket's first part: "IO wait", "sync.Mutex.Lock"
-	stack string
-}
-
-// goroutines lists every goroutine with its state, from runtime.Stack.
-func goroutines() []gor {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var gs []gor
-	for rec := range strings.SplitSeq(string(buf), "\n\n") {
-		head, stack, _ := strings.Cut(rec, "\n")
-		rest, ok := strings.CutPrefix(head, "goroutine ")
-		if !ok {
-			continue
-		}
-		idText, body, _ := strings.Cut(rest, " [")
-		id, err := strconv.ParseInt(idText, 10, 64)
-		if err != nil {
-			continue
-		}
-		body = strings.TrimSuffix(body, "]:")
-		state, _, _ := strings.Cut(body, ", ")
-		gs = append(gs, gor{id: id, state: state, stack: stack})
-	}
-	return gs
-}
-
-func fatal(err error) {
-	fmt.Fprintf(os.Stderr, "error: %v\n", err)
-	os.Exit(1)
 }

@@ -33,17 +33,15 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"net"
-	"net/http"
-	_ "net/http/pprof" // registers /debug/pprof/ on http.DefaultServeMux
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hangdoc/hangdoc/testdata/victims/govictim"
 )
 
 const workers = 4
@@ -58,7 +56,7 @@ var (
 // worker runs tasks for ever.
 func worker(n int) {
 	idsMu.Lock()
-	ids = append(ids, goid())
+	ids = append(ids, govictim.Goid())
 	idsMu.Unlock()
 	r := rand.New(rand.NewPCG(uint64(n), 1))
 	buf := make([]byte, 64<<10)
@@ -114,7 +112,7 @@ func pause(r *rand.Rand) {
 func main() {
 	pprof := flag.Bool("pprof", false, "serve net/http/pprof on the listener")
 	flag.Parse()
-	addr := listen("goworking", *pprof)
+	addr := govictim.Listen("goworking", *pprof)
 
 	for n := range workers {
 		go worker(n)
@@ -137,7 +135,7 @@ func main() {
 		reason = err.Error()
 		time.Sleep(10 * time.Millisecond)
 	}
-	fatal(fmt.Errorf("not working within 15s: %s", reason))
+	govictim.Fatal(fmt.Errorf("not working within 15s: %s", reason))
 }
 
 // check verifies every worker is working.
@@ -148,8 +146,8 @@ func check() error {
 		}
 	}
 	seen := 0
-	for _, g := range goroutines() {
-		if strings.Contains(g.stack, "main.worker(") {
+	for _, g := range govictim.Goroutines() {
+		if strings.Contains(g.Stack, "main.worker(") {
 			seen++
 		}
 	}
@@ -157,79 +155,4 @@ func check() error {
 		return fmt.Errorf("%d goroutines in main.worker, want %d", seen, workers)
 	}
 	return nil
-}
-
-// ---- shared by the Go victims (each is its own main package) ----
-
-// listen keeps the process alive with a listener on 127.0.0.1:0 and
-// returns its address. It serves pprof only when asked.
-func listen(name string, pprof bool) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fatal(err)
-	}
-	var h http.Handler = http.DefaultServeMux
-	if !pprof {
-		mux := http.NewServeMux()
-		mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
-			fmt.Fprintf(w, "%s: no pprof here\n", name)
-		})
-		h = mux
-	}
-	go func() { fatal(http.Serve(ln, h)) }()
-	return ln.Addr().String()
-}
-
-// goid is the calling goroutine's id, from runtime.Stack's first line
-// "goroutine 18 [running]:".
-func goid() int64 {
-	var b [64]byte
-	s := string(b[:runtime.Stack(b[:], false)])
-	s = strings.TrimPrefix(s, "goroutine ")
-	id, err := strconv.ParseInt(s[:strings.IndexByte(s, ' ')], 10, 64)
-	if err != nil {
-		fatal(fmt.Errorf("goroutine id of %q: %v", s, err))
-	}
-	return id
-}
-
-type gor struct {
-	id    int64
-	state string // the bracket's first part: "IO wait", "sync.Mutex.Lock"
-	stack string
-}
-
-// goroutines lists every goroutine with its state, from runtime.Stack.
-func goroutines() []gor {
-	buf := make([]byte, 1<<16)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var gs []gor
-	for rec := range strings.SplitSeq(string(buf), "\n\n") {
-		head, stack, _ := strings.Cut(rec, "\n")
-		rest, ok := strings.CutPrefix(head, "goroutine ")
-		if !ok {
-			continue
-		}
-		idText, body, _ := strings.Cut(rest, " [")
-		id, err := strconv.ParseInt(idText, 10, 64)
-		if err != nil {
-			continue
-		}
-		body = strings.TrimSuffix(body, "]:")
-		state, _, _ := strings.Cut(body, ", ")
-		gs = append(gs, gor{id: id, state: state, stack: stack})
-	}
-	return gs
-}
-
-func fatal(err error) {
-	fmt.Fprintf(os.Stderr, "error: %v\n", err)
-	os.Exit(1)
 }
