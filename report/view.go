@@ -102,21 +102,8 @@ func threadRows(r *Report) (rows []row, hidden int) {
 			State: t.State, Wchan: t.Wchan, Syscall: call, Note: note,
 		})
 	}
-	rank := func(x row) int {
-		switch {
-		case strings.HasPrefix(x.Note, "holds"):
-			return 0
-		case x.Class == "spinning":
-			return 1
-		case x.Class == "working":
-			return 2
-		case x.Class == "blocked":
-			return 3
-		}
-		return 4
-	}
 	slices.SortStableFunc(rows, func(a, b row) int {
-		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(len(b.TIDs), len(a.TIDs)))
+		return cmp.Or(cmp.Compare(rank(a.Note, a.Class), rank(b.Note, b.Class)), cmp.Compare(len(b.TIDs), len(a.TIDs)))
 	})
 	if len(rows) > maxRows {
 		for _, x := range rows[maxRows:] {
@@ -125,6 +112,22 @@ func threadRows(r *Report) (rows []row, hidden int) {
 		rows = rows[:maxRows]
 	}
 	return rows, hidden
+}
+
+// rank orders table rows as an on-call reads them: lock holders,
+// spinning, working, blocked, idle.
+func rank(note, class string) int {
+	switch {
+	case strings.HasPrefix(note, "holds"), strings.HasPrefix(note, "probably holds"):
+		return 0
+	case class == "spinning":
+		return 1
+	case class == "working":
+		return 2
+	case class == "blocked":
+		return 3
+	}
+	return 4
 }
 
 // namePattern folds each run of digits in a thread name into one '*', so
@@ -439,21 +442,8 @@ func goroutineRows(r *Report) (rows []goRow, hidden, system int) {
 		}
 		rows = append(rows, x)
 	}
-	rank := func(x goRow) int {
-		switch {
-		case strings.HasPrefix(x.Note, "probably holds"):
-			return 0
-		case x.Class == "spinning":
-			return 1
-		case x.Class == "working":
-			return 2
-		case x.Class == "blocked":
-			return 3
-		}
-		return 4
-	}
 	slices.SortStableFunc(rows, func(a, b goRow) int {
-		return cmp.Or(cmp.Compare(rank(a), rank(b)), cmp.Compare(b.Count, a.Count))
+		return cmp.Or(cmp.Compare(rank(a.Note, a.Class), rank(b.Note, b.Class)), cmp.Compare(b.Count, a.Count))
 	})
 	if len(rows) > maxRows {
 		for _, x := range rows[maxRows:] {
