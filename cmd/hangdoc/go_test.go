@@ -281,3 +281,23 @@ func dead(pid int) bool {
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(f) > 0 && f[0] == "Z"
 }
+
+// TestGoPprofFlag: --pprof names the endpoint; one that does not answer
+// is noted and the next source is used.
+func TestGoPprofFlag(t *testing.T) {
+	v := testvictim.Start(t, testvictim.BuildGo(t, "godeadfeeder"), "-pprof")
+	out, _, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "200ms", "--pprof", "http://"+v.Info["addr"]+"/")
+	wantUnharmed(t, v.PID)
+	c := godecode(t, out)
+	if c.Sampling.StackSource != "pprof" || c.Verdict != "idle" || code != diagnose.ExitIdle {
+		t.Errorf("--pprof: stack_source %q, verdict %s (exit %d), want pprof and idle; notes %v", c.Sampling.StackSource, c.Verdict, code, c.Sampling.Notes)
+	}
+
+	w := testvictim.Start(t, testvictim.BuildGo(t, "godeadfeeder"))
+	out, _, _ = hangdocProcess(t, strconv.Itoa(w.PID), "--json", "--samples", "2", "--interval", "200ms", "--pprof", "http://"+w.Info["addr"])
+	wantUnharmed(t, w.PID)
+	c = godecode(t, out)
+	if c.Sampling.StackSource != "delve" || !slices.ContainsFunc(c.Sampling.Notes, func(n string) bool { return strings.Contains(n, "--pprof http://"+w.Info["addr"]) }) {
+		t.Errorf("a --pprof that serves no profile: stack_source %q, notes %v; want delve and a note on --pprof", c.Sampling.StackSource, c.Sampling.Notes)
+	}
+}

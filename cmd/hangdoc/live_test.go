@@ -241,6 +241,8 @@ func TestBadInput(t *testing.T) {
 		{"bad format", []string{"--format", "xml", "1"}, diagnose.ExitUsage, []string{`--format "xml"`}},
 		{"bad colour", []string{"--color", "sometimes", "1"}, diagnose.ExitUsage, []string{"--color"}},
 		{"tiny interval", []string{"--interval", "1ms", "1"}, diagnose.ExitUsage, []string{"--interval"}},
+		{"sigquit log alone", []string{"--sigquit-log", "/tmp/x.log", "1"}, diagnose.ExitUsage, []string{"--sigquit-log needs --sigquit"}},
+		{"pprof not a URL", []string{"--pprof", "localhost:6060", "1"}, diagnose.ExitUsage, []string{"http://"}},
 		{"no such process", []string{strconv.Itoa(freePID(t))}, diagnose.ExitError, []string{"no process with pid"}},
 		{"kernel thread", []string{strconv.Itoa(kernelThread(t))}, diagnose.ExitError, []string{"kernel thread"}},
 		{"zombie", []string{strconv.Itoa(zombie.Process.Pid)}, diagnose.ExitError, []string{"zombie", "reap"}},
