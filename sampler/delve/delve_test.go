@@ -433,9 +433,14 @@ func ptraceAttach(t *testing.T, pid int) (detach func()) {
 }
 
 // BenchmarkFreeze reports how long one Dump keeps the target stopped.
+// BenchmarkFreeze measures how long Delve keeps a target stopped per
+// sample, and, side by side, its peer: what a program's own pprof
+// endpoint costs it, a runtime.Stack(all) call, which stops the world
+// for as long as it prints (measured here in this process, with as many
+// parked goroutines).
 func BenchmarkFreeze(b *testing.B) {
 	for _, n := range []int{20, 10000} {
-		b.Run(fmt.Sprintf("goroutines=%d", n), func(b *testing.B) {
+		b.Run(fmt.Sprintf("delve/goroutines=%d", n), func(b *testing.B) {
 			// The victim has 15 goroutines besides the idle ones:
 			// 9 of its own (3 mutex waiters) and the runtime's 6.
 			v := startVictim(b, "", "-idle", strconv.Itoa(max(n-15, 0)))
@@ -452,6 +457,22 @@ func BenchmarkFreeze(b *testing.B) {
 			checkLeftRunning(b, v.pid)
 			b.ReportMetric(float64(frozen.Microseconds())/1e3/float64(b.N), "frozen-ms/op")
 			b.ReportMetric(float64(count), "goroutines")
+		})
+		b.Run(fmt.Sprintf("runtime.Stack/goroutines=%d", n), func(b *testing.B) {
+			park := make(chan struct{})
+			defer close(park)
+			for range n - runtime.NumGoroutine() {
+				go func() { <-park }()
+			}
+			buf := make([]byte, 64<<20)
+			var frozen time.Duration
+			for b.Loop() {
+				start := time.Now()
+				runtime.Stack(buf, true)
+				frozen += time.Since(start)
+			}
+			b.ReportMetric(float64(frozen.Microseconds())/1e3/float64(b.N), "frozen-ms/op")
+			b.ReportMetric(float64(runtime.NumGoroutine()), "goroutines")
 		})
 	}
 }
