@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/hangdoc/hangdoc/sampler"
 )
@@ -106,14 +109,13 @@ func Parse(r io.Reader) ([]Dump, error) {
 // The returned Dumps carry everything but Goroutines. A read error ends
 // parsing; the dumps read so far are returned with it.
 func ParseFunc(r io.Reader, fn func(dump int, g Goroutine)) ([]Dump, error) {
-	p := &parser{fn: fn, cur: -1}
+	p := &parser{fn: fn, cur: -1, names: newStrtab()}
 	br := bufio.NewReaderSize(r, 64<<10)
-	var buf []byte
+	var long []byte
 	for {
-		line, nl, err := readLine(br, buf[:0])
-		buf = line
+		line, nl, err := readLine(br, &long)
 		if len(line) > 0 || nl {
-			p.line(string(trimCR(line)), nl)
+			p.line(transient(trimCR(line)), nl)
 		}
 		if err == io.EOF {
 			break
@@ -130,13 +132,34 @@ func ParseFunc(r io.Reader, fn func(dump int, g Goroutine)) ([]Dump, error) {
 	return p.dumps, nil
 }
 
+// transient views a line as a string without copying it. The string
+// aliases the reader's buffer and is overwritten by the next read, so it
+// lives only for one call of parser.line: whatever a Goroutine keeps from
+// it is copied first (into the strtab, parser.args, or by open). Copying
+// every line into a string of its own was a fifth of the parse time and
+// most of its garbage.
+func transient(b []byte) string {
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
 // maxLine bounds one line: longer ones (a huge panic value, binary junk)
 // are cut and read as non-dump text.
 const maxLine = 1 << 20
 
-// readLine appends the next line to buf, without its "\n". nl reports
-// the newline was there; a line without one was cut by the input's end.
-func readLine(br *bufio.Reader, buf []byte) (line []byte, nl bool, err error) {
+// readLine returns the next line, without its "\n". nl reports the
+// newline was there; a line without one was cut by the input's end. The
+// line is valid until the next call: it is the reader's own buffer when
+// the line fits in it, else *long, where a longer line is put together.
+func readLine(br *bufio.Reader, long *[]byte) (line []byte, nl bool, err error) {
+	chunk, err := br.ReadSlice('\n')
+	switch {
+	case err == nil:
+		return chunk[:len(chunk)-1], true, nil
+	case err != bufio.ErrBufferFull:
+		return chunk, false, err
+	}
+	buf := append((*long)[:0], chunk...)
+	defer func() { *long = buf[:0] }()
 	for {
 		chunk, err := br.ReadSlice('\n')
 		if len(buf)+len(chunk) <= maxLine {
@@ -175,16 +198,50 @@ type parser struct {
 	// its trailer (register dump) was seen, so a header opens a new one.
 	preamble, closed bool
 
-	g           *Goroutine // open record
+	g           *Goroutine // open record: nil, or &rec
 	pending     bool       // a function line waits for its location line
 	pendingCrt  bool       // … and it is the created-by line
-	pendFrame   Frame
+	pendFrame   Frame      // its Args are in pendArgs
+	pendArgs    []byte
 	inAncestors bool // inside "[originating from goroutine N]:" blocks
+
+	// The open record is built in buffers reused from record to record,
+	// and emit copies it out in two allocations: its frames (with the
+	// created-by frame) and the text of their arguments. Appending to
+	// Goroutine.Frames and allocating each string on its own made most of
+	// the parser's allocations and left up to half of each slice unused.
+	rec     Goroutine
+	frames  []Frame
+	created Frame
+	hasCrt  bool
+	args    []byte    // the argument text of frames, back to back
+	spans   []argSpan // where each frame's Args is in args
+
+	// names interns what a dump repeats: function names, files, offsets,
+	// states. A dump of many goroutines holds few distinct ones, so the
+	// copy of each is shared.
+	names *strtab
+	// slot is the slot in names of the open record's last function
+	// name, or of its state before its first: its entry says what came
+	// after it the last time (see quick).
+	slot uint64
+	v    parsed // what classify learned of the current line
 
 	// lastCut: the last line had no newline and was no dump line or was
 	// inside a record, so the input ended in the middle of it.
 	lastCut bool
 }
+
+// location is a location line (without its indentation) and what it
+// parsed to.
+type location struct {
+	text      string
+	file, off string
+	line      int
+}
+
+// argSpan says that frames[frame].Args is args[start:end].
+type argSpan struct{ frame, start, end int }
 
 type kind int
 
@@ -205,7 +262,8 @@ const (
 	kPreamble // "PC=… m=…", "[signal …", "runtime stack:": known, nothing to keep
 )
 
-// parsed holds what classify learned from a line.
+// parsed holds what classify learned from a line. Its strings alias the
+// line.
 type parsed struct {
 	g       Goroutine // kHeader
 	frame   Frame     // kFunc, kLocation (Frame.File, Line, Offset), kCreatedBy
@@ -213,12 +271,19 @@ type parsed struct {
 	text    string    // kSignal: signal name; kPanic: message
 }
 
+// line takes one line, s, which is transient: see transient.
 func (p *parser) line(s string, nl bool) {
-	k, v := classify(s)
+	if p.quick(s, nl) {
+		return
+	}
+	v := &p.v
+	k := classify(s, v)
+	stripped := false
 	if k == kOther {
 		if rest, ok := stripPrefix(s); ok {
-			if k2, v2 := classify(rest); k2 != kOther {
-				k, v = k2, v2
+			var v2 parsed
+			if k2 := classify(rest, &v2); k2 != kOther {
+				k, *v, stripped = k2, v2, true
 			}
 		}
 	}
@@ -237,26 +302,39 @@ func (p *parser) line(s string, nl bool) {
 		if p.cur < 0 || p.closed || p.dumps[p.cur].Aggregated {
 			p.newDump("", false)
 		}
-		g := v.g
-		p.g = &g
+		p.open(v.g)
 	case kFunc:
 		if p.g == nil || p.inAncestors {
 			return
 		}
-		p.pending, p.pendingCrt, p.pendFrame = true, false, v.frame
+		fn, slot := p.names.slot(v.frame.Func)
+		p.names.tab[slot].isFunc = true
+		p.entry().next = uint32(slot)
+		p.pend(fn, slot, v.frame.Args)
 	case kCreatedBy:
 		if p.g == nil || p.inAncestors {
 			return
 		}
-		p.pending, p.pendingCrt, p.pendFrame = true, true, v.frame
+		p.pending, p.pendingCrt = true, true
+		var fn string
+		fn, p.slot = p.names.slot(v.frame.Func)
+		p.pendFrame = Frame{Frame: sampler.Frame{Func: fn}}
+		p.pendArgs = p.pendArgs[:0]
 		p.g.CreatorID = v.creator
 	case kLocation:
 		if p.g == nil || p.inAncestors || !p.pending {
 			return
 		}
-		f := p.pendFrame
-		f.File, f.Line, f.Offset = v.frame.File, v.frame.Line, v.frame.Offset
-		p.addFrame(f)
+		file, off := p.names.get(v.frame.File), p.names.get(v.frame.Offset)
+		p.addFrame(file, v.frame.Line, off)
+		// Remember the line for the next time, unless it holds "fp=" (or
+		// a cgo "pc="): those differ from goroutine to goroutine, and
+		// copying them would only make garbage.
+		if t := trimLeftBlank(s); !stripped && strings.IndexByte(t, '=') < 0 {
+			if e := p.entry(); e.loc == nil || e.loc.text != t {
+				e.loc = &location{text: strings.Clone(t), file: file, off: off, line: v.frame.Line}
+			}
+		}
 	case kElided:
 		if p.g != nil && !p.inAncestors {
 			p.g.ElidedFrames = true
@@ -299,11 +377,88 @@ func (p *parser) line(s string, nl bool) {
 	}
 }
 
-func (p *parser) addFrame(f Frame) {
-	if p.pendingCrt {
-		p.g.CreatedBy = &f
+func (p *parser) entry() *entry { return &p.names.tab[p.slot] }
+
+// pend makes fn(args) the function waiting for its location line; args
+// alias the line.
+func (p *parser) pend(fn string, slot uint64, args string) {
+	p.pending, p.pendingCrt, p.slot = true, false, slot
+	p.pendFrame = Frame{Frame: sampler.Frame{Func: fn}, Inlined: args == "(...)"}
+	p.pendArgs = append(p.pendArgs[:0], args...)
+}
+
+// quick takes s, and reports it did, when it is a function or location
+// line that repeats what followed the same function (or state) before.
+// Most goroutines of a big dump are at call sites that other goroutines
+// are also at, so their frames repeat line for line but for the argument
+// words: a comparison with what came last time then stands for
+// classifying the line, parsing it and interning its strings. It is
+// exactly what line would do:
+//   - A location line whose text is the one classify took for a location
+//     before is the same location.
+//   - A line that is N + "(" + text without "(" + ")", where N is the
+//     Func of a line classify took for a function (entry.isFunc), is a
+//     function line with that Func: N holds no blank, so none of the
+//     other kinds' prefixes (each holds a blank, or is "PC=0x", which N
+//     would then have started with) or suffixes fits.
+func (p *parser) quick(s string, nl bool) bool {
+	if p.g == nil || p.inAncestors || s == "" {
+		return false
+	}
+	e := p.entry()
+	if s[0] == '\t' || s[0] == ' ' {
+		l := e.loc
+		if !p.pending || l == nil || trimLeftBlank(s) != l.text {
+			return false
+		}
+		p.addFrame(l.file, l.line, l.off)
 	} else {
-		p.g.Frames = append(p.g.Frames, f)
+		next := &p.names.tab[e.next]
+		fn := next.s
+		if !next.isFunc || len(s) < len(fn)+2 || s[len(fn)] != '(' || s[len(s)-1] != ')' ||
+			s[:len(fn)] != fn || strings.IndexByte(s[len(fn)+1:], '(') >= 0 {
+			return false
+		}
+		p.pend(fn, uint64(e.next), s[len(fn):])
+	}
+	p.lastCut = !nl // as line sets it for a line inside a record
+	return true
+}
+
+// open starts a record from its header, whose strings alias the line.
+func (p *parser) open(h Goroutine) {
+	h.State, p.slot = p.names.slot(h.State)
+	if h.Labels != nil {
+		labels := make(map[string]string, len(h.Labels))
+		for k, v := range h.Labels {
+			labels[strings.Clone(k)] = strings.Clone(v)
+		}
+		h.Labels = labels
+	}
+	p.rec = h
+	p.g = &p.rec
+	p.frames, p.args, p.spans, p.hasCrt = p.frames[:0], p.args[:0], p.spans[:0], false
+}
+
+// addFrame adds the pending frame, at file:line+off, whose Args are in
+// pendArgs. It fills pendFrame in place: a Frame is 96 bytes, and
+// passing it about by value was a few percent of the parse.
+func (p *parser) addFrame(file string, line int, off string) {
+	f := &p.pendFrame
+	f.File, f.Line, f.Offset = file, line, off
+	if p.pendingCrt {
+		p.created, p.hasCrt = *f, true
+	} else {
+		switch a := p.pendArgs; {
+		case f.Inlined:
+			f.Args = "(...)"
+		case len(a) == 2 && a[1] == ')':
+			f.Args = "()"
+		default:
+			p.spans = append(p.spans, argSpan{len(p.frames), len(p.args), len(p.args) + len(a)})
+			p.args = append(p.args, a...)
+		}
+		p.frames = append(p.frames, *f)
 	}
 	p.pending, p.pendingCrt = false, false
 }
@@ -325,8 +480,35 @@ func (p *parser) closeRecord() {
 	p.emit()
 }
 
+// record copies the open record out of the parser's buffers.
+func (p *parser) record() Goroutine {
+	g := p.rec
+	n := len(p.frames)
+	if n == 0 && !p.hasCrt {
+		return g
+	}
+	// One allocation for the frames and the created-by frame after them;
+	// Frames' capacity ends before it, so an append cannot overwrite it.
+	fs := make([]Frame, n, n+1)
+	copy(fs, p.frames)
+	if p.hasCrt {
+		fs = append(fs, p.created)
+		g.CreatedBy = &fs[n]
+	}
+	if n > 0 {
+		g.Frames = fs[:n:n]
+	}
+	if len(p.spans) > 0 {
+		text := string(p.args)
+		for _, s := range p.spans {
+			fs[s.frame].Args = text[s.start:s.end]
+		}
+	}
+	return g
+}
+
 func (p *parser) emit() {
-	g := *p.g
+	g := p.record()
 	p.g, p.inAncestors = nil, false
 	d := &p.dumps[p.cur]
 	if !p.preamble {
@@ -362,10 +544,10 @@ func (p *parser) finish(eof bool) {
 		return
 	}
 	if p.g != nil {
-		cut := p.lastCut || p.pending || len(p.g.Frames) == 0 && p.g.CreatedBy == nil
+		cut := p.lastCut || p.pending || len(p.frames) == 0 && !p.hasCrt
 		if p.pending {
 			// The location line never came: keep the function.
-			p.addFrame(p.pendFrame)
+			p.addFrame("", 0, "")
 		}
 		if cut || !eof {
 			p.dumps[p.cur].Truncated = true
@@ -378,90 +560,254 @@ func (p *parser) finish(eof bool) {
 	}
 }
 
+// strtab interns strings: get returns a copy of s, the same copy as for
+// an equal s before unless another string has taken its slot since. It is
+// a direct-mapped cache, not a map, so that a dump of a million distinct
+// strings costs a fixed table and a copy of each, not a table that grows
+// with them; the strings a dump repeats are few and keep their slots.
+//
+// The table starts small, for the many small dumps, and grows while
+// strings keep taking each other's slots, up to 4096 slots.
+type strtab struct {
+	tab   []entry
+	bits  uint // len(tab) is 1<<bits
+	added int  // strings copied in since the table last grew
+}
+
+// entry is a string and, for a function name (or a state), what followed
+// it the last time it was read: see parser.quick. A string that takes
+// the slot starts with no hints.
+type entry struct {
+	s      string
+	isFunc bool      // s is the Func of a line classify took for a function
+	next   uint32    // the slot of the next function
+	loc    *location // the location line after it
+}
+
+const minStrtabBits, maxStrtabBits = 6, 12
+
+func newStrtab() *strtab {
+	return &strtab{tab: make([]entry, 1<<minStrtabBits), bits: minStrtabBits}
+}
+
+func (t *strtab) get(s string) string {
+	s, _ = t.slot(s)
+	return s
+}
+
+// slot is get, also returning the slot of s.
+func (t *strtab) slot(s string) (string, uint64) {
+	if s == "" {
+		return "", 0
+	}
+	i := strhash(s) >> (64 - t.bits)
+	if e := &t.tab[i]; e.s != s {
+		if t.added++; t.added > len(t.tab)/2 && t.bits < maxStrtabBits {
+			t.grow()
+			return t.slot(s)
+		}
+		*e = entry{s: strings.Clone(s)}
+	}
+	return t.tab[i].s, i
+}
+
+// grow makes the table 4 times larger. Slots the parser holds (its slot,
+// entries' next) still index it, though now maybe another string's:
+// quick checks what it finds there.
+func (t *strtab) grow() {
+	old := t.tab
+	t.bits += 2
+	t.tab, t.added = make([]entry, 1<<t.bits), 0
+	for _, e := range old {
+		if e.s != "" {
+			t.tab[strhash(e.s)>>(64-t.bits)] = e
+		}
+	}
+}
+
+// strhash picks s's slot from its length and 24 of its bytes: the first
+// 8, the middle 8 and the last 8, where names and paths that share a
+// prefix differ. It is a third of the cost of hashing every byte; a
+// collision costs a copy, never a wrong string, since get compares.
+// Its top bits are the slot.
+func strhash(s string) uint64 {
+	n := len(s)
+	h := uint64(n)
+	if n >= 8 {
+		h ^= load64(s) ^ bits.RotateLeft64(load64(s[n/2-4:]), 21) ^ bits.RotateLeft64(load64(s[n-8:]), 42)
+	} else {
+		for i := 0; i < n; i++ {
+			h = h<<8 | uint64(s[i])
+		}
+	}
+	return h * 0x9e3779b97f4a7c15 // Fibonacci hashing: the top bits mix all of h
+}
+
+// load64 reads s's first 8 bytes as one little-endian word (the compiler
+// makes it one load).
+func load64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
 // ---- line classification ----
 
-// classify says what a line is. Function and location lines are told
-// apart by the location's leading TAB (or the spaces a paste left).
-func classify(s string) (kind, parsed) {
-	var v parsed
-	if strings.TrimSpace(s) == "" {
-		return kBlank, v
+// classify says what a line is, into v. Function and location lines are
+// told apart by the location's leading TAB (or the spaces a paste left).
+//
+// Nearly every line of a dump is a function or a location line, so those
+// are found without a regexp and with one pass or less over the line;
+// the other kinds are tried only when the first byte allows them.
+func classify(s string, v *parsed) kind {
+	if isBlank(s) {
+		return kBlank
 	}
-	t := strings.TrimLeft(s, " \t")
+	t := trimLeftBlank(s)
 	indented := len(t) < len(s)
 	if strings.HasPrefix(t, "goroutine ") {
 		if g, ok := parseHeader(t); ok {
 			v.g = g
-			return kHeader, v
+			return kHeader
 		}
 		if strings.HasPrefix(t, "goroutine profile: total ") && !indented {
-			return kProfile, v
+			return kProfile
 		}
-		return kOther, v
+		return kOther
 	}
 	if indented {
 		if f, ok := parseLocation(t); ok {
 			v.frame = f
-			return kLocation, v
+			return kLocation
 		}
-		return kOther, v
+		return kOther
 	}
-	switch {
-	case strings.HasPrefix(s, "created by "):
-		fn := strings.TrimSpace(s[len("created by "):])
-		if i := strings.Index(fn, " in goroutine "); i >= 0 {
-			id, err := strconv.ParseInt(fn[i+len(" in goroutine "):], 10, 64)
-			if err != nil {
-				return kOther, v
+	// The prefixes below start with distinct bytes; a line starting with
+	// none of them is a function line or nothing.
+	switch s[0] {
+	case 'c':
+		if rest, ok := strings.CutPrefix(s, "created by "); ok {
+			return classifyCreatedBy(rest, v)
+		}
+	case '.':
+		if strings.HasPrefix(s, "...") && strings.HasSuffix(s, "elided...") {
+			return kElided
+		}
+	case '[':
+		if strings.HasPrefix(s, "[originating from goroutine ") && strings.HasSuffix(s, "]:") {
+			return kAncestor
+		}
+		if strings.HasPrefix(s, "[signal ") {
+			return kPreamble
+		}
+	case 'p':
+		if msg, ok := strings.CutPrefix(s, "panic: "); ok {
+			v.text = msg
+			return kPanic
+		}
+	case 'f':
+		if msg, ok := strings.CutPrefix(s, "fatal error: "); ok {
+			v.text = msg
+			return kFatal
+		}
+	case 'S':
+		if strings.HasPrefix(s, "SIG") {
+			if m := signalRE.FindStringSubmatch(s); m != nil {
+				v.text = m[1]
+				return kSignal
 			}
-			fn, v.creator = fn[:i], id
 		}
-		if fn == "" || strings.ContainsAny(fn, " \t") {
-			return kOther, v
+	case 'P':
+		if strings.HasPrefix(s, "PC=0x") {
+			return kPreamble
 		}
-		v.frame.Func = fn
-		return kCreatedBy, v
-	case strings.HasPrefix(s, "...") && strings.HasSuffix(s, "elided..."):
-		return kElided, v
-	case strings.HasPrefix(s, "[originating from goroutine ") && strings.HasSuffix(s, "]:"):
-		return kAncestor, v
-	case strings.HasPrefix(s, "panic: "):
-		v.text = s[len("panic: "):]
-		return kPanic, v
-	case strings.HasPrefix(s, "fatal error: "):
-		v.text = s[len("fatal error: "):]
-		return kFatal, v
-	case strings.HasPrefix(s, "SIG"):
-		if m := signalRE.FindStringSubmatch(s); m != nil {
-			v.text = m[1]
-			return kSignal, v
+	case 'r', 's', 'i':
+		if s == "runtime stack:" || strings.HasPrefix(s, "signal arrived during cgo execution") ||
+			strings.HasPrefix(s, "instruction bytes:") {
+			return kPreamble
 		}
-	case strings.HasPrefix(s, "PC=0x"), strings.HasPrefix(s, "[signal "),
-		s == "runtime stack:", strings.HasPrefix(s, "signal arrived during cgo execution"),
-		strings.HasPrefix(s, "instruction bytes:"):
-		return kPreamble, v
-	case strings.HasPrefix(s, "exit status "), strings.HasPrefix(s, "FAIL\t"), s == "-----",
-		registerRE.MatchString(s):
-		return kTrailer, v
+	case 'e', 'F', '-':
+		if strings.HasPrefix(s, "exit status ") || strings.HasPrefix(s, "FAIL\t") || s == "-----" {
+			return kTrailer
+		}
 	}
 	if f, ok := parseFunc(s); ok {
 		v.frame = f
-		return kFunc, v
+		return kFunc
 	}
-	return kOther, v
+	// A function line ends with ")", a register line never does.
+	if isRegister(s) {
+		return kTrailer
+	}
+	return kOther
 }
 
-var (
-	signalRE   = regexp.MustCompile(`^(SIG[A-Z0-9]+): [a-z]`)
-	registerRE = regexp.MustCompile(`^[a-z][a-z0-9]{0,6} +0x[0-9a-f]+ *$`)
-)
+// isBlank is strings.TrimSpace(s) == "", without the trimming for the
+// lines that start with a printable ASCII byte: all dump lines but blank
+// and location lines.
+func isBlank(s string) bool {
+	if s == "" {
+		return true
+	}
+	if c := s[0]; c > ' ' && c < utf8.RuneSelf {
+		return false
+	}
+	return strings.TrimSpace(s) == ""
+}
+
+// classifyCreatedBy parses what follows "created by ".
+func classifyCreatedBy(fn string, v *parsed) kind {
+	fn = strings.TrimSpace(fn)
+	v.creator = 0
+	if i := strings.Index(fn, " in goroutine "); i >= 0 {
+		id, err := strconv.ParseInt(fn[i+len(" in goroutine "):], 10, 64)
+		if err != nil {
+			return kOther
+		}
+		fn, v.creator = fn[:i], id
+	}
+	if fn == "" || strings.IndexByte(fn, ' ') >= 0 || strings.IndexByte(fn, '\t') >= 0 {
+		return kOther
+	}
+	v.frame = Frame{Frame: sampler.Frame{Func: fn}}
+	return kCreatedBy
+}
+
+var signalRE = regexp.MustCompile(`^(SIG[A-Z0-9]+): [a-z]`)
+
+// isRegister matches a register line of a crash dump, as
+// `^[a-z][a-z0-9]{0,6} +0x[0-9a-f]+ *$` would ("rax    0xca").
+func isRegister(s string) bool {
+	i := 0
+	for i < len(s) && i < 8 && (s[i] >= 'a' && s[i] <= 'z' || i > 0 && s[i] >= '0' && s[i] <= '9') {
+		i++
+	}
+	if i == 0 || i > 7 || i == len(s) || s[i] != ' ' {
+		return false
+	}
+	s = strings.TrimLeft(s[i:], " ")
+	s, ok := strings.CutPrefix(s, "0x")
+	if !ok {
+		return false
+	}
+	s = strings.TrimRight(s, " ")
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // parseHeader parses "goroutine N [gp=… m=… mp=…] [body]:" (t has no
 // leading space). The bracket body runs to the final "]:" since label
 // values may hold "]".
 func parseHeader(t string) (Goroutine, bool) {
 	var g Goroutine
-	t = strings.TrimRight(t, " \t")
+	t = trimRightBlank(t)
 	rest, ok := strings.CutPrefix(t, "goroutine ")
 	if !ok {
 		return g, false
@@ -496,12 +842,18 @@ func parseHeader(t string) (Goroutine, bool) {
 		}
 		g.Labels, body = labels, body[:i]
 	}
-	parts := strings.Split(body, ", ")
-	g.State = strings.Replace(parts[0], " (scan)", "", 1)
+	// The state ends at the first ", ": no wait reason holds one.
+	state, rest, more := strings.Cut(body, ", ")
+	g.State = state
+	if strings.Contains(state, " (scan)") {
+		g.State = strings.Replace(state, " (scan)", "", 1)
+	}
 	if g.State == "" {
 		return g, false
 	}
-	for _, part := range parts[1:] {
+	for more {
+		var part string
+		part, rest, more = strings.Cut(rest, ", ")
 		switch {
 		case strings.HasSuffix(part, " minutes"):
 			n, err := strconv.Atoi(strings.TrimSuffix(part, " minutes"))
@@ -561,7 +913,8 @@ func parseFunc(s string) (Frame, bool) {
 		return f, false
 	}
 	i := strings.LastIndexByte(s, '(')
-	if i <= 0 || strings.ContainsAny(s[:i], " \t") {
+	// Two IndexByte calls: strings.ContainsAny builds a set for each call.
+	if i <= 0 || strings.IndexByte(s[:i], ' ') >= 0 || strings.IndexByte(s[:i], '\t') >= 0 {
 		return f, false
 	}
 	f.Func, f.Args = s[:i], s[i:]
@@ -574,14 +927,26 @@ func parseFunc(s string) (Frame, bool) {
 // hold one ("C:/…").
 func parseLocation(t string) (Frame, bool) {
 	var f Frame
-	t = strings.TrimRight(t, " \t")
-	if i := strings.Index(t, " fp=0x"); i >= 0 {
-		t = t[:i]
-	} else if i := strings.LastIndex(t, " pc=0x"); i >= 0 { // cgo symbolizer
-		t = t[:i]
+	t = trimRightBlank(t)
+	// " fp=0x" and " pc=0x" start with a space, and a location line has
+	// few, all near its end: looking for them from the first space on
+	// finds the same as looking in the whole line, in a few bytes.
+	if sp := strings.IndexByte(t, ' '); sp >= 0 && strings.IndexByte(t[sp:], '=') >= 0 {
+		if i := strings.Index(t[sp:], " fp=0x"); i >= 0 {
+			t = t[:sp+i]
+		} else if i := strings.LastIndex(t[sp:], " pc=0x"); i >= 0 { // cgo symbolizer
+			t = t[:sp+i]
+		}
 	}
-	if i := strings.LastIndex(t, " +0x"); i >= 0 && isHex(t[i+4:]) {
-		f.Offset, t = t[i+1:], t[:i]
+	// The offset is the hex digits at the end after " +0x". Reading them
+	// back from the end finds what strings.LastIndex(t, " +0x") would,
+	// without its byte-by-byte search of the whole line.
+	j := len(t)
+	for j > 0 && isHexDigit(t[j-1]) {
+		j--
+	}
+	if j < len(t) && strings.HasSuffix(t[:j], " +0x") {
+		f.Offset, t = t[j-3:], t[:j-4]
 	}
 	i := strings.LastIndexByte(t, ':')
 	if i <= 0 {
@@ -595,17 +960,24 @@ func parseLocation(t string) (Frame, bool) {
 	return f, true
 }
 
-func isHex(s string) bool {
-	if s == "" {
-		return false
+// trimLeftBlank and trimRightBlank are strings.TrimLeft and TrimRight
+// with the cutset " \t", without building the cutset's set for each line.
+func trimLeftBlank(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
 	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return false
-		}
+	return s
+}
+
+func trimRightBlank(s string) string {
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
 	}
-	return true
+	return s
+}
+
+func isHexDigit(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
 // Log prefixes that wrap dump lines: CRI (containerd/kubelet) log lines,
