@@ -14,6 +14,7 @@ import (
 	"github.com/hangdoc/hangdoc/internal/version"
 	"github.com/hangdoc/hangdoc/report"
 	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/sampler/delve"
 	"github.com/hangdoc/hangdoc/sampler/python"
 )
 
@@ -216,6 +217,9 @@ func RunBounded(ctx context.Context, opts Options) (*report.Report, report.Recor
 	case res := <-done:
 		return res.r, res.rec, res.err
 	case <-time.After(hangGrace):
+		// A Delve attach may still be stopping the target's threads: let
+		// it detach before this process exits and the kernel does it.
+		delve.Settle(hangGrace)
 		return nil, report.Recording{}, fmt.Errorf("reading /proc/%d did not return in time (%v): a thread of the target may be in uninterruptible sleep holding its memory map; check 'cat /proc/%d/task/*/stat' by hand", opts.PID, context.Cause(ctx), opts.PID)
 	}
 }

@@ -121,6 +121,7 @@ func Dump(ctx context.Context, pid int) (gs []sampler.Goroutine, frozen time.Dur
 	}
 	done := make(chan attached, 1)
 	start := time.Now()
+	inflight.Add(1)
 	go func() {
 		grp, err := native.Attach(pid, nil, nil)
 		done <- attached{grp, err}
@@ -134,6 +135,7 @@ func Dump(ctx context.Context, pid int) (gs []sampler.Goroutine, frozen time.Dur
 		// uninterruptible sleep may never do. Detach when it finishes;
 		// if this process exits first the kernel detaches.
 		go func() {
+			defer inflight.Done()
 			if a := <-done; a.grp != nil {
 				_ = detach(a.grp)
 			}
@@ -141,6 +143,7 @@ func Dump(ctx context.Context, pid int) (gs []sampler.Goroutine, frozen time.Dur
 		return nil, time.Since(start), fmt.Errorf("attaching to pid %d: %w", pid, ctx.Err())
 	}
 	if err != nil {
+		inflight.Done()
 		err = attachErr(pid, err)
 		if tracedByUs(pid) {
 			// Delve gave up half-way without detaching; the kernel
@@ -156,6 +159,7 @@ func Dump(ctx context.Context, pid int) (gs []sampler.Goroutine, frozen time.Dur
 		// then waits 50ms with the target running, not counted.
 		frozen = time.Since(start)
 		derr := detach(grp)
+		inflight.Done()
 		if r != nil {
 			panic(r)
 		}
@@ -174,6 +178,29 @@ func Dump(ctx context.Context, pid int) (gs []sampler.Goroutine, frozen time.Dur
 		return nil, 0, fmt.Errorf("reading goroutines of pid %d: %w", pid, err)
 	}
 	return gs, 0, nil
+}
+
+// inflight counts the attaches not yet detached, including those a
+// cancelled Dump left to finish in the background.
+var inflight sync.WaitGroup
+
+// Settle waits up to timeout for every attach to be detached, so that a
+// caller about to exit after giving up on a Dump does not leave the
+// kernel to detach a target whose threads were still being stopped (a
+// SIGSTOP not yet consumed would leave it stopped). It reports whether
+// all were.
+func Settle(timeout time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		inflight.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-time.After(timeout):
+		return false
+	}
 }
 
 const noDebugInfoHint = "goroutines unreadable, kernel evidence is still reported"

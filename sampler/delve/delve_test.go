@@ -316,6 +316,12 @@ func TestDumpCancelled(t *testing.T) {
 			if gs != nil {
 				t.Errorf("cancelled Dump returned %d goroutines, want none", len(gs))
 			}
+			// n=0 cancels during the attach, which then detaches in the
+			// background: Settle waits for it, as hangdoc does before it
+			// exits on a run it gave up.
+			if !Settle(10 * time.Second) {
+				t.Fatalf("an attach of pid %d was not detached within 10s", v.pid)
+			}
 			checkLeftRunning(t, v.pid)
 			checkCodeIntact(t, v.pid)
 		})
