@@ -19,6 +19,7 @@ type gocontract struct {
 	contract
 	Sampling struct {
 		Samples     int      `json:"samples"`
+		Partial     bool     `json:"partial"`
 		StackSource string   `json:"stack_source"`
 		Notes       []string `json:"notes"`
 	} `json:"sampling"`
@@ -299,5 +300,21 @@ func TestGoPprofFlag(t *testing.T) {
 	c = godecode(t, out)
 	if c.Sampling.StackSource != "delve" || !slices.ContainsFunc(c.Sampling.Notes, func(n string) bool { return strings.Contains(n, "--pprof http://"+w.Info["addr"]) }) {
 		t.Errorf("a --pprof that serves no profile: stack_source %q, notes %v; want delve and a note on --pprof", c.Sampling.StackSource, c.Sampling.Notes)
+	}
+}
+
+// TestGoTimeoutDetaches: a --timeout that ends the run while Delve reads
+// the target still leaves it running and untraced.
+func TestGoTimeoutDetaches(t *testing.T) {
+	v := testvictim.Start(t, testvictim.BuildGo(t, "gomutexpipe"))
+	for _, timeout := range []string{"50ms", "300ms", "900ms"} {
+		out, stderr, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--samples", "5", "--interval", "100ms", "--timeout", timeout)
+		wantUnharmed(t, v.PID)
+		if out == "" {
+			t.Fatalf("--timeout %s: no report, exit %d: %s", timeout, code, stderr)
+		}
+		if c := godecode(t, out); !c.Sampling.Partial {
+			t.Errorf("--timeout %s: a run of 5 samples with Delve stops is not marked partial (%d samples)", timeout, c.Sampling.Samples)
+		}
 	}
 }

@@ -87,6 +87,11 @@ func Record(ctx context.Context, opts Options) (rec report.Recording, err error)
 	switch {
 	case rec.Target.Runtime == "go":
 		goroutines = newGoStacks(fs, opts)
+		// A Delve attach the run's end cut short detaches in the
+		// background: wait for it, or this process may exit first and
+		// leave the kernel to detach a target whose threads were being
+		// stopped, and stay stopped.
+		defer delve.Settle(settleTimeout)
 	case opts.Pprof != "" || opts.Sigquit:
 		rec.Notes = append(rec.Notes, fmt.Sprintf("--pprof and --sigquit are for Go programs; pid %d is not one (%s): ignored", opts.PID, orUnnamed(rec.Target.Runtime)))
 	}
@@ -188,6 +193,9 @@ func explain(pid int, err error) error {
 	}
 	return err
 }
+
+// settleTimeout bounds the wait for Delve to detach after a run ends.
+const settleTimeout = 5 * time.Second
 
 // hangGrace is how long RunBounded waits past the deadline for the sampler
 // to come back from a read before it gives up on it.
