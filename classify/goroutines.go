@@ -409,13 +409,20 @@ func (s *goScene) runningClass(h *goHistory, g *Goroutine) (Class, string) {
 	return ClassWorking, fmt.Sprintf("%s in all %d samples, but the process uses only %.0f%% of a core", g.State, g.Seen, s.processCPU)
 }
 
-// plumbing reports a goroutine of an HTTP server's connection handling
-// with none of the program's code on its stack: the background read of
-// a connection (this profile's own request, under pprof).
+// plumbing reports a goroutine of an HTTP server's own machinery, with
+// none of the program's code inside it: the background read of a
+// connection (this profile's own request, under pprof), the accept loop.
 func plumbing(stack []sampler.Frame) bool {
-	return userFrame(stack) < 0 && slices.ContainsFunc(stack, func(f sampler.Frame) bool {
+	if userFrame(stack) < 0 && slices.ContainsFunc(stack, func(f sampler.Frame) bool {
 		return strings.HasPrefix(f.Func, "net/http.(*connReader).")
-	})
+	}) {
+		return true
+	}
+	// An HTTP server's accept loop: it moves whenever a client connects,
+	// and under pprof the client is hangdoc.
+	serve := slices.IndexFunc(stack, func(f sampler.Frame) bool { return f.Func == "net/http.(*Server).Serve" })
+	u := userFrame(stack)
+	return serve >= 0 && (u < 0 || u > serve)
 }
 
 // sameLoop compares two readings of a goroutine that runs: it stays in one

@@ -146,6 +146,17 @@ func TestClassifyGoroutines(t *testing.T) {
 			verdict: Idle, goroutine: 42, class: ClassIdle,
 		},
 		{
+			name: "an HTTP server's accept loop caught serving a connection is plumbing, not work",
+			samples: goSamples(3, []sampler.Thread{parked}, func(i int) []sampler.Goroutine {
+				serve := []sampler.Frame{{Func: "net/http.(*Server).Serve", File: "/go/src/net/http/server.go", Line: 3400}, {Func: "net/http.Serve"}, {Func: "main.listen.func2", File: "/src/main.go", Line: 9}}
+				if i == 1 {
+					serve = append([]sampler.Frame{{Func: "net/http.(*conn).setState", File: "/go/src/net/http/server.go", Line: 1800}}, serve...)
+				}
+				return []sampler.Goroutine{gr(5, "runnable", serve), gr(1, "sleep", []sampler.Frame{{Func: "time.Sleep"}, {Func: "main.main"}})}
+			}),
+			verdict: Idle, goroutine: 5, class: ClassIdle,
+		},
+		{
 			name: "running goroutine on an idle thread works",
 			samples: goSamples(3, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
 				g := gr(7, "running", spinStack)
@@ -224,6 +235,15 @@ func TestClassifyGoroutines(t *testing.T) {
 				return []sampler.Goroutine{gr(3, "running", []sampler.Frame{{Func: "main.hash", File: "/src/main.go", Line: 50 + i}, {Func: "main.work", File: "/src/main.go", Line: 80}})}
 			}),
 			verdict: Working, goroutine: 3, class: ClassWorking,
+		},
+		{
+			name: "a ticker that moves does not make a pile of blocked goroutines healthy",
+			samples: goSamples(3, []sampler.Thread{parked}, func(i int) []sampler.Goroutine {
+				tick := gr(3, "running", []sampler.Frame{{Func: fmt.Sprintf("main.report%d", i), File: "/src/main.go", Line: 50}, {Func: "main.ticker", File: "/src/main.go", Line: 80 + i}})
+				return append(mutexWaiters(5), tick)
+			}),
+			verdict: Working, goroutine: 3, class: ClassWorking,
+			summary: "1 goroutine is working: their stacks move between samples; slow, not stopped; but 5 goroutines [sync.Mutex.Lock] in sync.(*Mutex).Lock ← main.(*Store).Put did not move during the run",
 		},
 		{
 			name: "a group that grows is a pile-up",

@@ -79,6 +79,12 @@ func (s *goScene) verdict(d *Diagnosis, locks []Lock, cycles [][]Ref, chanWhy ma
 		w := byClass[ClassWorking]
 		d.Verdict, d.Confidence = Working, Medium
 		d.Summary = fmt.Sprintf("%s working: their stacks move between samples; slow, not stopped", plural(len(w), "goroutine is", "goroutines are"))
+		if g := biggestGroup(d, ClassBlocked); g != nil && g.Count > len(w) {
+			// A few goroutines that move (a ticker, a health check) do not
+			// make a pile of blocked ones healthy.
+			d.Summary += fmt.Sprintf("; but %s did not move during the run, more than are working: look there first", g.Title)
+			d.Confidence = Low
+		}
 		d.Hint = "It is making progress. Look for what makes it slow (go tool pprof on /debug/pprof/profile, or perf) rather than for a hang."
 	case len(senders) > 0 && len(pool) == 0:
 		d.Verdict, d.Confidence = Deadlock, Medium
@@ -233,12 +239,20 @@ func goBlockedHint(b []*Goroutine) string {
 
 // biggestTitle is the title of the biggest group of the class.
 func biggestTitle(d *Diagnosis, c Class) string {
-	for _, g := range d.Groups {
-		if g.Class == c {
-			return g.Title
-		}
+	if g := biggestGroup(d, c); g != nil {
+		return g.Title
 	}
 	return "none"
+}
+
+// biggestGroup is the biggest group of the class, nil if none.
+func biggestGroup(d *Diagnosis, c Class) *Group {
+	for i := range d.Groups {
+		if d.Groups[i].Class == c {
+			return &d.Groups[i]
+		}
+	}
+	return nil
 }
 
 // goList names goroutines compactly: "goroutine 7 (main.ping), goroutine 8 (main.pong)".
