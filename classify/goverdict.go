@@ -34,7 +34,7 @@ func (s *goScene) verdict(d *Diagnosis, locks []Lock, cycles [][]Ref, chanWhy ma
 	if held != nil {
 		holder = s.byID[held.Holder.Goroutine]
 	}
-	ev := []string{fmt.Sprintf("%s in the last sample (%d of them the runtime's or the profiler's), in %s; %s",
+	ev := []string{fmt.Sprintf("%s in the last sample (%d of them the runtime's, the profiler's or an HTTP server's machinery), in %s; %s",
 		plural(len(s.samples[len(s.samples)-1]), "goroutine", "goroutines"), runtime, plural(len(d.Groups), "group", "groups"), s.movedText(d))}
 
 	senders := slices.DeleteFunc(slices.Clone(byClass[ClassBlocked]), func(g *Goroutine) bool { return !strings.HasPrefix(g.State, "chan send") })

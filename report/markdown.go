@@ -107,7 +107,7 @@ func goMarkdown(b *strings.Builder, r *Report) {
 		fmt.Fprintf(b, "\n… and %d more goroutines in smaller groups.\n", hidden)
 	}
 	if system > 0 {
-		fmt.Fprintf(b, "\n(and %s of the runtime's own, or serving this profile: in the JSON report)\n", plural(system, "goroutine", "goroutines"))
+		fmt.Fprintf(b, "\n(and %s of the runtime's, the profiler's or an HTTP server's machinery: in the JSON report)\n", plural(system, "goroutine", "goroutines"))
 	}
 	if st := goStackRows(rows); len(st) > 0 {
 		fmt.Fprintf(b, "\n#### Goroutine stacks (%s, innermost first)\n", mdText(r.Sampling.StackSource))

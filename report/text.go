@@ -140,7 +140,7 @@ func goText(b *strings.Builder, r *Report, p Palette) {
 		fmt.Fprintf(b, "  … and %d more goroutines in smaller groups (all are in --json)\n", hidden)
 	}
 	if system > 0 {
-		fmt.Fprintf(b, "  %s\n", paint(p.Dim, fmt.Sprintf("(and %s of the runtime's own, or serving this profile: in --json)", plural(system, "goroutine", "goroutines"))))
+		fmt.Fprintf(b, "  %s\n", paint(p.Dim, fmt.Sprintf("(and %s of the runtime's, the profiler's or an HTTP server's machinery: in --json)", plural(system, "goroutine", "goroutines"))))
 	}
 	if st := goStackRows(rows); len(st) > 0 {
 		fmt.Fprintf(b, "\nGOROUTINE STACKS  (%s, innermost first)\n", r.Sampling.StackSource)

@@ -454,7 +454,7 @@ func goroutineRows(r *Report) (rows []goRow, hidden, system int) {
 	return rows, hidden, system
 }
 
-// groupSystem reports a group of the runtime's or the profiler's own
+// groupSystem reports a group of the runtime's, the profiler's or an HTTP server's own
 // goroutines.
 func groupSystem(r *Report, group int) bool {
 	for _, g := range r.Goroutines {
