@@ -16,16 +16,18 @@ func newAnalyze(stdout io.Writer) *cobra.Command {
 	var out outputOptions
 	cmd := &cobra.Command{
 		Use:   "analyze FILE...",
-		Short: "Diagnose from saved stack dumps (py-spy text or JSON, faulthandler)",
+		Short: "Diagnose from saved stack dumps (Go goroutine dumps, py-spy, faulthandler)",
 		Long: `analyze reads stack dumps saved to files ("-" reads standard input) and
 diagnoses them as 'hangdoc PID' would, from the stacks alone: one file is
 one snapshot; several files, or several dumps in one file, are snapshots in
 time order, compared like live samples (what moved, what did not).
 
-It reads py-spy's text and JSON dumps, CPython's faulthandler dumps (also
+It reads Go goroutine dumps (SIGQUIT, panics and fatal errors, go test
+timeouts, /debug/pprof/goroutine?debug=2, runtime.Stack output, with log
+prefixes), py-spy's text and JSON dumps, CPython's faulthandler dumps (also
 from dump_traceback_later) and printed sys._current_frames() dumps. A file
 has no CPU or kernel evidence: a live 'hangdoc PID' says more.`,
-		Example: "  py-spy dump --pid 4187 --json > a.json; sleep 1; py-spy dump --pid 4187 --json > b.json\n  hangdoc analyze a.json b.json",
+		Example: "  curl -s localhost:6060/debug/pprof/goroutine?debug=2 > a.txt; sleep 1; curl -s localhost:6060/debug/pprof/goroutine?debug=2 > b.txt\n  hangdoc analyze a.txt b.txt\n  py-spy dump --pid 4187 --json > a.json; sleep 1; py-spy dump --pid 4187 --json > b.json\n  hangdoc analyze a.json b.json",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{errors.New("which dumps? give one or more files, or - for standard input")}

@@ -156,9 +156,10 @@ contended mutex from the target's memory), follows waits on pipes, sockets
 and children to the processes at the other end, and adds stacks: for
 Python, py-spy's (py-spy pauses the target for an instant per sample); for
 Go, every goroutine, from the program's own net/http/pprof endpoint (found
-on its listening sockets, or --pprof) or else by attaching Delve for an
-instant per sample. --no-stop forbids anything that stops the target. It
-never signals or writes to the target, unless --sigquit allows it.
+on its listening sockets, or --pprof) or else by attaching Delve, which
+stops it for a moment per sample (0.1-0.3s for a small program; the report
+says how long). --no-stop forbids anything that stops the target. It never
+signals or writes to the target, unless --sigquit allows it.
 
 Exit codes: 0 working (not hung), 3 blocked, 4 spinning, 5 idle,
 6 deadlock, 7 the target exited during sampling, 1 error, 2 usage.`
