@@ -104,12 +104,34 @@ func openat(dir int, path string) (int, error) {
 	}
 }
 
-// readFile opens, reads and closes one /proc file.
+// readFile opens, reads to the end and closes one /proc file. It reads
+// until a read returns nothing: files the kernel makes with seq_file
+// (/proc/PID/net/tcp, maps, an epoll's fdinfo) give at most a page per
+// read, however large the buffer, so one short read is not the end.
 func readFile(path string, buf []byte) ([]byte, error) {
 	fd, err := open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer unix.Close(fd)
-	return pread(fd, buf)
+	buf = buf[:0]
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, 4096)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return buf, nil
+		}
+		buf = buf[:len(buf)+n]
+	}
 }

@@ -477,3 +477,33 @@ func FuzzParseNetTCP(f *testing.F) {
 		}
 	})
 }
+
+// TestTCPManySockets: /proc/PID/net/tcp gives a page per read, so a table
+// of more than a page must be read to its end (a socket past the first
+// page was once missed).
+func TestTCPManySockets(t *testing.T) {
+	var want []netip.AddrPort
+	for range 120 {
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		want = append(want, netip.MustParseAddrPort(ln.Addr().String()))
+	}
+	conns, err := ReadTCP(NewFS(""), os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	listening := map[netip.AddrPort]bool{}
+	for _, c := range conns {
+		if c.State == "LISTEN" {
+			listening[c.Local] = true
+		}
+	}
+	for _, ap := range want {
+		if !listening[ap] {
+			t.Errorf("listener %s missing from ReadTCP's %d sockets", ap, len(conns))
+		}
+	}
+}
