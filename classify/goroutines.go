@@ -159,47 +159,49 @@ func goHistories(gs [][]sampler.Goroutine) []*goHistory {
 // every sync wait: the frames tell which.
 func goWait(g sampler.Goroutine) string {
 	state, _, _ := strings.Cut(g.State, " (")
-	switch {
-	case state == "running" || state == "runnable":
-		return ""
-	case strings.HasPrefix(g.State, "sync.Mutex."):
-		return "mutex"
-	case strings.HasPrefix(g.State, "sync.RWMutex."):
-		return "rwmutex"
-	case strings.HasPrefix(g.State, "sync.WaitGroup."):
-		return "waitgroup"
-	case strings.HasPrefix(g.State, "sync.Cond."):
-		return "cond"
-	case state == "chan send" || state == "chan receive":
-		return "channel"
-	case state == "select":
-		return "select"
-	case state == "IO wait":
-		return "io"
-	case state == "syscall":
-		return "syscall"
-	case state == "sleep":
-		return "sleep"
-	case state == "semacquire" || state == "sync.Cond.Wait":
+	if kind, ok := goWaitStates[state]; ok {
+		return kind
+	}
+	for _, p := range goWaitPrefixes {
+		if strings.HasPrefix(state, p.prefix) {
+			return p.kind
+		}
+	}
+	if state == "semacquire" {
 		for _, f := range g.Stack {
-			switch {
-			case strings.Contains(f.Func, "(*RWMutex)"):
-				return "rwmutex"
-			case strings.Contains(f.Func, "(*Mutex)"):
-				return "mutex"
-			case strings.Contains(f.Func, "(*WaitGroup)"):
-				return "waitgroup"
-			case strings.Contains(f.Func, "(*Cond)"):
-				return "cond"
+			for _, p := range goWaitReceivers {
+				if strings.Contains(f.Func, p.prefix) {
+					return p.kind
+				}
 			}
 		}
 		return "other"
-	case strings.HasPrefix(state, "GC") || strings.HasPrefix(state, "finalizer") || strings.HasPrefix(state, "force gc") ||
-		strings.HasPrefix(state, "timer goroutine") || state == "trace reader (blocked)" || state == "debug call":
-		return "runtime"
+	}
+	for _, p := range goRuntimeWaits {
+		if strings.HasPrefix(state, p) {
+			return "runtime"
+		}
 	}
 	return "other"
 }
+
+// What goWait reads: whole states, state prefixes (Go ≥1.20 names the
+// sync type in the wait reason), the sync types on a "semacquire" stack
+// (older Go), and the runtime's own waits.
+var (
+	goWaitStates = map[string]string{
+		"running": "", "runnable": "",
+		"chan send": "channel", "chan receive": "channel", "select": "select",
+		"IO wait": "io", "syscall": "syscall", "sleep": "sleep",
+	}
+	goWaitPrefixes = []struct{ prefix, kind string }{
+		{"sync.Mutex.", "mutex"}, {"sync.RWMutex.", "rwmutex"}, {"sync.WaitGroup.", "waitgroup"}, {"sync.Cond.", "cond"},
+	}
+	goWaitReceivers = []struct{ prefix, kind string }{
+		{"(*RWMutex)", "rwmutex"}, {"(*Mutex)", "mutex"}, {"(*WaitGroup)", "waitgroup"}, {"(*Cond)", "cond"},
+	}
+	goRuntimeWaits = []string{"GC", "finalizer", "force gc", "timer goroutine", "trace reader", "debug call", "cleanup wait", "GOMAXPROCS updater"}
+)
 
 var goWaitText = map[string]string{
 	"mutex":     "waiting for a sync.Mutex",
