@@ -41,8 +41,10 @@ func (s *goScene) verdict(d *Diagnosis, locks []Lock, cycles [][]Ref, chanWhy ma
 	forever := slices.DeleteFunc(slices.Clone(byClass[ClassBlocked]), func(g *Goroutine) bool {
 		return !strings.Contains(g.State, "(nil chan)")
 	})
-	pool := byClass[ClassIdle]
-	pool = slices.DeleteFunc(slices.Clone(pool), func(g *Goroutine) bool { return !strings.HasPrefix(g.Why, "parked receiving") })
+	var pool []*Goroutine
+	for _, id := range s.pool {
+		pool = append(pool, s.byID[id])
+	}
 
 	switch {
 	case len(cycles) > 0:

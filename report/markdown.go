@@ -113,9 +113,9 @@ func goMarkdown(b *strings.Builder, r *Report) {
 		fmt.Fprintf(b, "\n#### Goroutine stacks (%s, innermost first)\n", mdText(r.Sampling.StackSource))
 		for _, x := range st {
 			fmt.Fprintf(b, "\n%s:\n\n```\n", mdText(goStackHeader(x)))
-			for i, f := range x.Stack.Stack {
+			for i, f := range x.First.Stack {
 				if i == maxFrames {
-					fmt.Fprintf(b, "… %d more\n", len(x.Stack.Stack)-maxFrames)
+					fmt.Fprintf(b, "… %d more\n", len(x.First.Stack)-maxFrames)
 					break
 				}
 				fmt.Fprintf(b, "%s\n", frameText(f))

@@ -146,9 +146,9 @@ func goText(b *strings.Builder, r *Report, p Palette) {
 		fmt.Fprintf(b, "\nGOROUTINE STACKS  (%s, innermost first)\n", r.Sampling.StackSource)
 		for _, x := range st {
 			fmt.Fprintf(b, "  %s:\n", goStackHeader(x))
-			for i, f := range x.Stack.Stack {
+			for i, f := range x.First.Stack {
 				if i == maxFrames {
-					fmt.Fprintf(b, "      … %d more\n", len(x.Stack.Stack)-maxFrames)
+					fmt.Fprintf(b, "      … %d more\n", len(x.First.Stack)-maxFrames)
 					break
 				}
 				fmt.Fprintf(b, "      %s\n", frameText(f))

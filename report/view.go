@@ -303,6 +303,12 @@ func classCounts(r *Report) string {
 	for _, t := range r.Threads {
 		count[t.Class]++
 	}
+	return countText(count)
+}
+
+// countText says how many are in each class, spinning first: "1
+// spinning, 8 blocked".
+func countText(count map[classify.Class]int) string {
 	var parts []string
 	for _, c := range []classify.Class{classify.ClassSpinning, classify.ClassWorking, classify.ClassBlocked, classify.ClassIdle} {
 		if count[c] > 0 {
@@ -390,56 +396,64 @@ type goRow struct {
 	Wait  string // the longest wait the runtime stamped, "" for none
 	Where string
 	Note  string
-	Grew  string // "3 → 9" when the group grew during the run
-	Stack classify.Goroutine
+	First classify.Goroutine // the group's first goroutine: its stack and id
 }
 
 // goroutineRows turns the groups into table rows in the order an on-call
 // reads them: holders, spinning, working, blocked, idle; biggest first
-// within each.
+// within each. The runtime's, the profiler's and an HTTP server's own
+// goroutines are counted in system, not shown.
 func goroutineRows(r *Report) (rows []goRow, hidden, system int) {
+	// One pass over the goroutines gathers what each group's row says.
+	type agg struct {
+		first        *classify.Goroutine
+		wait         int
+		holds, waits []string
+	}
+	groups := make([]agg, len(r.Groups))
+	for i := range r.Goroutines {
+		g := &r.Goroutines[i]
+		a := &groups[g.Group]
+		if a.first == nil {
+			a.first = g
+		}
+		a.wait = max(a.wait, g.WaitMinutes)
+		for _, h := range g.Holds {
+			if !slices.Contains(a.holds, h) {
+				a.holds = append(a.holds, h)
+			}
+		}
+		if g.Waits != "" && !slices.Contains(a.waits, g.Waits) {
+			a.waits = append(a.waits, g.Waits)
+		}
+	}
 	for i, g := range r.Groups {
-		if gs := groupSystem(r, i); gs {
+		a := groups[i]
+		if a.first == nil {
+			continue
+		}
+		if a.first.System {
 			system += g.Count
 			continue
 		}
-		x := goRow{Count: g.Count, Class: string(g.Class), State: g.State}
+		x := goRow{Count: g.Count, Class: string(g.Class), State: g.State, First: *a.first, Where: a.first.Where()}
 		for _, id := range g.IDs {
 			x.IDs = append(x.IDs, int(id))
 		}
-		wait := 0
-		var holds, waits []string
-		for _, gr := range r.Goroutines {
-			if gr.Group != i {
-				continue
-			}
-			if x.Stack.Stack == nil {
-				x.Stack = gr
-			}
-			wait = max(wait, gr.WaitMinutes)
-			for _, h := range gr.Holds {
-				if !slices.Contains(holds, h) {
-					holds = append(holds, h)
-				}
-			}
-			if gr.Waits != "" && !slices.Contains(waits, gr.Waits) {
-				waits = append(waits, gr.Waits)
-			}
+		if a.wait > 0 {
+			x.Wait = fmt.Sprintf("%dm", a.wait)
 		}
-		if wait > 0 {
-			x.Wait = fmt.Sprintf("%dm", wait)
+		var notes []string
+		if len(a.holds) > 0 {
+			notes = append(notes, "probably holds "+strings.Join(a.holds, ", "))
 		}
-		x.Where = strings.TrimPrefix(g.Title, fmt.Sprintf("%s [%s] in ", plural(g.Count, "goroutine", "goroutines"), g.State))
-		if len(holds) > 0 {
-			x.Note = "probably holds " + strings.Join(holds, ", ")
-		}
-		if len(waits) > 0 {
-			x.Note = strings.TrimPrefix(x.Note+"; waits for "+strings.Join(waits, ", "), "; ")
+		if len(a.waits) > 0 {
+			notes = append(notes, "waits for "+strings.Join(a.waits, ", "))
 		}
 		if g.Grew {
-			x.Grew = fmt.Sprintf("%d → %d", g.Counts[0], g.Counts[len(g.Counts)-1])
-			x.Note = strings.TrimPrefix(x.Note+"; grew "+x.Grew, "; ")
+			notes = append(notes, fmt.Sprintf("grew %d → %d", g.Counts[0], g.Counts[len(g.Counts)-1]))
 		}
+		x.Note = strings.Join(notes, "; ")
 		rows = append(rows, x)
 	}
 	slices.SortStableFunc(rows, func(a, b goRow) int {
@@ -452,17 +466,6 @@ func goroutineRows(r *Report) (rows []goRow, hidden, system int) {
 		rows = rows[:maxRows]
 	}
 	return rows, hidden, system
-}
-
-// groupSystem reports a group of the runtime's, the profiler's or an HTTP server's own
-// goroutines.
-func groupSystem(r *Report, group int) bool {
-	for _, g := range r.Goroutines {
-		if g.Group == group {
-			return g.System
-		}
-	}
-	return false
 }
 
 // goIDCell is the IDS column: the group's ids, compactly.
@@ -480,13 +483,7 @@ func goClassCounts(r *Report) string {
 	for _, g := range r.Goroutines {
 		count[g.Class]++
 	}
-	var parts []string
-	for _, c := range []classify.Class{classify.ClassSpinning, classify.ClassWorking, classify.ClassBlocked, classify.ClassIdle} {
-		if count[c] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", count[c], c))
-		}
-	}
-	return strings.Join(parts, ", ")
+	return countText(count)
 }
 
 // goStackRows picks the goroutine stacks worth printing: one per row that
@@ -504,7 +501,7 @@ func goStackRows(rows []goRow) []goRow {
 const maxGoStacks = 6
 
 func goStackHeader(x goRow) string {
-	s := fmt.Sprintf("goroutine %d [%s]", x.Stack.ID, x.State)
+	s := fmt.Sprintf("goroutine %d [%s]", x.First.ID, x.State)
 	if x.Count > 1 {
 		s += fmt.Sprintf(" and %d more like it", x.Count-1)
 	}

@@ -137,13 +137,8 @@ func wantUnharmed(t *testing.T, pid int) {
 	// Its threads too: Delve stops every one of them.
 	tasks, _ := filepath.Glob("/proc/" + strconv.Itoa(pid) + "/task/*/stat")
 	for _, p := range tasks {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 && (f[0] == "T" || f[0] == "t") {
-			t.Errorf("thread %s of victim %d is stopped (%s) after hangdoc", p, pid, f[0])
+		if st, ok := statState(p); ok && (st == "T" || st == "t") {
+			t.Errorf("thread %s of victim %d is stopped (%s) after hangdoc", p, pid, st)
 		}
 	}
 }
@@ -274,13 +269,8 @@ func TestGoSigquit(t *testing.T) {
 
 // dead reports a process that exited: reaped, or a zombie.
 func dead(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	return len(f) > 0 && f[0] == "Z"
+	st, ok := statState("/proc/" + strconv.Itoa(pid) + "/stat")
+	return !ok || st == "Z"
 }
 
 // TestGoPprofFlag: --pprof names the endpoint; one that does not answer

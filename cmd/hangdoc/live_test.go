@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -387,11 +388,25 @@ func kernelThread(t *testing.T) int {
 }
 
 func procState(t *testing.T, pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
+	st, ok := statState(fmt.Sprintf("/proc/%d/stat", pid))
+	if !ok {
+		t.Fatalf("pid %d is gone", pid)
 	}
-	return strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))[0]
+	return st
+}
+
+// statState is the state letter of a /proc stat file (a process's or a
+// thread's); false when it cannot be read: the process or thread is gone.
+func statState(path string) (string, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) == 0 {
+		return "", false
+	}
+	return f[0], true
 }
 
 func waitState(t *testing.T, pid int, state string) {
