@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // BenchmarkClassify checks that classifying stays linear in threads: a
@@ -16,7 +16,7 @@ func BenchmarkClassify(b *testing.B) {
 		for i := 2; i <= n; i++ {
 			threads = append(threads, th{tid: i, name: fmt.Sprintf("worker-%d", i), state: "S", call: futexWait(0x5000, 2)})
 		}
-		samples := steady(3, map[string]sampler.Futex{"0x5000": mutex(1)}, threads...)
+		samples := steady(3, map[string]model.Futex{"0x5000": mutex(1)}, threads...)
 		b.Run(fmt.Sprintf("threads=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				d := Classify(samples, World{}, DefaultOptions())
@@ -35,15 +35,15 @@ func BenchmarkClassify(b *testing.B) {
 // samples.
 func BenchmarkClassifyGoroutines(b *testing.B) {
 	for _, n := range []int{1000, 10000, 100000} {
-		samples := goSamples(3, nil, func(int) []sampler.Goroutine {
-			gs := []sampler.Goroutine{gr(1, "IO wait", writeStack)}
+		samples := goSamples(3, nil, func(int) []model.Goroutine {
+			gs := []model.Goroutine{gr(1, "IO wait", writeStack)}
 			for i := 2; i <= n; i++ {
 				g := gr(int64(i), "sync.Mutex.Lock", lockStack)
 				if i%2 == 0 {
 					// Waiters of 100 other mutexes, each at its own call site.
-					st := append([]sampler.Frame{}, lockStack...)
+					st := append([]model.Frame{}, lockStack...)
 					st[1].Args = fmt.Sprintf("(0xc0%04x)", i%100)
-					st[4] = sampler.Frame{Func: fmt.Sprintf("main.get%d", i%100), File: "/src/main.go", Line: 7}
+					st[4] = model.Frame{Func: fmt.Sprintf("main.get%d", i%100), File: "/src/main.go", Line: 7}
 					g.Stack = st
 				}
 				gs = append(gs, g)

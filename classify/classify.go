@@ -5,13 +5,13 @@ import (
 	"slices"
 	"time"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // history is one thread across the run: its readings in sample order.
 type history struct {
 	tid      int
-	readings []sampler.Thread
+	readings []model.Thread
 	times    []time.Time
 	paused   []bool // a stack source paused the process after this reading
 	// frozen is how long a stack source kept the process stopped after
@@ -19,11 +19,11 @@ type history struct {
 	frozen []time.Duration
 }
 
-func (h *history) last() sampler.Thread { return h.readings[len(h.readings)-1] }
+func (h *history) last() model.Thread { return h.readings[len(h.readings)-1] }
 
 // lastWaiting is the last reading that caught the thread off a CPU, or the
 // last reading if none did.
-func lastWaiting(readings []sampler.Thread) sampler.Thread {
+func lastWaiting(readings []model.Thread) model.Thread {
 	for i := len(readings) - 1; i >= 0; i-- {
 		if readings[i].State != "R" {
 			return readings[i]
@@ -35,7 +35,7 @@ func lastWaiting(readings []sampler.Thread) sampler.Thread {
 // Classify reads samples of one process, oldest first, and the world around
 // it, and says what it is doing. It needs at least one sample; two or more
 // tell stopped from slow.
-func Classify(samples []sampler.Sample, w World, opts Options) Diagnosis {
+func Classify(samples []model.Sample, w World, opts Options) Diagnosis {
 	d, sc, byTID := classifyOne(samples, opts)
 	if sc == nil {
 		return d
@@ -53,7 +53,7 @@ func Classify(samples []sampler.Sample, w World, opts Options) Diagnosis {
 
 // classifyOne classifies one process from its own samples: threads, locks
 // and waits. The scene is nil when there are no samples.
-func classifyOne(samples []sampler.Sample, opts Options) (Diagnosis, *scene, map[int]*Thread) {
+func classifyOne(samples []model.Sample, opts Options) (Diagnosis, *scene, map[int]*Thread) {
 	d := Diagnosis{
 		Evidence:   []string{},
 		Threads:    []Thread{},
@@ -82,7 +82,7 @@ func classifyOne(samples []sampler.Sample, opts Options) (Diagnosis, *scene, map
 			lockOf[w.TID] = &locks[i]
 		}
 	}
-	sc := &scene{pid: pid, samples: samples, lockOf: lockOf, live: map[int]bool{}, waiting: map[int]sampler.Thread{}}
+	sc := &scene{pid: pid, samples: samples, lockOf: lockOf, live: map[int]bool{}, waiting: map[int]model.Thread{}}
 	for _, t := range last.Threads {
 		sc.live[t.TID] = !t.Exited
 	}
@@ -117,7 +117,7 @@ func classifyOne(samples []sampler.Sample, opts Options) (Diagnosis, *scene, map
 
 // histories groups every thread's readings, in TID order. Readings of a
 // thread that had exited are dropped: its absence is the data.
-func histories(samples []sampler.Sample) []*history {
+func histories(samples []model.Sample) []*history {
 	byTID := map[int]*history{}
 	var order []int
 	for _, s := range samples {
@@ -169,7 +169,7 @@ func (s *scene) thread(h *history, opts Options) Thread {
 		t.Name = last.Python.ThreadName
 	}
 	if t.Stack == nil {
-		t.Stack = []sampler.Frame{}
+		t.Stack = []model.Frame{}
 	}
 	t.Voluntary = last.Voluntary - first.Voluntary
 	t.Involuntary = last.Involuntary - first.Involuntary
@@ -248,7 +248,7 @@ func (s *scene) thread(h *history, opts Options) Thread {
 
 // sameStack compares two stacks as a loop sees them: the innermost frame by
 // function and file only, since a loop over two lines is caught on either.
-func sameStack(a, b []sampler.Frame) bool {
+func sameStack(a, b []model.Frame) bool {
 	if len(a) != len(b) || len(a) == 0 {
 		return len(a) == len(b)
 	}
@@ -260,7 +260,7 @@ func sameStack(a, b []sampler.Frame) bool {
 
 // signature is what must stay equal between samples for a thread to count
 // as not moving: where it sleeps and the call it is in.
-func signature(t sampler.Thread) string {
+func signature(t model.Thread) string {
 	if t.State == "R" {
 		// On a CPU or preempted: the syscall file says "running" or "-1"
 		// by chance of timing.
@@ -271,7 +271,7 @@ func signature(t sampler.Thread) string {
 }
 
 // memory reads the RSS of every sample and names its trend.
-func memory(samples []sampler.Sample, opts Options) Memory {
+func memory(samples []model.Sample, opts Options) Memory {
 	m := Memory{RSSBytes: []int64{}, Trend: "unknown"}
 	for _, s := range samples {
 		m.RSSBytes = append(m.RSSBytes, s.RSSBytes)

@@ -7,7 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 const pid = 100
@@ -21,32 +21,32 @@ type th struct {
 	state string
 	cpu   time.Duration
 	vol   uint64
-	call  sampler.Syscall
+	call  model.Syscall
 	wchan string
 	fd    string
-	stack []sampler.Frame
+	stack []model.Frame
 	delay time.Duration
 }
 
-func futexWait(addr, val uint64) sampler.Syscall {
-	return sampler.Syscall{Nr: 202, Name: "futex", Args: [6]uint64{addr, 128, val}}
+func futexWait(addr, val uint64) model.Syscall {
+	return model.Syscall{Nr: 202, Name: "futex", Args: [6]uint64{addr, 128, val}}
 }
 
-func call(name string, args ...uint64) sampler.Syscall {
-	sc := sampler.Syscall{Nr: 1, Name: name}
+func call(name string, args ...uint64) model.Syscall {
+	sc := model.Syscall{Nr: 1, Name: name}
 	copy(sc.Args[:], args)
 	return sc
 }
 
-var running = sampler.Syscall{Running: true, Nr: -1}
+var running = model.Syscall{Running: true, Nr: -1}
 
 // run builds samples one second apart; each element of steps is one sample.
-func run(futexes map[string]sampler.Futex, steps ...[]th) []sampler.Sample {
-	var out []sampler.Sample
+func run(futexes map[string]model.Futex, steps ...[]th) []model.Sample {
+	var out []model.Sample
 	for i, step := range steps {
-		s := sampler.Sample{Time: t0.Add(time.Duration(i) * time.Second), PID: pid, RSSBytes: 4 << 20, Futexes: futexes}
+		s := model.Sample{Time: t0.Add(time.Duration(i) * time.Second), PID: pid, RSSBytes: 4 << 20, Futexes: futexes}
 		for _, t := range step {
-			s.Threads = append(s.Threads, sampler.Thread{
+			s.Threads = append(s.Threads, model.Thread{
 				TID: t.tid, Name: t.name, State: t.state, CPUTime: t.cpu, Voluntary: t.vol,
 				Syscall: t.call, Wchan: t.wchan, FD: t.fd, Stack: t.stack, RunDelay: t.delay,
 			})
@@ -58,7 +58,7 @@ func run(futexes map[string]sampler.Futex, steps ...[]th) []sampler.Sample {
 
 // steady repeats the same readings n times, adding cpuPerStep to every
 // thread whose cpu is non-zero at the start, and volPerStep switches.
-func steady(n int, futexes map[string]sampler.Futex, threads ...th) []sampler.Sample {
+func steady(n int, futexes map[string]model.Futex, threads ...th) []model.Sample {
 	var steps [][]th
 	for i := range n {
 		var step []th
@@ -72,7 +72,7 @@ func steady(n int, futexes map[string]sampler.Futex, threads ...th) []sampler.Sa
 	return run(futexes, steps...)
 }
 
-func mutex(owner int32) sampler.Futex { return sampler.Futex{Word: 2, Owner: owner, Kind: 0} }
+func mutex(owner int32) model.Futex { return model.Futex{Word: 2, Owner: owner, Kind: 0} }
 
 func classes(d Diagnosis) map[int]Class {
 	m := map[int]Class{}
@@ -88,7 +88,7 @@ func TestVerdicts(t *testing.T) {
 	pipeWrite := call("write", 3, 0x7000, 512)
 	tests := []struct {
 		name       string
-		samples    []sampler.Sample
+		samples    []model.Sample
 		verdict    Verdict
 		confidence Confidence
 		classes    map[int]Class
@@ -99,7 +99,7 @@ func TestVerdicts(t *testing.T) {
 	}{
 		{
 			name: "holder blocked writing a full pipe, others wait on its mutex",
-			samples: steady(3, map[string]sampler.Futex{"0x5000": mutex(2)},
+			samples: steady(3, map[string]model.Futex{"0x5000": mutex(2)},
 				th{tid: 1, name: "main", state: "S", call: call("wait4", 0xffffffff)},
 				th{tid: 2, name: "worker-0", state: "S", call: pipeWrite, wchan: "pipe_write", fd: "pipe:[42]"},
 				th{tid: 3, name: "worker-1", state: "S", call: futexWait(lock, 2)},
@@ -112,7 +112,7 @@ func TestVerdicts(t *testing.T) {
 		},
 		{
 			name: "ABBA deadlock",
-			samples: steady(3, map[string]sampler.Futex{"0x5000": mutex(3), "0x6000": mutex(2)},
+			samples: steady(3, map[string]model.Futex{"0x5000": mutex(3), "0x6000": mutex(2)},
 				th{tid: 2, name: "left", state: "S", call: futexWait(lock, 2)},
 				th{tid: 3, name: "right", state: "S", call: futexWait(lock2, 2)},
 			),
@@ -123,7 +123,7 @@ func TestVerdicts(t *testing.T) {
 		},
 		{
 			name: "a thread relocks its own mutex",
-			samples: steady(2, map[string]sampler.Futex{"0x5000": mutex(2)},
+			samples: steady(2, map[string]model.Futex{"0x5000": mutex(2)},
 				th{tid: 2, name: "self", state: "S", call: futexWait(lock, 2)},
 			),
 			verdict: Deadlock, confidence: High, holder: 2,
@@ -133,7 +133,7 @@ func TestVerdicts(t *testing.T) {
 		},
 		{
 			name: "holder spins, others wait",
-			samples: steady(3, map[string]sampler.Futex{"0x5000": mutex(2)},
+			samples: steady(3, map[string]model.Futex{"0x5000": mutex(2)},
 				th{tid: 2, name: "renderer-0", state: "R", cpu: 990 * time.Millisecond, call: running},
 				th{tid: 3, name: "renderer-1", state: "S", call: futexWait(lock, 2)},
 			),
@@ -180,8 +180,8 @@ func TestVerdicts(t *testing.T) {
 		{
 			name: "a spinner whose stack moves is working",
 			samples: run(nil,
-				[]th{{tid: 1, name: "main", state: "R", cpu: 1 * time.Second, call: running, stack: []sampler.Frame{{Func: "a"}}}},
-				[]th{{tid: 1, name: "main", state: "R", cpu: 2 * time.Second, call: running, stack: []sampler.Frame{{Func: "b"}}}},
+				[]th{{tid: 1, name: "main", state: "R", cpu: 1 * time.Second, call: running, stack: []model.Frame{{Func: "a"}}}},
+				[]th{{tid: 1, name: "main", state: "R", cpu: 2 * time.Second, call: running, stack: []model.Frame{{Func: "b"}}}},
 			),
 			verdict: Working,
 			classes: map[int]Class{1: ClassWorking},
@@ -242,7 +242,7 @@ func TestVerdicts(t *testing.T) {
 		},
 		{
 			name: "threads sharing a futex that is not a mutex: a lock with no holder",
-			samples: steady(2, map[string]sampler.Futex{"0x5000": {Word: 0}},
+			samples: steady(2, map[string]model.Futex{"0x5000": {Word: 0}},
 				th{tid: 1, name: "a", state: "S", call: futexWait(lock, 0)},
 				th{tid: 2, name: "b", state: "S", call: futexWait(lock, 0)},
 			),
@@ -320,33 +320,33 @@ func TestVerdicts(t *testing.T) {
 
 func TestMutexValidation(t *testing.T) {
 	live := map[int]bool{2: true, 3: true}
-	waiter := sampler.Thread{TID: 3, Syscall: futexWait(0x5000, 2)}
+	waiter := model.Thread{TID: 3, Syscall: futexWait(0x5000, 2)}
 	tests := []struct {
 		name      string
-		futex     sampler.Futex
-		waiter    sampler.Thread
+		futex     model.Futex
+		waiter    model.Thread
 		owner     int
 		kind      string
 		reasonHas string
 	}{
 		{name: "normal mutex", futex: mutex(2), waiter: waiter, owner: 2, kind: "mutex"},
-		{name: "recursive robust", futex: sampler.Futex{Word: 2, Owner: 2, Kind: 1 | 16}, waiter: waiter, owner: 2, kind: "mutex"},
-		{name: "unreadable memory", futex: sampler.Futex{Err: "permission denied"}, waiter: waiter, reasonHas: "could not be read"},
+		{name: "recursive robust", futex: model.Futex{Word: 2, Owner: 2, Kind: 1 | 16}, waiter: waiter, owner: 2, kind: "mutex"},
+		{name: "unreadable memory", futex: model.Futex{Err: "permission denied"}, waiter: waiter, reasonHas: "could not be read"},
 		{name: "owner not a thread", futex: mutex(77), waiter: waiter, reasonHas: "not a live thread"},
-		{name: "process-shared, owner elsewhere", futex: sampler.Futex{Word: 2, Owner: 77, Kind: 128}, waiter: waiter, reasonHas: "another process"},
-		{name: "garbage kind", futex: sampler.Futex{Word: 2, Owner: 2, Kind: 0x7fff0000}, waiter: waiter, reasonHas: "not a mutex type"},
-		{name: "unlocked as read", futex: sampler.Futex{Word: 0, Owner: 2}, waiter: waiter, reasonHas: "unlocked"},
-		{name: "condition-variable wait value", futex: mutex(2), waiter: sampler.Thread{TID: 3, Syscall: futexWait(0x5000, 0)}, reasonHas: "not a contended mutex"},
+		{name: "process-shared, owner elsewhere", futex: model.Futex{Word: 2, Owner: 77, Kind: 128}, waiter: waiter, reasonHas: "another process"},
+		{name: "garbage kind", futex: model.Futex{Word: 2, Owner: 2, Kind: 0x7fff0000}, waiter: waiter, reasonHas: "not a mutex type"},
+		{name: "unlocked as read", futex: model.Futex{Word: 0, Owner: 2}, waiter: waiter, reasonHas: "unlocked"},
+		{name: "condition-variable wait value", futex: mutex(2), waiter: model.Thread{TID: 3, Syscall: futexWait(0x5000, 0)}, reasonHas: "not a contended mutex"},
 		{
 			name:   "priority inheritance: the owner is in the word",
-			futex:  sampler.Futex{Word: int32(2 | 0x40000000), Owner: 0, Kind: 32},
-			waiter: sampler.Thread{TID: 3, Syscall: sampler.Syscall{Nr: 202, Name: "futex", Args: [6]uint64{0x5000, 6 | 128}}},
+			futex:  model.Futex{Word: int32(2 | 0x40000000), Owner: 0, Kind: 32},
+			waiter: model.Thread{TID: 3, Syscall: model.Syscall{Nr: 202, Name: "futex", Args: [6]uint64{0x5000, 6 | 128}}},
 			owner:  2, kind: "pi-mutex",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			owner, kind, reason := mutexOwner(tt.futex, []sampler.Thread{tt.waiter}, live, pid)
+			owner, kind, reason := mutexOwner(tt.futex, []model.Thread{tt.waiter}, live, pid)
 			if owner != tt.owner || kind != tt.kind {
 				t.Errorf("mutexOwner(%+v) = %d, %q (%s); want %d, %q", tt.futex, owner, kind, reason, tt.owner, tt.kind)
 			}
@@ -359,8 +359,8 @@ func TestMutexValidation(t *testing.T) {
 
 func TestJoinIsIdleAndPointsAtTheThread(t *testing.T) {
 	// pthread_join sleeps on the joined thread's TID word, expecting the TID.
-	join := sampler.Syscall{Nr: 202, Name: "futex", Args: [6]uint64{0x8000, 0x109, 5}}
-	samples := steady(2, map[string]sampler.Futex{"0x8000": {Word: 5}},
+	join := model.Syscall{Nr: 202, Name: "futex", Args: [6]uint64{0x8000, 0x109, 5}}
+	samples := steady(2, map[string]model.Futex{"0x8000": {Word: 5}},
 		th{tid: 1, name: "main", state: "S", call: join},
 		th{tid: 5, name: "worker", state: "S", call: call("read", 0, 0, 1), fd: "/dev/pts/1"},
 	)
@@ -391,9 +391,9 @@ func TestMemoryTrend(t *testing.T) {
 		{[]int64{1 << 20, 1<<20 + 512<<10}, "flat"}, // under the 1 MiB floor
 	}
 	for _, tt := range tests {
-		var samples []sampler.Sample
+		var samples []model.Sample
 		for _, r := range tt.rss {
-			samples = append(samples, sampler.Sample{RSSBytes: r})
+			samples = append(samples, model.Sample{RSSBytes: r})
 		}
 		if got := memory(samples, DefaultOptions()).Trend; got != tt.want {
 			t.Errorf("trend of %v = %s, want %s", tt.rss, got, tt.want)
@@ -425,14 +425,14 @@ func TestCyclesFindsEachOnce(t *testing.T) {
 
 func TestSyscallView(t *testing.T) {
 	tests := []struct {
-		sc   sampler.Syscall
+		sc   model.Syscall
 		want string
 	}{
 		{futexWait(0x7e6e80, 2), "futex(0x7e6e80, FUTEX_WAIT_PRIVATE, 2)"},
 		{call("write", 8, 0xc000100000, 512), "write(8, 0xc000100000, 512)"},
 		{call("wait4", 0xffffffff, 0x10), "wait4(-1, …)"},
 		{call("epoll_pwait", 6, 0x10, 128), "epoll_pwait(6, …)"},
-		{sampler.Syscall{Nr: 999, Args: [6]uint64{1, 0x7fff0000}}, "syscall_999(1, 0x7fff0000, 0)"},
+		{model.Syscall{Nr: 999, Args: [6]uint64{1, 0x7fff0000}}, "syscall_999(1, 0x7fff0000, 0)"},
 	}
 	for _, tt := range tests {
 		if got := view(tt.sc).Text; got != tt.want {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // What goroutines wait for: the mutexes and their probable holders, the
@@ -20,7 +20,7 @@ var mutexFrames = []string{"(*Mutex).lockSlow", "(*Mutex).Lock", "(*RWMutex).Loc
 // mutexAddress is the address of the mutex a waiter waits for, from the
 // first argument of its Lock frames, "" when no frame vouches for one
 // (register-ABI arguments print as "0x0?" or "...").
-func mutexAddress(stack []sampler.Frame) string {
+func mutexAddress(stack []model.Frame) string {
 	for _, f := range stack {
 		if !slices.ContainsFunc(mutexFrames, func(m string) bool { return strings.HasSuffix(f.Func, m) }) {
 			continue
@@ -119,7 +119,7 @@ func (s *goScene) mutexes() []Lock {
 		// Lock calls, on the same receiver when both are known.
 		type candidate struct {
 			g     *Goroutine
-			frame sampler.Frame
+			frame model.Frame
 			recv  bool
 			past  string
 		}
@@ -243,7 +243,7 @@ func walkCycles(pid int, starts []int64, next func(int64) (int64, bool)) [][]Ref
 // ChanRefs): a strongly connected set of such goroutines with no way out
 // can never be woken. why says, per goroutine in a cycle, what it waits on.
 func (s *goScene) chanCycles() ([][]Ref, map[int64]string) {
-	blocked := map[int64]sampler.Goroutine{}
+	blocked := map[int64]model.Goroutine{}
 	refs := map[string][]int64{}
 	for _, h := range s.hists {
 		last := h.lastWaiting()
@@ -329,8 +329,8 @@ func (s *goScene) ioChain(g *Goroutine) string {
 	if g.State != "IO wait" || s.graph == nil {
 		return ""
 	}
-	write := slices.ContainsFunc(g.Stack, func(f sampler.Frame) bool { return strings.HasSuffix(f.Func, "(*pollDesc).waitWrite") })
-	read := slices.ContainsFunc(g.Stack, func(f sampler.Frame) bool { return strings.HasSuffix(f.Func, "(*pollDesc).waitRead") })
+	write := slices.ContainsFunc(g.Stack, func(f model.Frame) bool { return strings.HasSuffix(f.Func, "(*pollDesc).waitWrite") })
+	read := slices.ContainsFunc(g.Stack, func(f model.Frame) bool { return strings.HasSuffix(f.Func, "(*pollDesc).waitRead") })
 	if !write && !read {
 		return ""
 	}

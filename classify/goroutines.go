@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // For a Go program the threads are not the story: goroutines are. The
@@ -18,15 +18,15 @@ import (
 // goHistory is one goroutine across the samples that carry goroutines.
 type goHistory struct {
 	id       int64
-	readings []sampler.Goroutine
+	readings []model.Goroutine
 }
 
-func (h *goHistory) last() sampler.Goroutine { return h.readings[len(h.readings)-1] }
+func (h *goHistory) last() model.Goroutine { return h.readings[len(h.readings)-1] }
 
 // lastWaiting is the last reading that caught the goroutine waiting, or
 // the last one if none did: a blocked goroutine caught runnable by a
 // spurious wake-up still waits where it was.
-func (h *goHistory) lastWaiting() sampler.Goroutine {
+func (h *goHistory) lastWaiting() model.Goroutine {
 	for i := len(h.readings) - 1; i >= 0; i-- {
 		if goWait(h.readings[i]) != "" {
 			return h.readings[i]
@@ -39,7 +39,7 @@ func (h *goHistory) lastWaiting() sampler.Goroutine {
 type goScene struct {
 	pid     int
 	hists   []*goHistory
-	samples [][]sampler.Goroutine // the goroutines of each sample that has them
+	samples [][]model.Goroutine // the goroutines of each sample that has them
 	byID    map[int64]*Goroutine
 	// spinningThread: some thread of the process pins a core (the kernel's
 	// view), for sources that do not say which thread runs a goroutine.
@@ -54,7 +54,7 @@ type goScene struct {
 	// runtime's poller watches: which pipe a goroutine in IO wait is stuck
 	// on, and who is at the other end.
 	graph *graph
-	last  sampler.Sample
+	last  model.Sample
 	// pool are the workers idlePools found parked with nothing to feed them.
 	pool []int64
 	// aside are the runtime's goroutines and the profiler's own: not the
@@ -64,8 +64,8 @@ type goScene struct {
 
 // goroutineSamples returns the goroutine lists of the samples that have
 // one, in order; nil when no sample came with a Go stack source.
-func goroutineSamples(samples []sampler.Sample) [][]sampler.Goroutine {
-	var out [][]sampler.Goroutine
+func goroutineSamples(samples []model.Sample) [][]model.Goroutine {
+	var out [][]model.Goroutine
 	for _, s := range samples {
 		if s.Goroutines != nil {
 			out = append(out, s.Goroutines)
@@ -78,7 +78,7 @@ func goroutineSamples(samples []sampler.Sample) [][]sampler.Goroutine {
 // mutexes they wait for and their probable holders, finds the cycles the
 // evidence shows, and gives the process its verdict from them. It does
 // nothing when no sample has goroutines.
-func classifyGoroutines(pid int, samples []sampler.Sample, d *Diagnosis, byTID map[int]*Thread, g *graph, opts Options) {
+func classifyGoroutines(pid int, samples []model.Sample, d *Diagnosis, byTID map[int]*Thread, g *graph, opts Options) {
 	gs := goroutineSamples(samples)
 	if gs == nil {
 		return
@@ -135,7 +135,7 @@ func classifyGoroutines(pid int, samples []sampler.Sample, d *Diagnosis, byTID m
 }
 
 // goHistories gathers each goroutine's readings, lowest id first.
-func goHistories(gs [][]sampler.Goroutine) []*goHistory {
+func goHistories(gs [][]model.Goroutine) []*goHistory {
 	byID := map[int64]*goHistory{}
 	for _, list := range gs {
 		for _, g := range list {
@@ -159,7 +159,7 @@ func goHistories(gs [][]sampler.Goroutine) []*goHistory {
 // rwmutex, channel, select, io, syscall, waitgroup, cond, sleep, runtime,
 // other; "" for a running or runnable one. Older Go says "semacquire" for
 // every sync wait: the frames tell which.
-func goWait(g sampler.Goroutine) string {
+func goWait(g model.Goroutine) string {
 	state, _, _ := strings.Cut(g.State, " (")
 	if kind, ok := goWaitStates[state]; ok {
 		return kind
@@ -222,7 +222,7 @@ var goWaitText = map[string]string{
 
 // observer reports a goroutine that is hangdoc's own look at the process:
 // the pprof handler writing this very profile.
-func observer(g sampler.Goroutine) bool {
+func observer(g model.Goroutine) bool {
 	for _, f := range g.Stack {
 		if strings.HasPrefix(f.Func, "net/http/pprof.") || strings.HasPrefix(f.Func, "runtime/pprof.writeGoroutine") {
 			return true
@@ -243,15 +243,15 @@ func std(fn string) bool {
 
 // userFrame is the index of the innermost frame of the program's own code
 // (not the standard library's), or -1.
-func userFrame(stack []sampler.Frame) int {
-	return slices.IndexFunc(stack, func(f sampler.Frame) bool { return !std(f.Func) })
+func userFrame(stack []model.Frame) int {
+	return slices.IndexFunc(stack, func(f model.Frame) bool { return !std(f.Func) })
 }
 
 // goWhere says where a goroutine stands in the program's terms: the
 // library call its own code made, and that code: "sync.(*Mutex).Lock ←
 // main.(*Store).Put". A goroutine in its own code names that function; one
 // in library code alone, the first frame past the runtime's and its caller.
-func goWhere(stack []sampler.Frame) string {
+func goWhere(stack []model.Frame) string {
 	u := userFrame(stack)
 	switch {
 	case len(stack) == 0:
@@ -261,7 +261,7 @@ func goWhere(stack []sampler.Frame) string {
 	case u > 0:
 		return stack[u-1].Func + " ← " + stack[u].Func
 	}
-	i := slices.IndexFunc(stack, func(f sampler.Frame) bool {
+	i := slices.IndexFunc(stack, func(f model.Frame) bool {
 		return !strings.HasPrefix(f.Func, "runtime.") && !strings.HasPrefix(f.Func, "internal/")
 	})
 	switch {
@@ -275,7 +275,7 @@ func goWhere(stack []sampler.Frame) string {
 
 // goStackKey is a stack without its argument words: goroutines with equal
 // keys and states are one group.
-func goStackKey(stack []sampler.Frame) string {
+func goStackKey(stack []model.Frame) string {
 	n := 0
 	for _, f := range stack {
 		n += len(f.Func) + len(f.File) + 8
@@ -294,7 +294,7 @@ func goStackKey(stack []sampler.Frame) string {
 
 // sameGoStack compares two readings of a goroutine as a loop sees them
 // (see sameStack): argument words are ignored.
-func sameGoStack(a, b []sampler.Frame) bool {
+func sameGoStack(a, b []model.Frame) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -315,7 +315,7 @@ func (s *goScene) goroutine(h *goHistory) Goroutine {
 		BlockedOn: goWait(last),
 	}
 	if g.Stack == nil {
-		g.Stack = []sampler.Frame{}
+		g.Stack = []model.Frame{}
 	}
 	// A wait reason that changes is movement; a flip between a wait and
 	// runnable at the same place is a wake-up that went nowhere (netpoll
@@ -374,7 +374,7 @@ func (s *goScene) goroutine(h *goHistory) Goroutine {
 // caught in the same long task in every sample, not a loop that never
 // ends.
 func siblingsMove(gs []Goroutine) {
-	moving := map[sampler.Frame]int{}
+	moving := map[model.Frame]int{}
 	for _, g := range gs {
 		if g.CreatedBy != nil && g.Class == ClassWorking && g.Moved {
 			moving[*g.CreatedBy]++
@@ -416,15 +416,15 @@ func (s *goScene) runningClass(h *goHistory, g *Goroutine) (Class, string) {
 // plumbing reports a goroutine of an HTTP server's own machinery, with
 // none of the program's code inside it: the background read of a
 // connection (this profile's own request, under pprof), the accept loop.
-func plumbing(stack []sampler.Frame) bool {
-	if userFrame(stack) < 0 && slices.ContainsFunc(stack, func(f sampler.Frame) bool {
+func plumbing(stack []model.Frame) bool {
+	if userFrame(stack) < 0 && slices.ContainsFunc(stack, func(f model.Frame) bool {
 		return strings.HasPrefix(f.Func, "net/http.(*connReader).")
 	}) {
 		return true
 	}
 	// An HTTP server's accept loop: it moves whenever a client connects,
 	// and under pprof the client is hangdoc.
-	serve := slices.IndexFunc(stack, func(f sampler.Frame) bool { return f.Func == "net/http.(*Server).Serve" })
+	serve := slices.IndexFunc(stack, func(f model.Frame) bool { return f.Func == "net/http.(*Server).Serve" })
 	u := userFrame(stack)
 	return serve >= 0 && (u < 0 || u > serve)
 }
@@ -434,7 +434,7 @@ func plumbing(stack []sampler.Frame) bool {
 // frame down to the loop's function, whose line may differ, and one of
 // them is in the loop's function itself, the other at most two calls
 // deeper.
-func sameLoop(a, b []sampler.Frame) bool {
+func sameLoop(a, b []model.Frame) bool {
 	n := 0
 	for n < len(a) && n < len(b) && a[len(a)-1-n].Func == b[len(b)-1-n].Func {
 		n++
@@ -454,15 +454,15 @@ func sameLoop(a, b []sampler.Frame) bool {
 
 // serverRead reports an HTTP server's connection goroutine reading the
 // next request, or its background read: idle until a client speaks.
-func serverRead(stack []sampler.Frame) bool {
-	return slices.ContainsFunc(stack, func(f sampler.Frame) bool {
+func serverRead(stack []model.Frame) bool {
+	return slices.ContainsFunc(stack, func(f model.Frame) bool {
 		return f.Func == "net/http.(*connReader).backgroundRead" || f.Func == "net/http.(*conn).serve" || f.Func == "net/http.(*conn).readRequest"
 	})
 }
 
 // accepting reports a goroutine parked in a listener's Accept.
-func accepting(stack []sampler.Frame) bool {
-	return slices.ContainsFunc(stack, func(f sampler.Frame) bool {
+func accepting(stack []model.Frame) bool {
+	return slices.ContainsFunc(stack, func(f model.Frame) bool {
 		return strings.HasSuffix(f.Func, ").Accept") || strings.HasSuffix(f.Func, ").accept")
 	})
 }

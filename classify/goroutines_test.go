@@ -7,64 +7,64 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // Stacks as Go 1.26 prints them, innermost first.
 var (
-	lockStack = []sampler.Frame{
+	lockStack = []model.Frame{
 		{Func: "internal/sync.runtime_SemacquireMutex", File: "/go/src/runtime/sema.go", Line: 95, Args: "(0x0?, 0x0?, 0x0?)"},
 		{Func: "internal/sync.(*Mutex).lockSlow", File: "/go/src/internal/sync/mutex.go", Line: 149, Args: "(0xc0000120b0)"},
 		{Func: "internal/sync.(*Mutex).Lock", File: "/go/src/internal/sync/mutex.go", Line: 70, Args: "(...)"},
 		{Func: "sync.(*Mutex).Lock", File: "/go/src/sync/mutex.go", Line: 46, Args: "(...)"},
 		{Func: "main.(*Store).Put", File: "/src/main.go", Line: 17, Args: "(0x0?, 0xc000010058)"},
 	}
-	writeStack = []sampler.Frame{
+	writeStack = []model.Frame{
 		{Func: "internal/poll.runtime_pollWait", File: "/go/src/runtime/netpoll.go", Line: 351},
 		{Func: "internal/poll.(*FD).Write", File: "/go/src/internal/poll/fd_unix.go", Line: 390},
 		{Func: "os.(*File).Write", File: "/go/src/os/file.go", Line: 215},
 		{Func: "main.(*Store).Put", File: "/src/main.go", Line: 21, Args: "(0x0?, 0xc000010058)"},
 	}
-	spinStack = []sampler.Frame{
+	spinStack = []model.Frame{
 		{Func: "main.busy", File: "/src/main.go", Line: 30},
 		{Func: "main.(*Store).Put", File: "/src/main.go", Line: 22},
 	}
-	recvStack = []sampler.Frame{{Func: "main.worker", File: "/src/main.go", Line: 40}}
-	waitStack = []sampler.Frame{
+	recvStack = []model.Frame{{Func: "main.worker", File: "/src/main.go", Line: 40}}
+	waitStack = []model.Frame{
 		{Func: "sync.runtime_SemacquireWaitGroup", File: "/go/src/runtime/sema.go", Line: 114},
 		{Func: "sync.(*WaitGroup).Wait", File: "/go/src/sync/waitgroup.go", Line: 206},
 		{Func: "main.main", File: "/src/main.go", Line: 60},
 	}
-	acceptStack = []sampler.Frame{
+	acceptStack = []model.Frame{
 		{Func: "internal/poll.runtime_pollWait", File: "/go/src/runtime/netpoll.go", Line: 351},
 		{Func: "net.(*TCPListener).Accept", File: "/go/src/net/tcpsock.go", Line: 380},
 		{Func: "main.serve", File: "/src/main.go", Line: 70},
 	}
 )
 
-func gr(id int64, state string, stack []sampler.Frame) sampler.Goroutine {
-	return sampler.Goroutine{ID: id, State: state, Stack: stack}
+func gr(id int64, state string, stack []model.Frame) model.Goroutine {
+	return model.Goroutine{ID: id, State: state, Stack: stack}
 }
 
 // goSamples repeats one list of goroutines n times, a second apart, each
 // sample with the given threads.
-func goSamples(n int, threads []sampler.Thread, gs func(i int) []sampler.Goroutine) []sampler.Sample {
+func goSamples(n int, threads []model.Thread, gs func(i int) []model.Goroutine) []model.Sample {
 	t0 := time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC)
-	var out []sampler.Sample
+	var out []model.Sample
 	for i := range n {
-		var ts []sampler.Thread
+		var ts []model.Thread
 		for _, t := range threads {
 			t.CPUTime = time.Duration(i) * time.Duration(t.CPUTime)
 			ts = append(ts, t)
 		}
-		out = append(out, sampler.Sample{Time: t0.Add(time.Duration(i) * time.Second), PID: 100, Threads: ts, Goroutines: gs(i)})
+		out = append(out, model.Sample{Time: t0.Add(time.Duration(i) * time.Second), PID: 100, Threads: ts, Goroutines: gs(i)})
 	}
 	return out
 }
 
 // mutexWaiters are goroutines 10… waiting in Put's Lock.
-func mutexWaiters(n int) []sampler.Goroutine {
-	var out []sampler.Goroutine
+func mutexWaiters(n int) []model.Goroutine {
+	var out []model.Goroutine
 	for i := range n {
 		out = append(out, gr(int64(10+i), "sync.Mutex.Lock", lockStack))
 	}
@@ -72,11 +72,11 @@ func mutexWaiters(n int) []sampler.Goroutine {
 }
 
 func TestClassifyGoroutines(t *testing.T) {
-	parked := sampler.Thread{TID: 100, State: "S", Wchan: "futex_wait", Syscall: sampler.Syscall{Nr: 202}}
-	spinner := sampler.Thread{TID: 101, State: "R", CPUTime: time.Second, Syscall: sampler.Syscall{Running: true}}
+	parked := model.Thread{TID: 100, State: "S", Wchan: "futex_wait", Syscall: model.Syscall{Nr: 202}}
+	spinner := model.Thread{TID: 101, State: "R", CPUTime: time.Second, Syscall: model.Syscall{Running: true}}
 	tests := []struct {
 		name       string
-		samples    []sampler.Sample
+		samples    []model.Sample
 		verdict    Verdict
 		holder     int64 // of the first lock; 0 for none
 		cycle      []int64
@@ -88,7 +88,7 @@ func TestClassifyGoroutines(t *testing.T) {
 	}{
 		{
 			name: "holder blocked writing",
-			samples: goSamples(3, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+			samples: goSamples(3, []model.Thread{parked}, func(int) []model.Goroutine {
 				return append(mutexWaiters(8), gr(7, "IO wait", writeStack), gr(1, "IO wait", acceptStack))
 			}),
 			verdict: Blocked, holder: 7, goroutine: 1, class: ClassIdle,
@@ -96,7 +96,7 @@ func TestClassifyGoroutines(t *testing.T) {
 		},
 		{
 			name: "holder caught runnable by a spurious wake-up still blocks",
-			samples: goSamples(3, []sampler.Thread{parked}, func(i int) []sampler.Goroutine {
+			samples: goSamples(3, []model.Thread{parked}, func(i int) []model.Goroutine {
 				state := "IO wait"
 				if i == 2 {
 					state = "runnable"
@@ -107,7 +107,7 @@ func TestClassifyGoroutines(t *testing.T) {
 		},
 		{
 			name: "holder spins on a thread that pins a core",
-			samples: goSamples(3, []sampler.Thread{parked, spinner}, func(int) []sampler.Goroutine {
+			samples: goSamples(3, []model.Thread{parked, spinner}, func(int) []model.Goroutine {
 				g := gr(7, "running", spinStack)
 				g.Thread = 101
 				return append(mutexWaiters(8), g)
@@ -117,85 +117,85 @@ func TestClassifyGoroutines(t *testing.T) {
 		},
 		{
 			name: "a spinner caught in its loop and in the function the loop calls is in one place",
-			samples: goSamples(3, []sampler.Thread{parked, spinner}, func(i int) []sampler.Goroutine {
-				loop := []sampler.Frame{{Func: "main.spin", File: "/src/main.go", Line: 60 + i%2}, {Func: "main.main.gowrap1", File: "/src/main.go", Line: 90}}
+			samples: goSamples(3, []model.Thread{parked, spinner}, func(i int) []model.Goroutine {
+				loop := []model.Frame{{Func: "main.spin", File: "/src/main.go", Line: 60 + i%2}, {Func: "main.main.gowrap1", File: "/src/main.go", Line: 90}}
 				if i == 1 {
-					loop = append([]sampler.Frame{{Func: "main.step", File: "/src/main.go", Line: 73}}, loop...)
+					loop = append([]model.Frame{{Func: "main.step", File: "/src/main.go", Line: 73}}, loop...)
 				}
-				return []sampler.Goroutine{gr(25, "runnable", loop)}
+				return []model.Goroutine{gr(25, "runnable", loop)}
 			}),
 			verdict: Spinning, goroutine: 25, class: ClassSpinning,
 		},
 		{
 			name: "a worker caught in one task while its siblings move is working",
-			samples: goSamples(3, []sampler.Thread{parked, spinner}, func(i int) []sampler.Goroutine {
-				by := &sampler.Frame{Func: "main.main", File: "/src/main.go", Line: 99}
-				stuck := gr(11, "runnable", []sampler.Frame{{Func: "main.hashChunk", File: "/src/main.go", Line: 80 + i}, {Func: "main.worker", File: "/src/main.go", Line: 70}})
-				busy := gr(12, "runnable", []sampler.Frame{{Func: fmt.Sprintf("main.task%d", i), File: "/src/main.go", Line: 10}, {Func: "main.worker", File: "/src/main.go", Line: 71 + i}})
+			samples: goSamples(3, []model.Thread{parked, spinner}, func(i int) []model.Goroutine {
+				by := &model.Frame{Func: "main.main", File: "/src/main.go", Line: 99}
+				stuck := gr(11, "runnable", []model.Frame{{Func: "main.hashChunk", File: "/src/main.go", Line: 80 + i}, {Func: "main.worker", File: "/src/main.go", Line: 70}})
+				busy := gr(12, "runnable", []model.Frame{{Func: fmt.Sprintf("main.task%d", i), File: "/src/main.go", Line: 10}, {Func: "main.worker", File: "/src/main.go", Line: 71 + i}})
 				stuck.CreatedBy, busy.CreatedBy = by, by
-				return []sampler.Goroutine{stuck, busy}
+				return []model.Goroutine{stuck, busy}
 			}),
 			verdict: Working, goroutine: 11, class: ClassWorking,
 		},
 		{
 			name: "an HTTP server's background read is plumbing, not work",
-			samples: goSamples(3, []sampler.Thread{parked}, func(i int) []sampler.Goroutine {
-				bg := gr(int64(40+i), "runnable", []sampler.Frame{{Func: "net/http.(*connReader).startBackgroundRead.gowrap2"}, {Func: "runtime.goexit"}})
-				return []sampler.Goroutine{bg, gr(1, "IO wait", acceptStack)}
+			samples: goSamples(3, []model.Thread{parked}, func(i int) []model.Goroutine {
+				bg := gr(int64(40+i), "runnable", []model.Frame{{Func: "net/http.(*connReader).startBackgroundRead.gowrap2"}, {Func: "runtime.goexit"}})
+				return []model.Goroutine{bg, gr(1, "IO wait", acceptStack)}
 			}),
 			verdict: Idle, goroutine: 42, class: ClassIdle,
 		},
 		{
 			name: "an HTTP server's accept loop caught serving a connection is plumbing, not work",
-			samples: goSamples(3, []sampler.Thread{parked}, func(i int) []sampler.Goroutine {
-				serve := []sampler.Frame{{Func: "net/http.(*Server).Serve", File: "/go/src/net/http/server.go", Line: 3400}, {Func: "net/http.Serve"}, {Func: "main.listen.func2", File: "/src/main.go", Line: 9}}
+			samples: goSamples(3, []model.Thread{parked}, func(i int) []model.Goroutine {
+				serve := []model.Frame{{Func: "net/http.(*Server).Serve", File: "/go/src/net/http/server.go", Line: 3400}, {Func: "net/http.Serve"}, {Func: "main.listen.func2", File: "/src/main.go", Line: 9}}
 				if i == 1 {
-					serve = append([]sampler.Frame{{Func: "net/http.(*conn).setState", File: "/go/src/net/http/server.go", Line: 1800}}, serve...)
+					serve = append([]model.Frame{{Func: "net/http.(*conn).setState", File: "/go/src/net/http/server.go", Line: 1800}}, serve...)
 				}
-				return []sampler.Goroutine{gr(5, "runnable", serve), gr(1, "sleep", []sampler.Frame{{Func: "time.Sleep"}, {Func: "main.main"}})}
+				return []model.Goroutine{gr(5, "runnable", serve), gr(1, "sleep", []model.Frame{{Func: "time.Sleep"}, {Func: "main.main"}})}
 			}),
 			verdict: Idle, goroutine: 5, class: ClassIdle,
 		},
 		{
 			name: "running goroutine on an idle thread works",
-			samples: goSamples(3, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+			samples: goSamples(3, []model.Thread{parked}, func(int) []model.Goroutine {
 				g := gr(7, "running", spinStack)
 				g.Thread = 100
-				return []sampler.Goroutine{g}
+				return []model.Goroutine{g}
 			}),
 			verdict: Working, goroutine: 7, class: ClassWorking,
 		},
 		{
 			name: "channel cycle from memory evidence",
-			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
-				ping := gr(5, "chan send", []sampler.Frame{{Func: "main.ping", File: "/src/main.go", Line: 10}})
+			samples: goSamples(2, []model.Thread{parked}, func(int) []model.Goroutine {
+				ping := gr(5, "chan send", []model.Frame{{Func: "main.ping", File: "/src/main.go", Line: 10}})
 				ping.WaitChans, ping.ChanRefs = []string{"0xa"}, []string{"0xa", "0xb"}
-				pong := gr(6, "chan send", []sampler.Frame{{Func: "main.pong", File: "/src/main.go", Line: 20}})
+				pong := gr(6, "chan send", []model.Frame{{Func: "main.pong", File: "/src/main.go", Line: 20}})
 				pong.WaitChans, pong.ChanRefs = []string{"0xb"}, []string{"0xa", "0xb"}
-				return []sampler.Goroutine{ping, pong, gr(1, "IO wait", acceptStack)}
+				return []model.Goroutine{ping, pong, gr(1, "IO wait", acceptStack)}
 			}),
 			verdict: Deadlock, cycle: []int64{5, 6}, goroutine: 5, class: ClassBlocked,
 			summary: "deadlock between 2 goroutines: goroutine 5 (main.ping) is blocked in chan send on chan 0xa, which only goroutine 6",
 		},
 		{
 			name: "a channel another goroutine could serve is no cycle",
-			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
-				ping := gr(5, "chan send", []sampler.Frame{{Func: "main.ping", File: "/src/main.go", Line: 10}})
+			samples: goSamples(2, []model.Thread{parked}, func(int) []model.Goroutine {
+				ping := gr(5, "chan send", []model.Frame{{Func: "main.ping", File: "/src/main.go", Line: 10}})
 				ping.WaitChans, ping.ChanRefs = []string{"0xa"}, []string{"0xa", "0xb"}
-				pong := gr(6, "chan send", []sampler.Frame{{Func: "main.pong", File: "/src/main.go", Line: 20}})
+				pong := gr(6, "chan send", []model.Frame{{Func: "main.pong", File: "/src/main.go", Line: 20}})
 				pong.WaitChans, pong.ChanRefs = []string{"0xb"}, []string{"0xa", "0xb"}
-				third := gr(8, "sleep", []sampler.Frame{{Func: "time.Sleep", File: "/go/src/runtime/time.go", Line: 300}, {Func: "main.drain", File: "/src/main.go", Line: 30}})
+				third := gr(8, "sleep", []model.Frame{{Func: "time.Sleep", File: "/go/src/runtime/time.go", Line: 300}, {Func: "main.drain", File: "/src/main.go", Line: 30}})
 				third.ChanRefs = []string{"0xa"}
-				return []sampler.Goroutine{ping, pong, third}
+				return []model.Goroutine{ping, pong, third}
 			}),
 			verdict: Deadlock, summary: "a probable channel deadlock", goroutine: 8, class: ClassIdle,
 		},
 		{
 			name: "receivers of one channel are a pool, not a cycle, even with memory evidence",
-			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+			samples: goSamples(2, []model.Thread{parked}, func(int) []model.Goroutine {
 				main := gr(1, "sync.WaitGroup.Wait", waitStack)
 				main.ChanRefs = []string{"0xj"}
-				gs := []sampler.Goroutine{main}
+				gs := []model.Goroutine{main}
 				for i := range 4 {
 					w := gr(int64(20+i), "chan receive", recvStack)
 					w.WaitChans, w.ChanRefs = []string{"0xj"}, []string{"0xj"}
@@ -207,10 +207,10 @@ func TestClassifyGoroutines(t *testing.T) {
 		},
 		{
 			name: "channel senders without memory evidence are a probable deadlock",
-			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
-				return []sampler.Goroutine{
-					gr(5, "chan send", []sampler.Frame{{Func: "main.ping", File: "/src/main.go", Line: 10}}),
-					gr(6, "chan send", []sampler.Frame{{Func: "main.pong", File: "/src/main.go", Line: 20}}),
+			samples: goSamples(2, []model.Thread{parked}, func(int) []model.Goroutine {
+				return []model.Goroutine{
+					gr(5, "chan send", []model.Frame{{Func: "main.ping", File: "/src/main.go", Line: 10}}),
+					gr(6, "chan send", []model.Frame{{Func: "main.pong", File: "/src/main.go", Line: 20}}),
 					gr(1, "IO wait", acceptStack),
 				}
 			}),
@@ -219,8 +219,8 @@ func TestClassifyGoroutines(t *testing.T) {
 		},
 		{
 			name: "pool with its feeder gone",
-			samples: goSamples(3, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
-				gs := []sampler.Goroutine{gr(1, "sync.WaitGroup.Wait", waitStack), gr(2, "IO wait", acceptStack)}
+			samples: goSamples(3, []model.Thread{parked}, func(int) []model.Goroutine {
+				gs := []model.Goroutine{gr(1, "sync.WaitGroup.Wait", waitStack), gr(2, "IO wait", acceptStack)}
 				for i := range 6 {
 					gs = append(gs, gr(int64(20+i), "chan receive", recvStack))
 				}
@@ -231,15 +231,15 @@ func TestClassifyGoroutines(t *testing.T) {
 		},
 		{
 			name: "stacks that move are work",
-			samples: goSamples(3, []sampler.Thread{parked}, func(i int) []sampler.Goroutine {
-				return []sampler.Goroutine{gr(3, "running", []sampler.Frame{{Func: "main.hash", File: "/src/main.go", Line: 50 + i}, {Func: "main.work", File: "/src/main.go", Line: 80}})}
+			samples: goSamples(3, []model.Thread{parked}, func(i int) []model.Goroutine {
+				return []model.Goroutine{gr(3, "running", []model.Frame{{Func: "main.hash", File: "/src/main.go", Line: 50 + i}, {Func: "main.work", File: "/src/main.go", Line: 80}})}
 			}),
 			verdict: Working, goroutine: 3, class: ClassWorking,
 		},
 		{
 			name: "a ticker that moves does not make a pile of blocked goroutines healthy",
-			samples: goSamples(3, []sampler.Thread{parked}, func(i int) []sampler.Goroutine {
-				tick := gr(3, "running", []sampler.Frame{{Func: fmt.Sprintf("main.report%d", i), File: "/src/main.go", Line: 50}, {Func: "main.ticker", File: "/src/main.go", Line: 80 + i}})
+			samples: goSamples(3, []model.Thread{parked}, func(i int) []model.Goroutine {
+				tick := gr(3, "running", []model.Frame{{Func: fmt.Sprintf("main.report%d", i), File: "/src/main.go", Line: 50}, {Func: "main.ticker", File: "/src/main.go", Line: 80 + i}})
 				return append(mutexWaiters(5), tick)
 			}),
 			verdict: Working, goroutine: 3, class: ClassWorking,
@@ -247,21 +247,21 @@ func TestClassifyGoroutines(t *testing.T) {
 		},
 		{
 			name: "a group that grows is a pile-up",
-			samples: goSamples(3, []sampler.Thread{parked}, func(i int) []sampler.Goroutine {
+			samples: goSamples(3, []model.Thread{parked}, func(i int) []model.Goroutine {
 				return append(mutexWaiters(2+3*i), gr(7, "IO wait", writeStack))
 			}),
 			verdict: Blocked, holder: 7, evidence: "pile-up: 8 goroutines [sync.Mutex.Lock] in sync.(*Mutex).Lock ← main.(*Store).Put grew from 2 to 8",
 		},
 		{
 			name: "two goroutines past the Lock call: no holder named",
-			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+			samples: goSamples(2, []model.Thread{parked}, func(int) []model.Goroutine {
 				return append(mutexWaiters(3), gr(7, "IO wait", writeStack), gr(8, "IO wait", writeStack))
 			}),
 			verdict: Blocked, evidence: "goroutines 7, 8 are all inside main.(*Store).Put past its Lock call",
 		},
 		{
 			name: "a different receiver is not the holder",
-			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+			samples: goSamples(2, []model.Thread{parked}, func(int) []model.Goroutine {
 				other := slices.Clone(writeStack)
 				other[3].Args = "(0xc0000aaaa0, 0xc000010058)"
 				waiters := mutexWaiters(2)
@@ -275,7 +275,7 @@ func TestClassifyGoroutines(t *testing.T) {
 		},
 		{
 			name: "waiters whose mutex address is unknown group by call site",
-			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+			samples: goSamples(2, []model.Thread{parked}, func(int) []model.Goroutine {
 				waiters := mutexWaiters(3)
 				for i := range waiters {
 					waiters[i].Stack = slices.Clone(lockStack)
@@ -287,24 +287,24 @@ func TestClassifyGoroutines(t *testing.T) {
 		},
 		{
 			name: "two mutexes taken in opposite orders",
-			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
+			samples: goSamples(2, []model.Thread{parked}, func(int) []model.Goroutine {
 				// transfer(a, b) and transfer(b, a): each took its first
 				// mutex at line 4 and waits at line 5 for the other's.
-				at := func(mu string) []sampler.Frame {
-					return []sampler.Frame{lockStack[0], {Func: "internal/sync.(*Mutex).lockSlow", Args: "(" + mu + ")"}, {Func: "main.transfer", File: "/src/main.go", Line: 5}}
+				at := func(mu string) []model.Frame {
+					return []model.Frame{lockStack[0], {Func: "internal/sync.(*Mutex).lockSlow", Args: "(" + mu + ")"}, {Func: "main.transfer", File: "/src/main.go", Line: 5}}
 				}
-				return []sampler.Goroutine{gr(1, "sync.Mutex.Lock", at("0xb0")), gr(2, "sync.Mutex.Lock", at("0xa0"))}
+				return []model.Goroutine{gr(1, "sync.Mutex.Lock", at("0xb0")), gr(2, "sync.Mutex.Lock", at("0xa0"))}
 			}),
 			verdict: Deadlock, cycle: []int64{1, 2}, holder: 2,
 			summary: "goroutine 1 (main.transfer) waits for sync.Mutex 0xb0, probably held by goroutine 2",
 		},
 		{
 			name: "runtime and profiler goroutines are set aside",
-			samples: goSamples(2, []sampler.Thread{parked}, func(int) []sampler.Goroutine {
-				sys := gr(2, "GC worker (idle)", []sampler.Frame{{Func: "runtime.gopark"}, {Func: "runtime.gcBgMarkWorker"}})
+			samples: goSamples(2, []model.Thread{parked}, func(int) []model.Goroutine {
+				sys := gr(2, "GC worker (idle)", []model.Frame{{Func: "runtime.gopark"}, {Func: "runtime.gcBgMarkWorker"}})
 				sys.System = true
-				prof := gr(30, "running", []sampler.Frame{{Func: "runtime/pprof.writeGoroutineStacks"}, {Func: "net/http/pprof.handler.ServeHTTP"}})
-				return []sampler.Goroutine{sys, prof, gr(1, "IO wait", acceptStack)}
+				prof := gr(30, "running", []model.Frame{{Func: "runtime/pprof.writeGoroutineStacks"}, {Func: "net/http/pprof.handler.ServeHTTP"}})
+				return []model.Goroutine{sys, prof, gr(1, "IO wait", acceptStack)}
 			}),
 			verdict: Idle, goroutine: 30, class: ClassIdle,
 		},
@@ -357,7 +357,7 @@ func TestClassifyGoroutines(t *testing.T) {
 }
 
 func TestGroupsBiggestFirst(t *testing.T) {
-	samples := goSamples(2, nil, func(int) []sampler.Goroutine {
+	samples := goSamples(2, nil, func(int) []model.Goroutine {
 		return append(mutexWaiters(5), gr(7, "IO wait", writeStack), gr(1, "IO wait", acceptStack))
 	})
 	d := Classify(samples, World{}, DefaultOptions())
@@ -378,7 +378,7 @@ func TestGroupsBiggestFirst(t *testing.T) {
 func TestGoWait(t *testing.T) {
 	for _, tc := range []struct {
 		state string
-		stack []sampler.Frame
+		stack []model.Frame
 		want  string
 	}{
 		{"sync.Mutex.Lock", nil, "mutex"},
@@ -395,7 +395,7 @@ func TestGoWait(t *testing.T) {
 		{"sleep", nil, "sleep"},
 		{"chan receive (durable)", nil, "channel"},
 	} {
-		if got := goWait(sampler.Goroutine{State: tc.state, Stack: tc.stack}); got != tc.want {
+		if got := goWait(model.Goroutine{State: tc.state, Stack: tc.stack}); got != tc.want {
 			t.Errorf("goWait(%q) = %q, want %q", tc.state, got, tc.want)
 		}
 	}
@@ -419,23 +419,23 @@ func TestFirstArg(t *testing.T) {
 // TestGoIOChain: a holder in IO wait is tied, through the pipes the
 // runtime's epoll instance watches, to the full pipe and its idle reader.
 func TestGoIOChain(t *testing.T) {
-	poller := sampler.Thread{TID: 100, State: "S", Wchan: "do_epoll_wait", Syscall: sampler.Syscall{Nr: 281},
+	poller := model.Thread{TID: 100, State: "S", Wchan: "do_epoll_wait", Syscall: model.Syscall{Nr: 281},
 		Watches: []string{"5 socket:[7]", "9 pipe:[42]", "4 pipe:[43]"}}
-	samples := goSamples(2, []sampler.Thread{poller}, func(int) []sampler.Goroutine {
+	samples := goSamples(2, []model.Thread{poller}, func(int) []model.Goroutine {
 		w := slices.Clone(writeStack)
-		w = append([]sampler.Frame{w[0], {Func: "internal/poll.(*pollDesc).waitWrite"}}, w[1:]...)
+		w = append([]model.Frame{w[0], {Func: "internal/poll.(*pollDesc).waitWrite"}}, w[1:]...)
 		return append(mutexWaiters(3), gr(7, "IO wait", w))
 	})
-	reader := sampler.Thread{TID: 200, Name: "sleep", State: "S", Wchan: "hrtimer_nanosleep", Syscall: sampler.Syscall{Nr: 230}}
+	reader := model.Thread{TID: 200, Name: "sleep", State: "S", Wchan: "hrtimer_nanosleep", Syscall: model.Syscall{Nr: 230}}
 	w := World{
-		Resources: map[string]sampler.Resource{
-			"pipe:[42]": {Name: "pipe:[42]", Pipe: &sampler.PipeFill{Queued: 65536, Capacity: 65536},
-				Holders: []sampler.FDRef{{PID: 100, FD: 9, Mode: "w"}, {PID: 200, FD: 0, Mode: "r"}}},
+		Resources: map[string]model.Resource{
+			"pipe:[42]": {Name: "pipe:[42]", Pipe: &model.PipeFill{Queued: 65536, Capacity: 65536},
+				Holders: []model.FDRef{{PID: 100, FD: 9, Mode: "w"}, {PID: 200, FD: 0, Mode: "r"}}},
 			// Not full: not where it is stuck.
-			"pipe:[43]": {Name: "pipe:[43]", Pipe: &sampler.PipeFill{Queued: 10, Capacity: 65536},
-				Holders: []sampler.FDRef{{PID: 100, FD: 4, Mode: "w"}, {PID: 300, FD: 0, Mode: "r"}}},
+			"pipe:[43]": {Name: "pipe:[43]", Pipe: &model.PipeFill{Queued: 10, Capacity: 65536},
+				Holders: []model.FDRef{{PID: 100, FD: 4, Mode: "w"}, {PID: 300, FD: 0, Mode: "r"}}},
 		},
-		Peers: []sampler.Process{{PID: 200, Cmdline: "sleep 3600", Depth: 1, Samples: goSamples(2, []sampler.Thread{reader}, func(int) []sampler.Goroutine { return nil })}},
+		Peers: []model.Process{{PID: 200, Cmdline: "sleep 3600", Depth: 1, Samples: goSamples(2, []model.Thread{reader}, func(int) []model.Goroutine { return nil })}},
 	}
 	for i := range w.Peers[0].Samples {
 		w.Peers[0].Samples[i].PID = 200

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // verdict gives a Go program its answer from its goroutines, in the order
@@ -202,7 +202,7 @@ func (s *goScene) cycleSummary(c []Ref, locks []Lock, chanWhy map[int64]string) 
 
 // ownFunc is the innermost function of the program's own code, else
 // where the goroutine stands.
-func ownFunc(stack []sampler.Frame) string {
+func ownFunc(stack []model.Frame) string {
 	if u := userFrame(stack); u >= 0 {
 		return stack[u].Func
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // maxChain bounds how far a chain of waits is followed and printed.
@@ -37,14 +37,14 @@ type graph struct {
 	first, last time.Time
 }
 
-func newGraph(samples []sampler.Sample, d *Diagnosis, byTID map[int]*Thread, w World, opts Options) *graph {
+func newGraph(samples []model.Sample, d *Diagnosis, byTID map[int]*Thread, w World, opts Options) *graph {
 	target := samples[0].PID
 	g := &graph{target: target, w: w, procs: map[int]*proc{}, edges: map[Ref][]Ref{},
 		first: samples[0].Time, last: samples[len(samples)-1].Time}
 	g.procs[target] = &proc{pid: target, d: d, byTID: byTID}
 	g.order = append(g.order, target)
 	peers := slices.Clone(w.Peers)
-	slices.SortFunc(peers, func(a, b sampler.Process) int {
+	slices.SortFunc(peers, func(a, b model.Process) int {
 		return cmp.Or(cmp.Compare(a.Depth, b.Depth), cmp.Compare(a.PID, b.PID))
 	})
 	for _, p := range peers {
@@ -143,7 +143,7 @@ func (g *graph) resolve(w *Wait) []Ref {
 
 // holders lists the processes holding a resource open in the given mode
 // ("r", "w", or "" for any), without repeats, in order found.
-func holders(res sampler.Resource, mode string) []int {
+func holders(res model.Resource, mode string) []int {
 	var pids []int
 	for _, h := range res.Holders {
 		if mode != "" && !strings.Contains(h.Mode, mode) {
@@ -157,7 +157,7 @@ func holders(res sampler.Resource, mode string) []int {
 }
 
 // fdsOf names the descriptors a process holds a resource on: " on fd 0".
-func fdsOf(res sampler.Resource, pid int) string {
+func fdsOf(res model.Resource, pid int) string {
 	var fds []string
 	for _, h := range res.Holders {
 		if h.PID == pid {
@@ -172,7 +172,7 @@ func fdsOf(res sampler.Resource, pid int) string {
 
 // resourceText is what the kernel says of a resource: how full a pipe is,
 // a TCP connection's addresses, state and queues.
-func resourceText(res sampler.Resource) string {
+func resourceText(res model.Resource) string {
 	switch {
 	case res.Pipe != nil:
 		return fmt.Sprintf("%d/%d bytes queued", res.Pipe.Queued, res.Pipe.Capacity)
@@ -498,7 +498,7 @@ func (g *graph) threadState(pid, tid int) string {
 // parent exited, typically a shell killed by a timeout.
 func (g *graph) orphans() []Orphan {
 	out := []Orphan{}
-	byPID := map[int]sampler.Proc{}
+	byPID := map[int]model.Proc{}
 	for _, p := range g.w.Family {
 		byPID[p.PID] = p
 	}
@@ -510,10 +510,10 @@ func (g *graph) orphans() []Orphan {
 	for pid := target.PPID; pid > 0 && !ancestor[pid]; pid = byPID[pid].PPID {
 		ancestor[pid] = true
 	}
-	inGroup := func(p sampler.Proc) bool {
+	inGroup := func(p model.Proc) bool {
 		return p.PGRP == target.PGRP || (target.Session == target.PID && p.Session == target.Session)
 	}
-	before := map[int]sampler.Proc{}
+	before := map[int]model.Proc{}
 	for _, p := range g.w.FamilyBefore {
 		before[p.PID] = p
 	}
@@ -540,7 +540,7 @@ func (g *graph) orphans() []Orphan {
 
 // cpuSince is a process's CPU use between the scans taken at the first
 // and the last target sample.
-func (g *graph) cpuSince(before, after sampler.Proc) float64 {
+func (g *graph) cpuSince(before, after model.Proc) float64 {
 	if !g.last.After(g.first) {
 		return 0
 	}

@@ -6,20 +6,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // peer builds a sampled process from readings, like the target's.
-func peer(p, depth int, cmd string, steps ...[]th) sampler.Process {
+func peer(p, depth int, cmd string, steps ...[]th) model.Process {
 	samples := run(nil, steps...)
 	for i := range samples {
 		samples[i].PID = p
 	}
-	return sampler.Process{PID: p, Cmdline: cmd, Depth: depth, Samples: samples}
+	return model.Process{PID: p, Cmdline: cmd, Depth: depth, Samples: samples}
 }
 
-func pipeRes(name string, queued int, holders ...sampler.FDRef) sampler.Resource {
-	return sampler.Resource{Name: name, Holders: holders, Pipe: &sampler.PipeFill{Queued: queued, Capacity: 65536}}
+func pipeRes(name string, queued int, holders ...model.FDRef) model.Resource {
+	return model.Resource{Name: name, Holders: holders, Pipe: &model.PipeFill{Queued: queued, Capacity: 65536}}
 }
 
 func TestCrossProcess(t *testing.T) {
@@ -27,8 +27,8 @@ func TestCrossProcess(t *testing.T) {
 	wait4 := call("wait4", child)
 	childWrite := th{tid: child, name: "python3", state: "S", call: call("write", 2, 0x10, 100000), fd: "pipe:[7]"}
 	popen := World{
-		Peers:     []sampler.Process{peer(child, 1, "python3 -c spam", []th{childWrite}, []th{childWrite})},
-		Resources: map[string]sampler.Resource{"pipe:[7]": pipeRes("pipe:[7]", 65536, sampler.FDRef{PID: pid, FD: 4, Mode: "r"}, sampler.FDRef{PID: child, FD: 2, Mode: "w"})},
+		Peers:     []model.Process{peer(child, 1, "python3 -c spam", []th{childWrite}, []th{childWrite})},
+		Resources: map[string]model.Resource{"pipe:[7]": pipeRes("pipe:[7]", 65536, model.FDRef{PID: pid, FD: 4, Mode: "r"}, model.FDRef{PID: child, FD: 2, Mode: "w"})},
 	}
 	parent := steady(2, nil, th{tid: pid, name: "python3", state: "S", call: wait4})
 
@@ -67,10 +67,10 @@ func TestCrossProcess(t *testing.T) {
 	t.Run("a writer's chain reaches the sleeping reader", func(t *testing.T) {
 		const reader = 300
 		w := World{
-			Peers: []sampler.Process{peer(reader, 1, "/usr/bin/sleep 1000",
+			Peers: []model.Process{peer(reader, 1, "/usr/bin/sleep 1000",
 				[]th{{tid: reader, name: "sleep", state: "S", call: call("clock_nanosleep", 0)}},
 				[]th{{tid: reader, name: "sleep", state: "S", call: call("clock_nanosleep", 0)}})},
-			Resources: map[string]sampler.Resource{"pipe:[9]": pipeRes("pipe:[9]", 65536, sampler.FDRef{PID: pid, FD: 1, Mode: "w"}, sampler.FDRef{PID: reader, FD: 0, Mode: "r"})},
+			Resources: map[string]model.Resource{"pipe:[9]": pipeRes("pipe:[9]", 65536, model.FDRef{PID: pid, FD: 1, Mode: "w"}, model.FDRef{PID: reader, FD: 0, Mode: "r"})},
 		}
 		writer := steady(2, nil, th{tid: pid, name: "yes", state: "S", call: call("write", 1, 0x10, 8192), fd: "pipe:[9]"})
 		d := Classify(writer, w, DefaultOptions())
@@ -88,7 +88,7 @@ func TestCrossProcess(t *testing.T) {
 	})
 
 	t.Run("a pipe read by the writer's own process is no cycle", func(t *testing.T) {
-		w := World{Resources: map[string]sampler.Resource{"pipe:[5]": pipeRes("pipe:[5]", 65536, sampler.FDRef{PID: pid, FD: 3, Mode: "r"}, sampler.FDRef{PID: pid, FD: 4, Mode: "w"})}}
+		w := World{Resources: map[string]model.Resource{"pipe:[5]": pipeRes("pipe:[5]", 65536, model.FDRef{PID: pid, FD: 3, Mode: "r"}, model.FDRef{PID: pid, FD: 4, Mode: "w"})}}
 		self := steady(2, nil, th{tid: pid, name: "main", state: "S", call: call("write", 4, 0x10, 512), fd: "pipe:[5]"})
 		d := Classify(self, w, DefaultOptions())
 		if len(d.Cycles) != 0 || d.Verdict != Blocked {
@@ -98,10 +98,10 @@ func TestCrossProcess(t *testing.T) {
 }
 
 func TestOrphans(t *testing.T) {
-	proc := func(p, ppid, pgrp, sid int, comm string, cpu time.Duration) sampler.Proc {
-		return sampler.Proc{PID: p, PPID: ppid, PGRP: pgrp, Session: sid, Comm: comm, State: "S", StartTicks: 100, CPUTime: cpu}
+	proc := func(p, ppid, pgrp, sid int, comm string, cpu time.Duration) model.Proc {
+		return model.Proc{PID: p, PPID: ppid, PGRP: pgrp, Session: sid, Comm: comm, State: "S", StartTicks: 100, CPUTime: cpu}
 	}
-	before := []sampler.Proc{
+	before := []model.Proc{
 		proc(1, 0, 1, 1, "init", 0),
 		proc(50, 1, 50, 50, "bash", 0),
 		proc(pid, 50, pid, 50, "python3", 0),

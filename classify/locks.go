@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // glibc's mutex kind: the low two bits are the type, the rest are flags.
@@ -22,7 +22,7 @@ const (
 // findLocks groups the threads of the last sample that wait on the same
 // futex word. Where the word reads as a locked glibc mutex whose __owner is a
 // live thread of the process, that thread is the holder.
-func findLocks(pid int, last sampler.Sample, hist []*history) []Lock {
+func findLocks(pid int, last model.Sample, hist []*history) []Lock {
 	live := map[int]bool{}
 	for _, t := range last.Threads {
 		if !t.Exited {
@@ -31,11 +31,11 @@ func findLocks(pid int, last sampler.Sample, hist []*history) []Lock {
 	}
 	type group struct {
 		addr    uint64
-		waiters []sampler.Thread
+		waiters []model.Thread
 	}
 	groups := map[uint64]*group{}
 	for _, t := range last.Threads {
-		addr, ok := sampler.FutexWait(t.Syscall)
+		addr, ok := model.FutexWait(t.Syscall)
 		if !ok || t.Exited {
 			continue
 		}
@@ -48,7 +48,7 @@ func findLocks(pid int, last sampler.Sample, hist []*history) []Lock {
 	}
 	locks := []Lock{}
 	for _, g := range groups {
-		key := sampler.FutexKey(g.addr)
+		key := model.FutexKey(g.addr)
 		l := Lock{ID: "futex:" + key, Kind: "futex", Address: key}
 		for _, w := range g.waiters {
 			l.Waiters = append(l.Waiters, Ref{PID: pid, TID: w.TID})
@@ -74,11 +74,11 @@ func findLocks(pid int, last sampler.Sample, hist []*history) []Lock {
 
 // mutexOwner validates a futex word as a glibc pthread_mutex_t and returns
 // its owner, or 0 with the reason it is not one.
-func mutexOwner(f sampler.Futex, waiters []sampler.Thread, live map[int]bool, pid int) (owner int, kind, basis string) {
+func mutexOwner(f model.Futex, waiters []model.Thread, live map[int]bool, pid int) (owner int, kind, basis string) {
 	if f.Err != "" {
 		return 0, "", "its memory could not be read (" + f.Err + ")"
 	}
-	if f == (sampler.Futex{}) {
+	if f == (model.Futex{}) {
 		return 0, "", "the futex word was not read"
 	}
 	pi := false

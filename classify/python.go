@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // withSite is where threads wait to enter a `with lock:` block.
@@ -171,8 +171,8 @@ func indentOf(s string) int {
 }
 
 // inFrame reports whether a stack passes through func in a file ending so.
-func inFrame(stack []sampler.Frame, fn, fileSuffix string) bool {
-	return slices.ContainsFunc(stack, func(f sampler.Frame) bool {
+func inFrame(stack []model.Frame, fn, fileSuffix string) bool {
+	return slices.ContainsFunc(stack, func(f model.Frame) bool {
 		// py-spy names methods bare (get) or, on newer Pythons, qualified
 		// (Queue.get).
 		return (f.Func == fn || strings.HasSuffix(f.Func, "."+fn)) && strings.HasSuffix(f.File, fileSuffix)
@@ -221,7 +221,7 @@ func (t *Thread) Where() string {
 // stackKind names what a Python thread waits in from its stack alone, for
 // dumps read from files: the innermost frames of the standard library say
 // it (a C call such as time.sleep or lock.acquire shows as its caller).
-func stackKind(stack []sampler.Frame) string {
+func stackKind(stack []model.Frame) string {
 	switch {
 	case inFrame(stack, "get", "queue.py"):
 		return "queue"

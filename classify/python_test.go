@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 const appPy = "/srv/app.py"
@@ -24,16 +24,16 @@ def emit(rows):
 `, "\n")
 
 func TestPythonWithBlockHolder(t *testing.T) {
-	waitAt := []sampler.Frame{{Func: "emit", File: appPy, Line: 6}, {Func: "run", File: "/usr/lib/python3.11/threading.py", Line: 975}}
-	inside := []sampler.Frame{{Func: "emit", File: appPy, Line: 9}, {Func: "run", File: "/usr/lib/python3.11/threading.py", Line: 975}}
+	waitAt := []model.Frame{{Func: "emit", File: appPy, Line: 6}, {Func: "run", File: "/usr/lib/python3.11/threading.py", Line: 975}}
+	inside := []model.Frame{{Func: "emit", File: appPy, Line: 9}, {Func: "run", File: "/usr/lib/python3.11/threading.py", Line: 975}}
 	threads := []th{{tid: 10, name: "python3", state: "S", call: call("write", 1, 0x10, 4096), fd: "pipe:[3]", stack: inside}}
 	for i := 11; i <= 13; i++ {
 		threads = append(threads, th{tid: i, name: "python3", state: "S", call: futexWait(0x9000, 0), stack: waitAt})
 	}
-	samples := steady(3, map[string]sampler.Futex{"0x9000": {Word: 0}}, threads...)
+	samples := steady(3, map[string]model.Futex{"0x9000": {Word: 0}}, threads...)
 	for si := range samples {
 		for ti := range samples[si].Threads {
-			samples[si].Threads[ti].Python = &sampler.PythonThread{ThreadName: fmt.Sprintf("writer-%d", samples[si].Threads[ti].TID-10)}
+			samples[si].Threads[ti].Python = &model.PythonThread{ThreadName: fmt.Sprintf("writer-%d", samples[si].Threads[ti].TID-10)}
 		}
 	}
 	d := Classify(samples, World{Sources: map[string][]string{appPy: appSource}}, DefaultOptions())
@@ -54,8 +54,8 @@ func TestPythonWithBlockHolder(t *testing.T) {
 }
 
 func TestPythonWithBlockNoHolderWhenNobodyInside(t *testing.T) {
-	waitAt := []sampler.Frame{{Func: "emit", File: appPy, Line: 6}}
-	elsewhere := []sampler.Frame{{Func: "emit", File: appPy, Line: 10}} // after the block
+	waitAt := []model.Frame{{Func: "emit", File: appPy, Line: 6}}
+	elsewhere := []model.Frame{{Func: "emit", File: appPy, Line: 10}} // after the block
 	samples := steady(2, nil,
 		th{tid: 10, state: "S", call: call("clock_nanosleep", 0), stack: elsewhere},
 		th{tid: 11, state: "S", call: futexWait(0x9000, 0), stack: waitAt},
@@ -67,8 +67,8 @@ func TestPythonWithBlockNoHolderWhenNobodyInside(t *testing.T) {
 }
 
 func TestPythonSpinnerDespiteDumperPauses(t *testing.T) {
-	loop := []sampler.Frame{{Func: "paginate", File: appPy, Line: 20}}
-	loopNext := []sampler.Frame{{Func: "paginate", File: appPy, Line: 21}}
+	loop := []model.Frame{{Func: "paginate", File: appPy, Line: 20}}
+	loopNext := []model.Frame{{Func: "paginate", File: appPy, Line: 21}}
 	// py-spy pauses the process for each dump: the spinner shows voluntary
 	// switches, but its stack stays in the same loop.
 	samples := run(nil,
@@ -85,7 +85,7 @@ func TestPythonSpinnerDespiteDumperPauses(t *testing.T) {
 	}
 	moving := run(nil,
 		[]th{{tid: 1, state: "R", cpu: 0, vol: 0, call: running, stack: loop}},
-		[]th{{tid: 1, state: "R", cpu: 900 * time.Millisecond, vol: 8, call: running, stack: []sampler.Frame{{Func: "hash", File: appPy, Line: 40}}}},
+		[]th{{tid: 1, state: "R", cpu: 900 * time.Millisecond, vol: 8, call: running, stack: []model.Frame{{Func: "hash", File: appPy, Line: 40}}}},
 	)
 	if d := Classify(moving, World{}, DefaultOptions()); d.Verdict != Working {
 		t.Errorf("a thread whose function changes is working, got %s", d.Verdict)
@@ -93,12 +93,12 @@ func TestPythonSpinnerDespiteDumperPauses(t *testing.T) {
 }
 
 func TestPythonIdlePool(t *testing.T) {
-	get := []sampler.Frame{
+	get := []model.Frame{
 		{Func: "wait", File: "/usr/lib/python3.11/threading.py", Line: 320},
 		{Func: "Queue.get", File: "/usr/lib/python3.11/queue.py", Line: 171},
 		{Func: "work", File: appPy, Line: 30},
 	}
-	join := []sampler.Frame{{Func: "_wait_for_tstate_lock", File: "/usr/lib/python3.11/threading.py", Line: 1132}, {Func: "<module>", File: appPy, Line: 50}}
+	join := []model.Frame{{Func: "_wait_for_tstate_lock", File: "/usr/lib/python3.11/threading.py", Line: 1132}, {Func: "<module>", File: appPy, Line: 50}}
 	threads := []th{{tid: 1, state: "S", call: futexWait(0x100, 0), stack: join}}
 	for i := 2; i <= 9; i++ {
 		threads = append(threads, th{tid: i, state: "S", call: futexWait(uint64(0x1000*i), 0), stack: get})
@@ -111,7 +111,7 @@ func TestPythonIdlePool(t *testing.T) {
 			if tid > 1 {
 				name = fmt.Sprintf("worker-%d", tid-2)
 			}
-			samples[si].Threads[ti].Python = &sampler.PythonThread{ThreadName: name}
+			samples[si].Threads[ti].Python = &model.PythonThread{ThreadName: name}
 		}
 	}
 	d := Classify(samples, World{}, DefaultOptions())

@@ -5,12 +5,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // view prints a blocked call the way strace would, as far as the raw
 // arguments allow: descriptors and small numbers in decimal, pointers in hex.
-func view(sc sampler.Syscall) *SyscallView {
+func view(sc model.Syscall) *SyscallView {
 	if !sc.InCall() {
 		return nil
 	}
@@ -39,7 +39,7 @@ func view(sc sampler.Syscall) *SyscallView {
 	case name == "nanosleep" || name == "clock_nanosleep" || name == "pause":
 		args = []string{"…"}
 	default:
-		if _, ok := sampler.FDArg(sc); ok {
+		if _, ok := model.FDArg(sc); ok {
 			args = []string{num(sc.Args[0]), "…"}
 		} else {
 			args = []string{smart(sc.Args[0]), smart(sc.Args[1]), smart(sc.Args[2])}

@@ -6,7 +6,7 @@ package classify
 import (
 	"time"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // Verdict is the process-level answer.
@@ -75,11 +75,11 @@ type Diagnosis struct {
 // the resources they share, and its family of processes. Its zero value
 // means the target alone.
 type World struct {
-	Peers     []sampler.Process
-	Resources map[string]sampler.Resource
+	Peers     []model.Process
+	Resources map[string]model.Resource
 	// FamilyBefore and Family are the target's process group (and session,
 	// if it leads one) and its ancestors, at the first and the last sample.
-	FamilyBefore, Family []sampler.Proc
+	FamilyBefore, Family []model.Proc
 	// BootTime turns start times in clock ticks into ages.
 	BootTime time.Time
 	// Sources holds the lines of the source files that stacks point into
@@ -130,13 +130,13 @@ type Thread struct {
 	// Moved: its wait, its stack or its switch counters changed between samples.
 	Moved bool `json:"moved"`
 	// Seen is how many samples saw it; fewer than all means it came or went.
-	Seen  int             `json:"seen_in_samples"`
-	Why   string          `json:"why"`
-	Holds []string        `json:"holds"`               // lock ids
-	Waits string          `json:"waits_for,omitempty"` // lock id
-	Stack []sampler.Frame `json:"stack"`
+	Seen  int           `json:"seen_in_samples"`
+	Why   string        `json:"why"`
+	Holds []string      `json:"holds"`               // lock ids
+	Waits string        `json:"waits_for,omitempty"` // lock id
+	Stack []model.Frame `json:"stack"`
 	// Python is what the stack source says of the Python thread, if any.
-	Python *sampler.PythonThread `json:"python,omitempty"`
+	Python *model.PythonThread `json:"python,omitempty"`
 }
 
 // Goroutine is one goroutine's class and the readings behind it, as of
@@ -165,9 +165,9 @@ type Goroutine struct {
 	Waits string   `json:"waits_for,omitempty"`
 	Holds []string `json:"holds"`
 	// Group is its index in Diagnosis.Groups.
-	Group     int             `json:"group"`
-	Stack     []sampler.Frame `json:"stack"`
-	CreatedBy *sampler.Frame  `json:"created_by,omitempty"`
+	Group     int           `json:"group"`
+	Stack     []model.Frame `json:"stack"`
+	CreatedBy *model.Frame  `json:"created_by,omitempty"`
 }
 
 // Group is the goroutines that share a stack (argument words ignored) and
@@ -183,9 +183,9 @@ type Group struct {
 	IDs []int64 `json:"ids"`
 	// Counts is its size in each sample, first to last: a group that grows
 	// is a pile-up.
-	Counts []int           `json:"counts"`
-	Grew   bool            `json:"grew"`
-	Stack  []sampler.Frame `json:"stack"`
+	Counts []int         `json:"counts"`
+	Grew   bool          `json:"grew"`
+	Stack  []model.Frame `json:"stack"`
 }
 
 // SyscallView is the call a thread is blocked in, as read and as printed.

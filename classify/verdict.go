@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // verdict decides the process-level answer, in order of what an on-call
@@ -287,7 +287,7 @@ func (s *scene) blockedText(t *Thread) string {
 	return text
 }
 
-func runEvidence(samples []sampler.Sample, threads []Thread) string {
+func runEvidence(samples []model.Sample, threads []Thread) string {
 	s := fmt.Sprintf("%s", plural(len(samples), "sample", "samples"))
 	if len(samples) > 1 {
 		s += fmt.Sprintf(" over %.1fs", samples[len(samples)-1].Time.Sub(samples[0].Time).Seconds())

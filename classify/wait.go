@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 var kindText = map[string]string{
@@ -58,11 +58,11 @@ var wchanKind = map[string]string{
 // lock each thread waits on, and the threads alive at the end.
 type scene struct {
 	pid     int
-	samples []sampler.Sample
+	samples []model.Sample
 	lockOf  map[int]*Lock
 	live    map[int]bool
 	// waiting is each thread's last wait, from lastWaiting.
-	waiting map[int]sampler.Thread
+	waiting map[int]model.Thread
 }
 
 // kind names what a thread waits for at the last sample that saw it.
@@ -71,16 +71,16 @@ func (s *scene) kind(tid int) (kind, resource string) {
 }
 
 // lastReading is the thread's last wait (see lastWaiting).
-func (s *scene) lastReading(tid int) sampler.Thread {
+func (s *scene) lastReading(tid int) model.Thread {
 	if t, ok := s.waiting[tid]; ok {
 		return t
 	}
-	return sampler.Thread{TID: tid}
+	return model.Thread{TID: tid}
 }
 
 // waitKind names what a thread waits for, from its call, its descriptor and
 // its wchan, and the resource (a descriptor's target or a futex address).
-func (s *scene) waitKind(t sampler.Thread) (kind, resource string) {
+func (s *scene) waitKind(t model.Thread) (kind, resource string) {
 	lock := s.lockOf[t.TID]
 	sc := t.Syscall
 	if t.State == "" && len(t.Stack) > 0 {
@@ -98,14 +98,14 @@ func (s *scene) waitKind(t sampler.Thread) (kind, resource string) {
 	case !sc.InCall():
 		return wchanKindOf(t.Wchan), ""
 	}
-	if addr, ok := sampler.FutexWait(sc); ok {
+	if addr, ok := model.FutexWait(sc); ok {
 		if lock != nil {
 			return "lock", lock.ID
 		}
 		if joined := s.joined(sc, addr); joined > 0 {
 			return "thread-exit", ""
 		}
-		return "futex", "futex:" + sampler.FutexKey(addr)
+		return "futex", "futex:" + model.FutexKey(addr)
 	}
 	switch sc.Name {
 	case "wait4", "waitid":
@@ -127,7 +127,7 @@ func (s *scene) waitKind(t sampler.Thread) (kind, resource string) {
 			return "file-lock", t.FD
 		}
 	}
-	fd, isFD := sampler.FDArg(sc)
+	fd, isFD := model.FDArg(sc)
 	if !isFD {
 		return "syscall", ""
 	}
@@ -177,12 +177,12 @@ func isTTY(fd string) bool {
 // joined returns the thread a pthread_join waits for: glibc sleeps on the
 // joined thread's TID word, expecting the TID itself, until the kernel clears
 // it at exit. 0 when the wait is not a join.
-func (s *scene) joined(sc sampler.Syscall, addr uint64) int {
+func (s *scene) joined(sc model.Syscall, addr uint64) int {
 	cmd, val := sc.Args[1]&0x7f, int(int32(sc.Args[2]))
 	if sc.Name != "futex" || (cmd != 0 && cmd != 9) || val <= 0 || !s.live[val] {
 		return 0
 	}
-	f := s.samples[len(s.samples)-1].Futexes[sampler.FutexKey(addr)]
+	f := s.samples[len(s.samples)-1].Futexes[model.FutexKey(addr)]
 	if f.Err != "" || int(f.Word) != val {
 		return 0
 	}
@@ -213,7 +213,7 @@ func (s *scene) wait(t *Thread) (Wait, bool) {
 		w.To = &Ref{PID: s.pid, TID: joined}
 		w.Detail = fmt.Sprintf("waits for thread %d to exit (pthread_join)", joined)
 	case kind == "child-exit":
-		if child := sampler.WaitedChild(last); child > 0 {
+		if child := model.WaitedChild(last); child > 0 {
 			w.To = &Ref{PID: child}
 			w.Detail = fmt.Sprintf("waits for child pid %d to exit", child)
 		} else {

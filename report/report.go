@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/hangdoc/hangdoc/classify"
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // SchemaVersion is the JSON contract's version. Adding fields keeps it;
@@ -20,12 +20,12 @@ const SchemaVersion = 1
 
 // Report is a diagnosis with what it was made from.
 type Report struct {
-	SchemaVersion  int            `json:"schema_version"`
-	HangdocVersion string         `json:"hangdoc_version"`
-	Time           time.Time      `json:"time"`
-	Host           sampler.Host   `json:"host"`
-	Target         sampler.Target `json:"target"`
-	Sampling       Sampling       `json:"sampling"`
+	SchemaVersion  int          `json:"schema_version"`
+	HangdocVersion string       `json:"hangdoc_version"`
+	Time           time.Time    `json:"time"`
+	Host           model.Host   `json:"host"`
+	Target         model.Target `json:"target"`
+	Sampling       Sampling     `json:"sampling"`
 	classify.Diagnosis
 }
 
@@ -41,38 +41,12 @@ type Sampling struct {
 	StackSource   string `json:"stack_source"`
 	// Search says how other processes were scanned for the other ends of
 	// pipes and sockets, and whether the scan finished within its budget.
-	Search sampler.Search `json:"search"`
-	Notes  []string       `json:"notes"`
-}
-
-// Recording is a run's raw evidence: what `--record` writes and what the
-// golden tests replay. Classifying it again gives the same report.
-type Recording struct {
-	HangdocVersion string           `json:"hangdoc_version"`
-	Host           sampler.Host     `json:"host"`
-	Target         sampler.Target   `json:"target"`
-	Requested      int              `json:"requested"`
-	Interval       time.Duration    `json:"interval_ns"`
-	PartialReason  string           `json:"partial_reason,omitempty"`
-	TargetExited   bool             `json:"target_exited,omitempty"`
-	Notes          []string         `json:"notes,omitempty"`
-	Samples        []sampler.Sample `json:"samples"`
-	// The world around the target: the processes its waits lead to, the
-	// pipes and sockets they share, its family of processes.
-	Peers        []sampler.Process           `json:"peers,omitempty"`
-	Resources    map[string]sampler.Resource `json:"resources,omitempty"`
-	FamilyBefore []sampler.Proc              `json:"family_before,omitempty"`
-	Family       []sampler.Proc              `json:"family,omitempty"`
-	Search       sampler.Search              `json:"search"`
-	BootTime     time.Time                   `json:"boot_time"`
-	// StackSource names where the samples' stacks came from ("py-spy"),
-	// "" for none; Sources are the source files their frames point into.
-	StackSource string              `json:"stack_source,omitempty"`
-	Sources     map[string][]string `json:"sources,omitempty"`
+	Search model.Search `json:"search"`
+	Notes  []string     `json:"notes"`
 }
 
 // New classifies a recording and builds its report.
-func New(rec Recording, opts classify.Options) *Report {
+func New(rec model.Recording, opts classify.Options) *Report {
 	r := &Report{
 		SchemaVersion:  SchemaVersion,
 		HangdocVersion: rec.HangdocVersion,
@@ -113,7 +87,7 @@ func New(rec Recording, opts classify.Options) *Report {
 }
 
 // WriteRecording saves a run's raw evidence as JSON.
-func WriteRecording(path string, rec Recording) error {
+func WriteRecording(path string, rec model.Recording) error {
 	b, err := json.MarshalIndent(rec, "", " ")
 	if err != nil {
 		return err
@@ -125,8 +99,8 @@ func WriteRecording(path string, rec Recording) error {
 }
 
 // ReadRecording loads a recording written by WriteRecording.
-func ReadRecording(path string) (Recording, error) {
-	var rec Recording
+func ReadRecording(path string) (model.Recording, error) {
+	var rec model.Recording
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return rec, err

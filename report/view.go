@@ -9,7 +9,7 @@ import (
 	"unicode"
 
 	"github.com/hangdoc/hangdoc/classify"
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // Palette colours the text view. Its zero value prints no colour; each field
@@ -509,7 +509,7 @@ func goStackHeader(x goRow) string {
 }
 
 // frameText prints a frame as a traceback does, arguments included.
-func frameText(f sampler.Frame) string {
+func frameText(f model.Frame) string {
 	if f.File == "" {
 		return f.Func + f.Args
 	}

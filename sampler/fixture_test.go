@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hangdoc/hangdoc/internal/testvictim"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // fixturePID is the pipeholder victim captured into testdata/proc by
@@ -87,16 +88,16 @@ func copyFixture(t *testing.T) string {
 	return root
 }
 
-func threadByTID(sample Sample, tid int) (Thread, bool) {
+func threadByTID(sample model.Sample, tid int) (model.Thread, bool) {
 	for _, th := range sample.Threads {
 		if th.TID == tid {
 			return th, true
 		}
 	}
-	return Thread{}, false
+	return model.Thread{}, false
 }
 
-func tids(sample Sample) []int {
+func tids(sample model.Sample) []int {
 	var ids []int
 	for _, th := range sample.Threads {
 		ids = append(ids, th.TID)
@@ -148,7 +149,7 @@ func TestSampleFixture(t *testing.T) {
 			if sc.Name != "futex" || sc.Args[0] != r.lock || sc.Args[2] != 2 {
 				t.Errorf("sample %d: waiter %d syscall %+v, want futex(%#x, _, 2)", i, w, sc, r.lock)
 			}
-			if addr, ok := FutexWait(sc); !ok || addr != r.lock {
+			if addr, ok := model.FutexWait(sc); !ok || addr != r.lock {
 				t.Errorf("sample %d: FutexWait(%+v) = %#x, %v; want %#x, true", i, sc, addr, ok, r.lock)
 			}
 			if th.FD != "" || th.Exited {
@@ -158,11 +159,8 @@ func TestSampleFixture(t *testing.T) {
 
 		// Main joins worker-0: a futex wait on the thread's tid word,
 		// which is also read (and also cannot be).
-		join := FutexKey(0x7f9f7d3ad990)
-		wantFutexes := map[string]Futex{
-			FutexKey(r.lock): {Err: wantMemErr},
-			join:             {Err: wantMemErr},
-		}
+		join := model.FutexKey(0x7f9f7d3ad990)
+		wantFutexes := map[string]model.Futex{model.FutexKey(r.lock): {Err: wantMemErr}, join: {Err: wantMemErr}}
 		if d := cmp.Diff(wantFutexes, sample.Futexes); d != "" {
 			t.Errorf("sample %d: Futexes (-want +got):\n%s", i, d)
 		}
@@ -236,13 +234,13 @@ func TestSampleVanishedThread(t *testing.T) {
 			for j, th := range sample.Threads {
 				want := baseline.Threads[j]
 				if th.TID == gone {
-					want = Thread{TID: gone, Exited: true}
+					want = model.Thread{TID: gone, Exited: true}
 				}
 				if d := cmp.Diff(want, th); d != "" {
 					t.Errorf("thread %d (-want +got):\n%s", th.TID, d)
 				}
 			}
-			if _, ok := sample.Futexes[FutexKey(r.lock)]; !ok {
+			if _, ok := sample.Futexes[model.FutexKey(r.lock)]; !ok {
 				t.Errorf("Futexes %v: no entry for the lock the other waiters wait on", sample.Futexes)
 			}
 			if _, ok := s.threads[gone]; ok {
@@ -314,9 +312,9 @@ func TestSampleRunningThread(t *testing.T) {
 				t.Fatal(err)
 			}
 			th, _ := threadByTID(sample, spinner)
-			want := Thread{
+			want := model.Thread{
 				TID: spinner, Name: "worker-3", State: "R",
-				Syscall: Syscall{Running: true, Nr: -1}, RunDelay: tc.wantDelay,
+				Syscall: model.Syscall{Running: true, Nr: -1}, RunDelay: tc.wantDelay,
 				Voluntary: 2,
 			}
 			if d := cmp.Diff(want, th); d != "" {

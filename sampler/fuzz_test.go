@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // addProcSeeds adds every file called name under testdata/proc, the
@@ -125,7 +126,7 @@ func FuzzParseSyscall(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		sc, err := parseSyscall(b)
 		if err != nil {
-			if d := cmp.Diff(Syscall{}, sc); d != "" {
+			if d := cmp.Diff(model.Syscall{}, sc); d != "" {
 				t.Errorf("parseSyscall(%q) failed (%v) but returned a value (-zero +got):\n%s", b, err, d)
 			}
 			return

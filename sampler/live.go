@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hangdoc/hangdoc/internal/syscalls"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // Sampler takes samples of one live process. It keeps every thread's /proc
@@ -44,7 +45,7 @@ type task struct {
 	// sched is the schedstat line read at the start of the last sample and
 	// last what that sample read, nil unless it read every file: see thread.
 	sched []byte
-	last  *Thread
+	last  *model.Thread
 }
 
 // procFile is a /proc file read through a descriptor kept open when the
@@ -142,23 +143,23 @@ func (s *Sampler) Close() error {
 
 // Sample takes one sample. It returns an error wrapping ErrNoProcess when the
 // process has exited and ErrPIDReused when its pid now names another process.
-func (s *Sampler) Sample() (Sample, error) {
+func (s *Sampler) Sample() (model.Sample, error) {
 	now := time.Now()
 	b, err := s.read(&s.stat, true)
 	if err != nil {
-		return Sample{}, classifyErr("reading", s.stat.path, err)
+		return model.Sample{}, classifyErr("reading", s.stat.path, err)
 	}
 	st, err := parseStat(b)
 	if err != nil {
-		return Sample{}, fmt.Errorf("reading %s: %w", s.stat.path, err)
+		return model.Sample{}, fmt.Errorf("reading %s: %w", s.stat.path, err)
 	}
 	if st.StartTicks != s.start {
-		return Sample{}, fmt.Errorf("pid %d: %w", s.pid, ErrPIDReused)
+		return model.Sample{}, fmt.Errorf("pid %d: %w", s.pid, ErrPIDReused)
 	}
 	if st.State == "Z" || st.State == "X" {
-		return Sample{}, fmt.Errorf("pid %d exited: %w", s.pid, ErrNoProcess)
+		return model.Sample{}, fmt.Errorf("pid %d exited: %w", s.pid, ErrNoProcess)
 	}
-	sample := Sample{
+	sample := model.Sample{
 		Time:       now,
 		PID:        s.pid,
 		StartTicks: st.StartTicks,
@@ -168,9 +169,9 @@ func (s *Sampler) Sample() (Sample, error) {
 
 	tids, err := s.listTasks()
 	if err != nil {
-		return Sample{}, err
+		return model.Sample{}, err
 	}
-	sample.Threads = make([]Thread, 0, len(tids))
+	sample.Threads = make([]model.Thread, 0, len(tids))
 	s.keepAll = s.budget >= filesPerThread*len(tids)+1
 	listed := make(map[int]bool, len(tids))
 	for _, tid := range tids {
@@ -219,7 +220,7 @@ func (s *Sampler) listTasks() ([]int, error) {
 // first, so that an unchanged line also covers the reads that followed it
 // last time; stat is read every time, because a wakeup changes the state of
 // a thread before it runs.
-func (s *Sampler) thread(tid int) Thread {
+func (s *Sampler) thread(tid int) model.Thread {
 	t := s.threads[tid]
 	if t == nil {
 		t = &task{
@@ -231,11 +232,11 @@ func (s *Sampler) thread(tid int) Thread {
 		}
 		s.threads[tid] = t
 	}
-	th := Thread{TID: tid}
-	gone := func() Thread {
+	th := model.Thread{TID: tid}
+	gone := func() model.Thread {
 		s.closeTask(t)
 		delete(s.threads, tid)
-		return Thread{TID: tid, Exited: true}
+		return model.Thread{TID: tid, Exited: true}
 	}
 
 	// Without schedstat (no CONFIG_SCHED_INFO, or "0 0 0" when it is off)
@@ -275,7 +276,7 @@ func (s *Sampler) thread(tid int) Thread {
 	if th.State == "R" {
 		// On a CPU or waiting for one: wchan and syscall say nothing
 		// ("0", "running"), and schedstat says how long it waited.
-		th.Syscall = Syscall{Running: true, Nr: -1}
+		th.Syscall = model.Syscall{Running: true, Nr: -1}
 		th.RunDelay = runDelay
 		return th
 	}
@@ -287,7 +288,7 @@ func (s *Sampler) thread(tid int) Thread {
 	if th.State == "D" {
 		th.KernelStack = s.kernelStack(tid)
 	}
-	th.Syscall = Syscall{Unknown: true, Nr: -1}
+	th.Syscall = model.Syscall{Unknown: true, Nr: -1}
 	if b, err = s.read(&t.syscall, false); err == nil {
 		if sc, err := parseSyscall(b); err == nil {
 			th.Syscall = sc
@@ -374,64 +375,22 @@ func (s *Sampler) closeTask(t *task) {
 	s.close(&t.schedstat)
 }
 
-// Futex operations that wait for the word to change: FUTEX_WAIT,
-// FUTEX_LOCK_PI, FUTEX_WAIT_BITSET, FUTEX_WAIT_REQUEUE_PI, FUTEX_LOCK_PI2.
-var futexWaitOps = map[uint64]bool{0: true, 6: true, 9: true, 11: true, 13: true}
-
-// FutexWait returns the address a thread waits on in futex(), if it does.
-func FutexWait(sc Syscall) (addr uint64, ok bool) {
-	if !sc.InCall() {
-		return 0, false
-	}
-	switch sc.Name {
-	case "futex":
-		return sc.Args[0], futexWaitOps[sc.Args[1]&0x7f]
-	case "futex_wait":
-		return sc.Args[0], true
-	}
-	return 0, false
-}
-
-// WaitedChild returns the process a thread blocked in wait4 or waitid
-// waits for: wait4(pid, …), waitid(P_PID, pid, …), or the process behind the
-// pidfd of waitid(P_PIDFD, fd, …) (Go's os/exec waits that way). 0 means any
-// child, a process group, or no wait at all.
-func WaitedChild(t Thread) int {
-	sc := t.Syscall
-	if !sc.InCall() {
-		return 0
-	}
-	pid := 0
-	switch {
-	case sc.Name == "wait4":
-		pid = int(int32(sc.Args[0]))
-	case sc.Name == "waitid" && sc.Args[0] == 1: // P_PID
-		pid = int(int32(sc.Args[1]))
-	case sc.Name == "waitid" && sc.Args[0] == 3: // P_PIDFD
-		pid = t.PidfdPID
-	}
-	return max(pid, 0)
-}
-
-// FutexKey is how Sample.Futexes names an address.
-func FutexKey(addr uint64) string { return "0x" + strconv.FormatUint(addr, 16) }
-
 // readFutexes reads, once per address, the words a mutex keeps at the futex
 // address: the lock word, __owner at +8 and __kind at +16.
-func (s *Sampler) readFutexes(sample *Sample) {
+func (s *Sampler) readFutexes(sample *model.Sample) {
 	for _, th := range sample.Threads {
-		addr, ok := FutexWait(th.Syscall)
+		addr, ok := model.FutexWait(th.Syscall)
 		if !ok {
 			continue
 		}
-		key := FutexKey(addr)
+		key := model.FutexKey(addr)
 		if _, seen := sample.Futexes[key]; seen {
 			continue
 		}
 		if sample.Futexes == nil {
-			sample.Futexes = make(map[string]Futex)
+			sample.Futexes = make(map[string]model.Futex)
 		}
-		var f Futex
+		var f model.Futex
 		if s.mem < 0 {
 			f.Err = s.memErr.Error()
 		} else {
@@ -454,40 +413,13 @@ func le32(b []byte) int32 {
 	return int32(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24)
 }
 
-// fdArg names the argument that holds a file descriptor, for the calls a
-// thread blocks in.
-var fdArg = map[string]int{
-	"read": 0, "write": 0, "readv": 0, "writev": 0, "pread64": 0, "pwrite64": 0,
-	"preadv": 0, "pwritev": 0, "preadv2": 0, "pwritev2": 0,
-	"recvfrom": 0, "sendto": 0, "recvmsg": 0, "sendmsg": 0, "recvmmsg": 0, "sendmmsg": 0,
-	"accept": 0, "accept4": 0, "connect": 0,
-	"epoll_wait": 0, "epoll_pwait": 0, "epoll_pwait2": 0,
-	"fsync": 0, "fdatasync": 0, "flock": 0, "fcntl": 0, "ioctl": 0, "sendfile": 0,
-	"splice": 2, "tee": 1,
-}
-
-// FDArg returns the file descriptor a blocked call is using, if it has one.
-func FDArg(sc Syscall) (int, bool) {
-	if !sc.InCall() {
-		return 0, false
-	}
-	if sc.Name == "waitid" && sc.Args[0] == 3 { // P_PIDFD
-		return int(int32(sc.Args[1])), true
-	}
-	i, ok := fdArg[sc.Name]
-	if !ok {
-		return 0, false
-	}
-	return int(int32(sc.Args[i])), true
-}
-
 // resolveFDs names what each blocked call's descriptor points at.
-func (s *Sampler) resolveFDs(sample *Sample) {
+func (s *Sampler) resolveFDs(sample *model.Sample) {
 	var seen map[int]string
 	var watches map[int][]string
 	for i := range sample.Threads {
 		th := &sample.Threads[i]
-		fd, ok := FDArg(th.Syscall)
+		fd, ok := model.FDArg(th.Syscall)
 		if !ok || fd < 0 {
 			continue
 		}

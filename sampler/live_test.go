@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hangdoc/hangdoc/internal/testvictim"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // TestSampleLiveABBA samples the abba victim, two threads deadlocked on two
@@ -49,7 +50,7 @@ func TestSampleLiveABBA(t *testing.T) {
 			waits uint64
 		}{{left, "left", m2}, {right, "right", m1}} {
 			th, _ := threadByTID(sample, w.tid)
-			if addr, ok := FutexWait(th.Syscall); th.Name != w.name || th.Exited || !ok || addr != w.waits {
+			if addr, ok := model.FutexWait(th.Syscall); th.Name != w.name || th.Exited || !ok || addr != w.waits {
 				t.Errorf("sample %d: thread %d = %+v; want %q waiting in futex on %#x", i, w.tid, th, w.name, w.waits)
 			}
 		}
@@ -58,16 +59,16 @@ func TestSampleLiveABBA(t *testing.T) {
 			addr  uint64
 			owner int
 		}{{"m1", m1, left}, {"m2", m2, right}} {
-			got, ok := sample.Futexes[FutexKey(m.addr)]
+			got, ok := sample.Futexes[model.FutexKey(m.addr)]
 			if !ok {
-				t.Errorf("sample %d: Futexes has no %s (%s): %+v", i, m.name, FutexKey(m.addr), sample.Futexes)
+				t.Errorf("sample %d: Futexes has no %s (%s): %+v", i, m.name, model.FutexKey(m.addr), sample.Futexes)
 				continue
 			}
 			// Locked with waiters (2), owned by the thread that locked it
 			// first, PTHREAD_MUTEX_NORMAL/TIMED (kind 0).
-			want := Futex{Word: 2, Owner: int32(m.owner), Kind: 0}
+			want := model.Futex{Word: 2, Owner: int32(m.owner), Kind: 0}
 			if d := cmp.Diff(want, got); d != "" {
-				t.Errorf("sample %d: Futexes[%s] (%s) (-want +got):\n%s", i, FutexKey(m.addr), m.name, d)
+				t.Errorf("sample %d: Futexes[%s] (%s) (-want +got):\n%s", i, model.FutexKey(m.addr), m.name, d)
 			}
 		}
 	}

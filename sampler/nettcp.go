@@ -4,29 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/hangdoc/hangdoc/model"
 	"net/netip"
 	"strconv"
 )
-
-// TCPConn is one TCP socket as /proc/net/tcp or /proc/net/tcp6 shows it.
-type TCPConn struct {
-	// Local and Remote are as the kernel has them: tcp6 shows the IPv4
-	// peers of a dual-stack socket as ::ffff:a.b.c.d. A listener's Remote
-	// is the unspecified address, port 0.
-	Local  netip.AddrPort `json:"local"`
-	Remote netip.AddrPort `json:"remote"`
-	State  string         `json:"state"` // ESTABLISHED, LISTEN, TIME_WAIT, …
-	// TxQueue is the bytes written and not yet acknowledged by the peer.
-	TxQueue uint64 `json:"tx_queue"`
-	// RxQueue is the bytes received and not yet read (a FIN counts as
-	// one); for a listener, the connections waiting to be accepted.
-	RxQueue uint64 `json:"rx_queue"`
-	UID     int    `json:"uid"`
-	// Inode is the N of "socket:[N]" in the holders' /proc/PID/fd. It is
-	// 0 for TIME_WAIT and half-open (SYN_RECV) entries: no descriptor
-	// holds them.
-	Inode uint64 `json:"inode"`
-}
 
 // tcpStates names the st column: include/net/tcp_states.h.
 var tcpStates = [...]string{
@@ -55,8 +36,8 @@ var tcpStates = [...]string{
 // The file is read on the host that wrote it; a capture from a machine of
 // the other byte order would need its words swapped. Ports are printed as
 // numbers.
-func parseNetTCP(b []byte) ([]TCPConn, error) {
-	conns := []TCPConn{}
+func parseNetTCP(b []byte) ([]model.TCPConn, error) {
+	conns := []model.TCPConn{}
 	n := 0
 	for line := range bytes.Lines(b) {
 		n++
@@ -98,8 +79,8 @@ func isSlot(w []byte) bool {
 	return true
 }
 
-func parseTCPEntry(f [10][]byte) (TCPConn, error) {
-	var c TCPConn
+func parseTCPEntry(f [10][]byte) (model.TCPConn, error) {
+	var c model.TCPConn
 	var err error
 	if c.Local, err = parseHexAddrPort(f[1]); err != nil {
 		return c, fmt.Errorf("local address: %w", err)
@@ -164,8 +145,8 @@ func parseHexAddrPort(b []byte) (netip.AddrPort, error) {
 // ReadTCP reads the TCP sockets of pid's network namespace, from
 // /proc/PID/net/tcp and /proc/PID/net/tcp6; either may be missing (a
 // kernel without IPv6), not both.
-func ReadTCP(fs FS, pid int) ([]TCPConn, error) {
-	all := []TCPConn{}
+func ReadTCP(fs FS, pid int) ([]model.TCPConn, error) {
+	all := []model.TCPConn{}
 	buf := make([]byte, 0, 16<<10)
 	var missing error
 	for _, name := range []string{"tcp", "tcp6"} {
@@ -191,26 +172,4 @@ func ReadTCP(fs FS, pid int) ([]TCPConn, error) {
 		all = append(all, conns...)
 	}
 	return all, nil
-}
-
-// Peer finds the other end of c among all, the sockets of c's network
-// namespace: the entry whose Local is c's Remote and whose Remote is c's
-// Local. IPv4 and IPv4-mapped IPv6 addresses are the same address here, so
-// a dual-stack server's ::ffff:127.0.0.1 end pairs with an IPv4 client. A
-// listener, or a connection to another host, has none.
-func (c TCPConn) Peer(all []TCPConn) (TCPConn, bool) {
-	if c.Remote.Port() == 0 {
-		return TCPConn{}, false
-	}
-	local, remote := unmapAddrPort(c.Local), unmapAddrPort(c.Remote)
-	for _, o := range all {
-		if unmapAddrPort(o.Local) == remote && unmapAddrPort(o.Remote) == local {
-			return o, true
-		}
-	}
-	return TCPConn{}, false
-}
-
-func unmapAddrPort(ap netip.AddrPort) netip.AddrPort {
-	return netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 }

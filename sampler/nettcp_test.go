@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // netRoot holds /proc/net/tcp and tcp6 captured by testdata/net/capture.py
@@ -32,8 +33,8 @@ func littleEndianOnly(t *testing.T) {
 }
 
 // tcpConn is a TCPConn owned by uid 0, from addresses in netip's notation.
-func tcpConn(local, remote, state string, tx, rx, inode uint64) TCPConn {
-	return TCPConn{
+func tcpConn(local, remote, state string, tx, rx, inode uint64) model.TCPConn {
+	return model.TCPConn{
 		Local: netip.MustParseAddrPort(local), Remote: netip.MustParseAddrPort(remote),
 		State: state, TxQueue: tx, RxQueue: rx, Inode: inode,
 	}
@@ -42,7 +43,7 @@ func tcpConn(local, remote, state string, tx, rx, inode uint64) TCPConn {
 // capturedTCP and capturedTCP6 are what the captures say, decoded by hand
 // (with Python's inet_ntop, not this package).
 var (
-	capturedTCP = []TCPConn{
+	capturedTCP = []model.TCPConn{
 		tcpConn("0.0.0.0:2024", "0.0.0.0:0", "LISTEN", 0, 0, 552),
 		tcpConn("127.0.0.1:47551", "0.0.0.0:0", "LISTEN", 0, 0, 8327967),
 		tcpConn("127.0.0.1:57487", "0.0.0.0:0", "LISTEN", 0, 0, 8327973),
@@ -61,7 +62,7 @@ var (
 		// The FIN it has not read counts as a byte.
 		tcpConn("127.0.0.1:47551", "127.0.0.1:44966", "CLOSE_WAIT", 0, 1, 8327969),
 	}
-	capturedTCP6 = []TCPConn{
+	capturedTCP6 = []model.TCPConn{
 		tcpConn("[::]:35395", "[::]:0", "LISTEN", 0, 0, 8327964),
 		tcpConn("[::1]:35211", "[::]:0", "LISTEN", 0, 0, 8327961),
 		tcpConn("[::1]:41858", "[::1]:35211", "ESTABLISHED", 0, 0, 8327962),
@@ -84,7 +85,7 @@ func TestParseNetTCP(t *testing.T) {
 		name    string
 		file    string // under netRoot, or "" for in
 		in      string
-		want    []TCPConn
+		want    []model.TCPConn
 		wantErr string
 	}{{
 		name: "captured tcp",
@@ -97,26 +98,26 @@ func TestParseNetTCP(t *testing.T) {
 	}, {
 		name: "the brief's example: 0100007F:1F90 is 127.0.0.1:8080",
 		in:   tcpHeader + tcpLine("0100007F:1F90", "00000000:0000", "0A", "00000000:00000003", "1000", "4242"),
-		want: []TCPConn{{
+		want: []model.TCPConn{{
 			Local: netip.MustParseAddrPort("127.0.0.1:8080"), Remote: netip.MustParseAddrPort("0.0.0.0:0"),
 			State: "LISTEN", RxQueue: 3, UID: 1000, Inode: 4242,
 		}},
 	}, {
 		name: "IPv6 words in host order, lower-case hex",
 		in:   tcpLine("000000fd000000000000000002000000:0016", "B80D0120000000000000000001000000:FFFF", "0c", "00000001:00000000", "0", "0"),
-		want: []TCPConn{tcpConn("[fd00::2]:22", "[2001:db8::1]:65535", "NEW_SYN_RECV", 1, 0, 0)},
+		want: []model.TCPConn{tcpConn("[fd00::2]:22", "[2001:db8::1]:65535", "NEW_SYN_RECV", 1, 0, 0)},
 	}, {
 		name: "only a header",
 		in:   tcpHeader,
-		want: []TCPConn{},
+		want: []model.TCPConn{},
 	}, {
 		name: "empty",
 		in:   "",
-		want: []TCPConn{},
+		want: []model.TCPConn{},
 	}, {
 		name: "lines that are not entries are skipped",
 		in:   tcpHeader + "\n   \n" + tcpLine("0100007F:1F90", "0100007F:C350", "01", "00000000:00000000", "0", "7") + "trailing garbage\n:: 12 34\n",
-		want: []TCPConn{tcpConn("127.0.0.1:8080", "127.0.0.1:50000", "ESTABLISHED", 0, 0, 7)},
+		want: []model.TCPConn{tcpConn("127.0.0.1:8080", "127.0.0.1:50000", "ESTABLISHED", 0, 0, 7)},
 	}, {
 		name:    "a cut-short entry",
 		in:      tcpHeader + "   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000\n",
@@ -183,7 +184,7 @@ func TestParseNetTCP(t *testing.T) {
 func TestPeer(t *testing.T) {
 	littleEndianOnly(t)
 	all := slices.Concat(capturedTCP, capturedTCP6)
-	byLocal := func(s string) TCPConn {
+	byLocal := func(s string) model.TCPConn {
 		t.Helper()
 		for _, c := range all {
 			if c.Local.String() == s && c.State != "LISTEN" {
@@ -191,7 +192,7 @@ func TestPeer(t *testing.T) {
 			}
 		}
 		t.Fatalf("no connection from %s", s)
-		return TCPConn{}
+		return model.TCPConn{}
 	}
 	for _, tc := range []struct {
 		name     string
@@ -210,9 +211,9 @@ func TestPeer(t *testing.T) {
 		{name: "a wildcard listener", from: "0.0.0.0:2024", listener: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var c TCPConn
+			var c model.TCPConn
 			if tc.listener {
-				i := slices.IndexFunc(all, func(c TCPConn) bool { return c.Local.String() == tc.from && c.State == "LISTEN" })
+				i := slices.IndexFunc(all, func(c model.TCPConn) bool { return c.Local.String() == tc.from && c.State == "LISTEN" })
 				c = all[i]
 			} else {
 				c = byLocal(tc.from)
@@ -238,7 +239,7 @@ func TestReadTCPFixture(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
 		files   map[string]string
-		want    []TCPConn
+		want    []model.TCPConn
 		wantErr string
 		errIs   error
 	}{{
@@ -346,8 +347,8 @@ func TestTCPLive(t *testing.T) {
 			cFD, cName := socketName(t, client.(*net.TCPConn))
 
 			self := os.Getpid()
-			var all []TCPConn
-			var sEnd TCPConn
+			var all []model.TCPConn
+			var sEnd model.TCPConn
 			// Loopback delivers at once; allow a moment anyway.
 			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 				all, err = ReadTCP(NewFS(""), self)
@@ -359,12 +360,12 @@ func TestTCPLive(t *testing.T) {
 					break
 				}
 			}
-			want := map[string]TCPConn{
+			want := map[string]model.TCPConn{
 				lnName: {Local: netip.AddrPortFrom(tc.listener, port), Remote: netip.AddrPortFrom(unspecified(tc.listener), 0), State: "LISTEN"},
 				sName:  {Local: netip.AddrPortFrom(tc.server, port), Remote: netip.AddrPortFrom(tc.server, clientPort), State: "ESTABLISHED", RxQueue: 5},
 				cName:  {Local: netip.AddrPortFrom(tc.client, clientPort), Remote: netip.AddrPortFrom(tc.client, port), State: "ESTABLISHED"},
 			}
-			got := make(map[string]TCPConn)
+			got := make(map[string]model.TCPConn)
 			for name, w := range want {
 				c, ok := byInode(all, name)
 				if !ok {
@@ -387,10 +388,10 @@ func TestTCPLive(t *testing.T) {
 
 			targets := map[string]bool{lnName: true, sName: true, cName: true}
 			found, scanned, complete := FindHolders(NewFS(""), targets, []int{self}, time.Minute)
-			wantFound := map[string][]FDRef{
-				lnName: {{self, lnFD, "rw"}},
-				sName:  {{self, sFD, "rw"}},
-				cName:  {{self, cFD, "rw"}},
+			wantFound := map[string][]model.FDRef{
+				lnName: {{PID: self, FD: lnFD, Mode: "rw"}},
+				sName:  {{PID: self, FD: sFD, Mode: "rw"}},
+				cName:  {{PID: self, FD: cFD, Mode: "rw"}},
 			}
 			if diff := cmp.Diff(wantFound, found); diff != "" {
 				t.Errorf("FindHolders (-want +got):\n%s", diff)
@@ -402,13 +403,13 @@ func TestTCPLive(t *testing.T) {
 	}
 }
 
-func byInode(all []TCPConn, name string) (TCPConn, bool) {
+func byInode(all []model.TCPConn, name string) (model.TCPConn, bool) {
 	for _, c := range all {
 		if c.Inode != 0 && fmt.Sprintf("socket:[%d]", c.Inode) == name {
 			return c, true
 		}
 	}
-	return TCPConn{}, false
+	return model.TCPConn{}, false
 }
 
 func unspecified(a netip.Addr) netip.Addr {

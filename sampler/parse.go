@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/hangdoc/hangdoc/model"
 	"strconv"
 	"time"
 )
@@ -118,45 +119,45 @@ func statusField(b []byte, key string) (uint64, error) {
 
 // parseSyscall parses /proc/TID/syscall: "running"; "-1 SP PC" when blocked
 // outside a syscall; or "NR ARG1 … ARG6 SP PC" with the arguments in hex.
-func parseSyscall(b []byte) (Syscall, error) {
+func parseSyscall(b []byte) (model.Syscall, error) {
 	b = bytes.TrimSpace(b)
 	if string(b) == "running" {
-		return Syscall{Running: true, Nr: -1}, nil
+		return model.Syscall{Running: true, Nr: -1}, nil
 	}
 	var f [9][]byte
 	n := 0
 	for w := range bytes.FieldsSeq(b) {
 		if n == len(f) {
-			return Syscall{}, fmt.Errorf("parsing syscall: too many fields: %q", trim(b))
+			return model.Syscall{}, fmt.Errorf("parsing syscall: too many fields: %q", trim(b))
 		}
 		f[n] = w
 		n++
 	}
 	if n == 0 {
-		return Syscall{}, fmt.Errorf("parsing syscall: empty")
+		return model.Syscall{}, fmt.Errorf("parsing syscall: empty")
 	}
 	nr, err := strconv.Atoi(string(f[0]))
 	if err != nil || nr < -1 {
-		return Syscall{}, fmt.Errorf("parsing syscall number %q", trim(f[0]))
+		return model.Syscall{}, fmt.Errorf("parsing syscall number %q", trim(f[0]))
 	}
 	if nr == -1 {
 		if n != 3 {
-			return Syscall{}, fmt.Errorf("parsing syscall: %d fields after -1", n-1)
+			return model.Syscall{}, fmt.Errorf("parsing syscall: %d fields after -1", n-1)
 		}
-		return Syscall{Nr: -1}, nil
+		return model.Syscall{Nr: -1}, nil
 	}
 	if n != 9 {
-		return Syscall{}, fmt.Errorf("parsing syscall: %w (%d)", errShort, n)
+		return model.Syscall{}, fmt.Errorf("parsing syscall: %w (%d)", errShort, n)
 	}
-	s := Syscall{Nr: nr}
+	s := model.Syscall{Nr: nr}
 	for i := range s.Args {
 		a := f[i+1]
 		if len(a) < 3 || a[0] != '0' || a[1] != 'x' {
-			return Syscall{}, fmt.Errorf("parsing syscall argument %q", trim(a))
+			return model.Syscall{}, fmt.Errorf("parsing syscall argument %q", trim(a))
 		}
 		v, err := strconv.ParseUint(string(a[2:]), 16, 64)
 		if err != nil {
-			return Syscall{}, fmt.Errorf("parsing syscall argument %q", trim(a))
+			return model.Syscall{}, fmt.Errorf("parsing syscall argument %q", trim(a))
 		}
 		s.Args[i] = v
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // Lines from the pipeholder fixture in testdata/proc/32266: the main thread,
@@ -317,33 +318,33 @@ func TestParseCtxtSwitches(t *testing.T) {
 type syscallCase struct {
 	name    string
 	in      string
-	want    Syscall
+	want    model.Syscall
 	wantErr string
 }
 
 var syscallCases = []syscallCase{
-	{name: "running", in: "running\n", want: Syscall{Running: true, Nr: -1}},
-	{name: "running without newline", in: "running", want: Syscall{Running: true, Nr: -1}},
-	{name: "blocked outside a syscall", in: "-1 0x7ffd 0x7f12\n", want: Syscall{Nr: -1}},
+	{name: "running", in: "running\n", want: model.Syscall{Running: true, Nr: -1}},
+	{name: "running without newline", in: "running", want: model.Syscall{Running: true, Nr: -1}},
+	{name: "blocked outside a syscall", in: "-1 0x7ffd 0x7f12\n", want: model.Syscall{Nr: -1}},
 	{
 		name: "futex wait",
 		in:   "202 0x55bef9e35160 0x80 0x2 0x0 0x0 0x0 0x7f9f7d3acc78 0x7f9f7d43712b\n",
-		want: Syscall{Nr: 202, Args: [6]uint64{0x55bef9e35160, 0x80, 2}},
+		want: model.Syscall{Nr: 202, Args: [6]uint64{0x55bef9e35160, 0x80, 2}},
 	},
 	{
 		name: "write",
 		in:   "1 0x4 0x7f9f7c3aacb0 0x200 0x0 0x0 0x0 0x7f9f7c3aac70 0x7f9f7d4a938f\n",
-		want: Syscall{Nr: 1, Args: [6]uint64{4, 0x7f9f7c3aacb0, 0x200}},
+		want: model.Syscall{Nr: 1, Args: [6]uint64{4, 0x7f9f7c3aacb0, 0x200}},
 	},
 	{
 		name: "read, syscall 0",
 		in:   "0 0x0 0x7ffc 0x1 0x0 0x0 0x0 0x7ffd 0x7f12",
-		want: Syscall{Nr: 0, Args: [6]uint64{0, 0x7ffc, 1}},
+		want: model.Syscall{Nr: 0, Args: [6]uint64{0, 0x7ffc, 1}},
 	},
 	{
 		name: "largest arguments",
 		in:   "7 0xffffffffffffffff 0xFFFFFFFFFFFFFFFF 0x0 0x0 0x0 0x0 0x0 0x0",
-		want: Syscall{Nr: 7, Args: [6]uint64{1<<64 - 1, 1<<64 - 1}},
+		want: model.Syscall{Nr: 7, Args: [6]uint64{1<<64 - 1, 1<<64 - 1}},
 	},
 
 	{name: "empty", in: "", wantErr: "empty"},
@@ -373,7 +374,7 @@ func TestParseSyscall(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("parseSyscall(%q) = %+v, %v; want an error containing %q", tc.in, got, err, tc.wantErr)
 				}
-				if d := cmp.Diff(Syscall{}, got); d != "" {
+				if d := cmp.Diff(model.Syscall{}, got); d != "" {
 					t.Errorf("parseSyscall(%q) failed but returned a value (-zero +got):\n%s", tc.in, d)
 				}
 				return

@@ -6,18 +6,13 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hangdoc/hangdoc/model"
 	"golang.org/x/sys/unix"
 )
 
 // ErrNotPipe says a descriptor is not an anonymous pipe, so its fill cannot
 // be read without opening something that might notice.
 var ErrNotPipe = errors.New("not an anonymous pipe")
-
-// PipeFill is how full a pipe is, in bytes.
-type PipeFill struct {
-	Queued   int `json:"queued"`   // written and not yet read
-	Capacity int `json:"capacity"` // the most it holds before a writer blocks
-}
 
 // ReadPipeFill says how full the anonymous pipe behind descriptor fd of pid
 // is. It opens the pipe, asks, and closes it; it never reads or writes.
@@ -39,40 +34,40 @@ type PipeFill struct {
 // checked to be a pipe; the pipe is then reopened through that O_PATH
 // descriptor, so a descriptor closed and reused meanwhile (for a terminal,
 // a tape) is never opened for reading.
-func ReadPipeFill(fs FS, pid, fd int) (PipeFill, error) {
+func ReadPipeFill(fs FS, pid, fd int) (model.PipeFill, error) {
 	path := fs.pidPath(pid, "fd", strconv.Itoa(fd))
 	ofd, err := openFlags(unix.AT_FDCWD, path, unix.O_PATH|unix.O_CLOEXEC)
 	if err != nil {
-		return PipeFill{}, fdErr(fs, pid, "opening", path, err)
+		return model.PipeFill{}, fdErr(fs, pid, "opening", path, err)
 	}
 	defer unix.Close(ofd)
 	self := "/proc/self/fd/" + strconv.Itoa(ofd)
 	var st unix.Stat_t
 	if err := unix.Fstat(ofd, &st); err != nil {
-		return PipeFill{}, fmt.Errorf("stat %s: %w", path, err)
+		return model.PipeFill{}, fmt.Errorf("stat %s: %w", path, err)
 	}
 	link, err := readMagicLink(self)
 	if err != nil {
-		return PipeFill{}, fmt.Errorf("reading link %s: %w", path, err)
+		return model.PipeFill{}, fmt.Errorf("reading link %s: %w", path, err)
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFIFO || !strings.HasPrefix(link, "pipe:[") {
-		return PipeFill{}, fmt.Errorf("%s is %s: %w", path, link, ErrNotPipe)
+		return model.PipeFill{}, fmt.Errorf("%s is %s: %w", path, link, ErrNotPipe)
 	}
 	p, err := openFlags(unix.AT_FDCWD, self, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC)
 	if err != nil {
-		return PipeFill{}, classifyErr("opening", path, err)
+		return model.PipeFill{}, classifyErr("opening", path, err)
 	}
 	defer unix.Close(p)
 	// TIOCINQ is FIONREAD's name in x/sys/unix, with each architecture's value.
 	queued, err := unix.IoctlGetInt(p, unix.TIOCINQ)
 	if err != nil {
-		return PipeFill{}, fmt.Errorf("FIONREAD on %s: %w", path, err)
+		return model.PipeFill{}, fmt.Errorf("FIONREAD on %s: %w", path, err)
 	}
 	capacity, err := unix.FcntlInt(uintptr(p), unix.F_GETPIPE_SZ, 0)
 	if err != nil {
-		return PipeFill{}, fmt.Errorf("F_GETPIPE_SZ on %s: %w", path, err)
+		return model.PipeFill{}, fmt.Errorf("F_GETPIPE_SZ on %s: %w", path, err)
 	}
-	return PipeFill{Queued: queued, Capacity: capacity}, nil
+	return model.PipeFill{Queued: queued, Capacity: capacity}, nil
 }
 
 func openFlags(dir int, path string, flags int) (int, error) {

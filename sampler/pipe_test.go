@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hangdoc/hangdoc/model"
 	"golang.org/x/sys/unix"
 )
 
@@ -35,12 +36,12 @@ func TestReadPipeFill(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		setup func(t *testing.T) (pid, fd int)
-		want  PipeFill
+		want  model.PipeFill
 		errIs error
 	}{{
 		name:  "empty",
 		setup: func(t *testing.T) (int, int) { r, _ := pipe(t); return self, r },
-		want:  PipeFill{Queued: 0, Capacity: def},
+		want:  model.PipeFill{Queued: 0, Capacity: def},
 	}, {
 		name: "ten bytes, asked through the write end",
 		setup: func(t *testing.T) (int, int) {
@@ -48,7 +49,7 @@ func TestReadPipeFill(t *testing.T) {
 			write(t, w, 10)
 			return self, w
 		},
-		want: PipeFill{Queued: 10, Capacity: def},
+		want: model.PipeFill{Queued: 10, Capacity: def},
 	}, {
 		name: "resized to a megabyte",
 		setup: func(t *testing.T) (int, int) {
@@ -59,7 +60,7 @@ func TestReadPipeFill(t *testing.T) {
 			write(t, w, 100000)
 			return self, r
 		},
-		want: PipeFill{Queued: 100000, Capacity: 1 << 20},
+		want: model.PipeFill{Queued: 100000, Capacity: 1 << 20},
 	}, {
 		name: "a regular file is not opened",
 		setup: func(t *testing.T) (int, int) {

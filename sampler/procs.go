@@ -12,25 +12,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hangdoc/hangdoc/model"
 	"golang.org/x/sys/unix"
 )
-
-// Proc is one process as its stat file describes it.
-type Proc struct {
-	PID        int           `json:"pid"`
-	PPID       int           `json:"ppid"`
-	PGRP       int           `json:"pgrp"`
-	Session    int           `json:"session"`
-	Comm       string        `json:"comm"`
-	State      string        `json:"state"`
-	StartTicks uint64        `json:"start_ticks"` // start time, in clock ticks after boot
-	CPUTime    time.Duration `json:"cpu_ns"`      // user + system
-}
 
 // ScanProcs lists every process in fs, sorted by PID. A process that exits
 // between the listing and the read of its stat is left out; a stat that
 // cannot be parsed is an error.
-func ScanProcs(fs FS) ([]Proc, error) {
+func ScanProcs(fs FS) ([]model.Proc, error) {
 	root := fs.Path()
 	d, err := os.Open(root)
 	if err != nil {
@@ -41,7 +30,7 @@ func ScanProcs(fs FS) ([]Proc, error) {
 	if err != nil {
 		return nil, classifyErr("listing", root, err)
 	}
-	procs := make([]Proc, 0, len(names))
+	procs := make([]model.Proc, 0, len(names))
 	buf := make([]byte, 0, 1024)
 	for _, name := range names {
 		pid, err := strconv.Atoi(name)
@@ -63,28 +52,19 @@ func ScanProcs(fs FS) ([]Proc, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading %s: %w", path, err)
 		}
-		procs = append(procs, Proc{
+		procs = append(procs, model.Proc{
 			PID: st.PID, PPID: st.PPID, PGRP: st.PGRP, Session: st.Session,
 			Comm: st.Comm, State: st.State,
 			StartTicks: st.StartTicks, CPUTime: st.CPUTime,
 		})
 	}
-	slices.SortFunc(procs, func(a, b Proc) int { return a.PID - b.PID })
+	slices.SortFunc(procs, func(a, b model.Proc) int { return a.PID - b.PID })
 	return procs, nil
 }
 
 // vanished reports whether err says the file's process is gone.
 func vanished(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
-}
-
-// FDRef is one descriptor of one process.
-type FDRef struct {
-	PID int `json:"pid"`
-	FD  int `json:"fd"`
-	// Mode is the access mode the file was opened with: "r", "w" or "rw";
-	// "" when fdinfo could not be read.
-	Mode string `json:"mode"`
 }
 
 // FindHolders finds the descriptors that point at targets, texts as
@@ -100,8 +80,8 @@ type FDRef struct {
 // ran out first. A process that cannot be read (it exited, or hangdoc
 // lacks permission) is skipped and not counted; a repeated pid is read
 // once.
-func FindHolders(fs FS, targets map[string]bool, order []int, budget time.Duration) (found map[string][]FDRef, scanned int, complete bool) {
-	found = make(map[string][]FDRef)
+func FindHolders(fs FS, targets map[string]bool, order []int, budget time.Duration) (found map[string][]model.FDRef, scanned int, complete bool) {
+	found = make(map[string][]model.FDRef)
 	if len(targets) == 0 {
 		return found, 0, true
 	}
@@ -145,7 +125,7 @@ func FindHolders(fs FS, targets map[string]bool, order []int, budget time.Durati
 type holderScan struct {
 	fs      FS
 	targets map[string]bool
-	found   map[string][]FDRef
+	found   map[string][]model.FDRef
 	dirents []byte // getdents64 buffer
 	link    []byte // readlinkat buffer
 	info    []byte // fdinfo buffer
@@ -156,7 +136,7 @@ type holderScan struct {
 
 type heldFD struct {
 	target string
-	ref    FDRef
+	ref    model.FDRef
 }
 
 func (h *holderScan) spent() bool {
@@ -234,7 +214,7 @@ func (h *holderScan) fd(pid, dir, fd int) {
 		return
 	}
 	key := string(link)
-	ref := FDRef{PID: pid, FD: fd}
+	ref := model.FDRef{PID: pid, FD: fd}
 	path := h.fs.pidPath(pid, "fdinfo", strconv.Itoa(fd))
 	b, err := readFile(path, h.info)
 	if err == nil {

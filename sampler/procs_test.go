@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hangdoc/hangdoc/model"
 	"golang.org/x/sys/unix"
 )
 
@@ -48,20 +49,20 @@ func TestScanProcsFixture(t *testing.T) {
 		s = withComm(s, comm)
 		return strconv.Itoa(pid) + s[strings.IndexByte(s, ' '):]
 	}
-	procOf := func(pid, ppid int, comm string) Proc {
-		return Proc{PID: pid, PPID: ppid, PGRP: mainStat.PGRP, Session: mainStat.Session,
+	procOf := func(pid, ppid int, comm string) model.Proc {
+		return model.Proc{PID: pid, PPID: ppid, PGRP: mainStat.PGRP, Session: mainStat.Session,
 			Comm: comm, State: mainStat.State, StartTicks: mainStat.StartTicks, CPUTime: mainStat.CPUTime}
 	}
 	for _, tc := range []struct {
 		name    string
 		root    string            // a tree in testdata, or "" for files
 		files   map[string]string // the tree to make
-		want    []Proc
+		want    []model.Proc
 		wantErr string
 	}{{
 		name: "captured pipeholder",
 		root: fixtureRoot,
-		want: []Proc{{PID: 32266, PPID: 1, PGRP: 32250, Session: 7923, Comm: "pipeholder", State: "S",
+		want: []model.Proc{{PID: 32266, PPID: 1, PGRP: 32250, Session: 7923, Comm: "pipeholder", State: "S",
 			StartTicks: 92769, CPUTime: 390 * time.Millisecond}},
 	}, {
 		name: "sorted by pid, numerically",
@@ -70,7 +71,7 @@ func TestScanProcsFixture(t *testing.T) {
 			"20/stat":  statOf(20, 1, "a"),
 			"3/stat":   statOf(3, 20, "c d"),
 		},
-		want: []Proc{procOf(3, 20, "c d"), procOf(20, 1, "a"), procOf(100, 1, "b")},
+		want: []model.Proc{procOf(3, 20, "c d"), procOf(20, 1, "a"), procOf(100, 1, "b")},
 	}, {
 		name: "names that are not pids are not processes",
 		files: map[string]string{
@@ -83,18 +84,18 @@ func TestScanProcsFixture(t *testing.T) {
 			"12abc/stat":   statOf(12, 1, "suffix"),
 			"sys/kernel/x": "",
 		},
-		want: []Proc{procOf(7, 1, "x")},
+		want: []model.Proc{procOf(7, 1, "x")},
 	}, {
 		name: "a process that vanished is skipped",
 		files: map[string]string{
 			"7/stat":   statOf(7, 1, "x"),
 			"8/status": "Name: exited\n",
 		},
-		want: []Proc{procOf(7, 1, "x")},
+		want: []model.Proc{procOf(7, 1, "x")},
 	}, {
 		name:  "empty tree",
 		files: map[string]string{},
-		want:  []Proc{},
+		want:  []model.Proc{},
 	}, {
 		name: "a garbled stat is an error",
 		files: map[string]string{
@@ -148,12 +149,12 @@ func TestScanProcsLive(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ScanProcs(/proc): %v", err)
 	}
-	if !slices.IsSortedFunc(procs, func(a, b Proc) int { return a.PID - b.PID }) {
+	if !slices.IsSortedFunc(procs, func(a, b model.Proc) int { return a.PID - b.PID }) {
 		t.Errorf("ScanProcs(/proc) is not sorted by pid")
 	}
-	find := func(pid int) Proc {
+	find := func(pid int) model.Proc {
 		t.Helper()
-		i, ok := slices.BinarySearchFunc(procs, pid, func(p Proc, pid int) int { return p.PID - pid })
+		i, ok := slices.BinarySearchFunc(procs, pid, func(p model.Proc, pid int) int { return p.PID - pid })
 		if !ok {
 			t.Fatalf("ScanProcs(/proc): pid %d missing from %d processes", pid, len(procs))
 		}
@@ -172,7 +173,7 @@ func TestScanProcsLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	self := find(os.Getpid())
-	want := Proc{PID: os.Getpid(), PPID: os.Getppid(), PGRP: unix.Getpgrp(), Session: sid, Comm: comm}
+	want := model.Proc{PID: os.Getpid(), PPID: os.Getppid(), PGRP: unix.Getpgrp(), Session: sid, Comm: comm}
 	if diff := cmp.Diff(want, self, cmpIgnoreTimes, cmpIgnoreState); diff != "" {
 		t.Errorf("the test process (-want +got):\n%s", diff)
 	}
@@ -180,7 +181,7 @@ func TestScanProcsLive(t *testing.T) {
 		t.Errorf("the test process: StartTicks 0")
 	}
 	kid := find(child.Process.Pid)
-	want = Proc{PID: child.Process.Pid, PPID: os.Getpid(), PGRP: unix.Getpgrp(), Session: sid, Comm: "sleep"}
+	want = model.Proc{PID: child.Process.Pid, PPID: os.Getpid(), PGRP: unix.Getpgrp(), Session: sid, Comm: "sleep"}
 	if diff := cmp.Diff(want, kid, cmpIgnoreTimes, cmpIgnoreState); diff != "" {
 		t.Errorf("the child (-want +got):\n%s", diff)
 	}
@@ -236,69 +237,69 @@ func TestFindHoldersFixture(t *testing.T) {
 		targets      []string
 		order        []int
 		budget       time.Duration
-		want         map[string][]FDRef
+		want         map[string][]model.FDRef
 		wantScanned  int
 		wantComplete bool
 	}{{
 		name:    "every holder, in order",
 		targets: []string{pipe, sock},
 		order:   []int{100, 200, 300, 400},
-		want: map[string][]FDRef{
-			pipe: {{100, 0, "r"}, {200, 1, "w"}, {200, 3, ""}, {400, 4, ""}},
-			sock: {{100, 1, "rw"}},
+		want: map[string][]model.FDRef{
+			pipe: {{PID: 100, FD: 0, Mode: "r"}, {PID: 200, FD: 1, Mode: "w"}, {PID: 200, FD: 3, Mode: ""}, {PID: 400, FD: 4, Mode: ""}},
+			sock: {{PID: 100, FD: 1, Mode: "rw"}},
 		},
 		wantScanned: 3, wantComplete: true,
 	}, {
 		name:    "order is the caller's",
 		targets: []string{pipe},
 		order:   []int{400, 200, 100},
-		want: map[string][]FDRef{
-			pipe: {{400, 4, ""}, {200, 1, "w"}, {200, 3, ""}, {100, 0, "r"}},
+		want: map[string][]model.FDRef{
+			pipe: {{PID: 400, FD: 4, Mode: ""}, {PID: 200, FD: 1, Mode: "w"}, {PID: 200, FD: 3, Mode: ""}, {PID: 100, FD: 0, Mode: "r"}},
 		},
 		wantScanned: 3, wantComplete: true,
 	}, {
 		name:        "repeated and impossible pids are read once or not at all",
 		targets:     []string{sock},
 		order:       []int{100, 0, -1, 100, 100},
-		want:        map[string][]FDRef{sock: {{100, 1, "rw"}}},
+		want:        map[string][]model.FDRef{sock: {{PID: 100, FD: 1, Mode: "rw"}}},
 		wantScanned: 1, wantComplete: true,
 	}, {
 		name:        "processes not in order are not read",
 		targets:     []string{pipe},
 		order:       []int{200},
-		want:        map[string][]FDRef{pipe: {{200, 1, "w"}, {200, 3, ""}}},
+		want:        map[string][]model.FDRef{pipe: {{PID: 200, FD: 1, Mode: "w"}, {PID: 200, FD: 3, Mode: ""}}},
 		wantScanned: 1, wantComplete: true,
 	}, {
 		name:        "a target nobody holds",
 		targets:     []string{"pipe:[99]"},
 		order:       []int{100, 200, 300, 400},
-		want:        map[string][]FDRef{},
+		want:        map[string][]model.FDRef{},
 		wantScanned: 3, wantComplete: true,
 	}, {
 		name:        "no targets",
 		order:       []int{100, 200},
-		want:        map[string][]FDRef{},
+		want:        map[string][]model.FDRef{},
 		wantScanned: 0, wantComplete: true,
 	}, {
 		name:        "a spent budget stops after the first process",
 		targets:     []string{pipe, sock},
 		order:       []int{100, 200, 400},
 		budget:      time.Nanosecond,
-		want:        map[string][]FDRef{pipe: {{100, 0, "r"}}, sock: {{100, 1, "rw"}}},
+		want:        map[string][]model.FDRef{pipe: {{PID: 100, FD: 0, Mode: "r"}}, sock: {{PID: 100, FD: 1, Mode: "rw"}}},
 		wantScanned: 1, wantComplete: false,
 	}, {
 		name:        "a budget that lasts",
 		targets:     []string{sock},
 		order:       []int{100, 200},
 		budget:      time.Hour,
-		want:        map[string][]FDRef{sock: {{100, 1, "rw"}}},
+		want:        map[string][]model.FDRef{sock: {{PID: 100, FD: 1, Mode: "rw"}}},
 		wantScanned: 2, wantComplete: true,
 	}, {
 		name:        "captured pipeholder, which has no fdinfo",
 		root:        fixtureRoot,
 		targets:     []string{fixturePipe},
 		order:       []int{fixturePID},
-		want:        map[string][]FDRef{fixturePipe: {{fixturePID, 4, ""}}},
+		want:        map[string][]model.FDRef{fixturePipe: {{PID: fixturePID, FD: 4, Mode: ""}}},
 		wantScanned: 1, wantComplete: true,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -346,9 +347,9 @@ func startPipeWriter(t *testing.T) (*os.File, *exec.Cmd) {
 }
 
 // waitFull waits until the pipe behind fd of pid is full.
-func waitFull(t *testing.T, pid, fd int) PipeFill {
+func waitFull(t *testing.T, pid, fd int) model.PipeFill {
 	t.Helper()
-	var fill PipeFill
+	var fill model.PipeFill
 	var err error
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		fill, err = ReadPipeFill(NewFS(""), pid, fd)
@@ -386,7 +387,7 @@ func TestPipeLive(t *testing.T) {
 	}{{"the test's read end", self, rfd}, {"the child's write end", kid, 1}} {
 		t.Run("ReadPipeFill/"+end.name, func(t *testing.T) {
 			fill := waitFull(t, end.pid, end.fd)
-			if want := (PipeFill{Queued: wantCap, Capacity: wantCap}); fill != want {
+			if want := (model.PipeFill{Queued: wantCap, Capacity: wantCap}); fill != want {
 				t.Errorf("ReadPipeFill(%d, %d) = %+v, want %+v", end.pid, end.fd, fill, want)
 			}
 		})
@@ -395,7 +396,7 @@ func TestPipeLive(t *testing.T) {
 	t.Run("FindHolders", func(t *testing.T) {
 		targets := map[string]bool{target: true}
 		found, scanned, complete := FindHolders(NewFS(""), targets, []int{self, kid}, time.Minute)
-		want := map[string][]FDRef{target: {{self, rfd, "r"}, {kid, 1, "w"}}}
+		want := map[string][]model.FDRef{target: {{PID: self, FD: rfd, Mode: "r"}, {PID: kid, FD: 1, Mode: "w"}}}
 		if diff := cmp.Diff(want, found); diff != "" {
 			t.Errorf("FindHolders(%s, [%d %d]) (-want +got):\n%s", target, self, kid, diff)
 		}
@@ -417,7 +418,7 @@ func TestPipeLive(t *testing.T) {
 		if !complete {
 			t.Fatalf("FindHolders over %d processes did not finish in a minute", len(procs))
 		}
-		for _, ref := range []FDRef{{self, rfd, "r"}, {kid, 1, "w"}} {
+		for _, ref := range []model.FDRef{{PID: self, FD: rfd, Mode: "r"}, {PID: kid, FD: 1, Mode: "w"}} {
 			if !slices.Contains(found[target], ref) {
 				t.Errorf("FindHolders over every process: %v lacks %v", found[target], ref)
 			}

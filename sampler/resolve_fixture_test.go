@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hangdoc/hangdoc/internal/testvictim"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // The resolvers that follow a wait from one process to another (ScanProcs,
@@ -106,13 +107,13 @@ func TestScanProcsCaptured(t *testing.T) {
 	c := tcpReadyLine(t)
 	for _, tc := range []struct {
 		name, root string
-		want       []Proc
+		want       []model.Proc
 	}{{
 		// Each victim was started in a session of its own by a launcher
 		// that then exited: init adopted its first process.
 		name: "pipeline",
 		root: pipelineRoot,
-		want: []Proc{
+		want: []model.Proc{
 			{PID: p.shell, PPID: 1, PGRP: p.shell, Session: p.shell, Comm: "sh", State: "S", StartTicks: 430735},
 			{PID: p.writer, PPID: p.shell, PGRP: p.shell, Session: p.shell, Comm: "yes", State: "S", StartTicks: 430735},
 			{PID: p.consumer, PPID: p.shell, PGRP: p.shell, Session: p.shell, Comm: "sleep", State: "S", StartTicks: 430735},
@@ -120,7 +121,7 @@ func TestScanProcsCaptured(t *testing.T) {
 	}, {
 		name: "tcp",
 		root: tcpRoot,
-		want: []Proc{
+		want: []model.Proc{
 			{PID: c.client, PPID: 1, PGRP: c.client, Session: c.client, Comm: "python3", State: "S",
 				StartTicks: 431451, CPUTime: 30 * time.Millisecond},
 			{PID: c.server, PPID: c.client, PGRP: c.client, Session: c.client, Comm: "python3", State: "S",
@@ -141,30 +142,30 @@ func TestScanProcsCaptured(t *testing.T) {
 
 func TestFindHoldersPipelineFixture(t *testing.T) {
 	p := pipelineReadyLine(t)
-	writerEnd := FDRef{PID: p.writer, FD: 1, Mode: "w"}
-	readerEnd := FDRef{PID: p.consumer, FD: 0, Mode: "r"}
+	writerEnd := model.FDRef{PID: p.writer, FD: 1, Mode: "w"}
+	readerEnd := model.FDRef{PID: p.consumer, FD: 0, Mode: "r"}
 	for _, tc := range []struct {
 		name         string
 		order        []int
 		budget       time.Duration
-		want         []FDRef // the pipe's holders; nil: none
+		want         []model.FDRef // the pipe's holders; nil: none
 		wantScanned  int
 		wantComplete bool
 	}{{
 		// The shell closed both ends after forking the pipeline.
 		name:        "every process",
 		order:       []int{p.shell, p.writer, p.consumer},
-		want:        []FDRef{writerEnd, readerEnd},
+		want:        []model.FDRef{writerEnd, readerEnd},
 		wantScanned: 3, wantComplete: true,
 	}, {
 		name:        "in the caller's order",
 		order:       []int{p.consumer, p.shell, p.writer},
-		want:        []FDRef{readerEnd, writerEnd},
+		want:        []model.FDRef{readerEnd, writerEnd},
 		wantScanned: 3, wantComplete: true,
 	}, {
 		name:        "only the writer",
 		order:       []int{p.writer},
-		want:        []FDRef{writerEnd},
+		want:        []model.FDRef{writerEnd},
 		wantScanned: 1, wantComplete: true,
 	}, {
 		// The budget is looked at before each process but the first, so
@@ -172,7 +173,7 @@ func TestFindHoldersPipelineFixture(t *testing.T) {
 		name:        "a 1ns budget reads the first process only",
 		order:       []int{p.writer, p.consumer, p.shell},
 		budget:      time.Nanosecond,
-		want:        []FDRef{writerEnd},
+		want:        []model.FDRef{writerEnd},
 		wantScanned: 1, wantComplete: false,
 	}, {
 		name:        "a 1ns budget, and the first process holds nothing",
@@ -183,12 +184,12 @@ func TestFindHoldersPipelineFixture(t *testing.T) {
 		name:        "a 1ns budget is enough for one process",
 		order:       []int{p.writer},
 		budget:      time.Nanosecond,
-		want:        []FDRef{writerEnd},
+		want:        []model.FDRef{writerEnd},
 		wantScanned: 1, wantComplete: true,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			found, scanned, complete := FindHolders(NewFS(pipelineRoot), map[string]bool{p.pipe: true}, tc.order, tc.budget)
-			want := map[string][]FDRef{}
+			want := map[string][]model.FDRef{}
 			if tc.want != nil {
 				want[p.pipe] = tc.want
 			}
@@ -273,13 +274,13 @@ func TestTCPFixture(t *testing.T) {
 	loopback := netip.MustParseAddr("127.0.0.1")
 	server := netip.AddrPortFrom(loopback, uint16(c.port))
 	client := netip.AddrPortFrom(loopback, 49802) // the client's ephemeral port, 0xC28A
-	listener := TCPConn{Local: server, Remote: netip.AddrPortFrom(netip.IPv4Unspecified(), 0), State: "LISTEN", Inode: 8618428}
-	accepted := TCPConn{Local: server, Remote: client, State: "ESTABLISHED", RxQueue: uint64(len(tcpRequest)), Inode: 8618429}
-	mine := TCPConn{Local: client, Remote: server, State: "ESTABLISHED", Inode: clientIno}
+	listener := model.TCPConn{Local: server, Remote: netip.AddrPortFrom(netip.IPv4Unspecified(), 0), State: "LISTEN", Inode: 8618428}
+	accepted := model.TCPConn{Local: server, Remote: client, State: "ESTABLISHED", RxQueue: uint64(len(tcpRequest)), Inode: 8618429}
+	mine := model.TCPConn{Local: client, Remote: server, State: "ESTABLISHED", Inode: clientIno}
 	addrPorts := cmp.Comparer(func(a, b netip.AddrPort) bool { return a == b })
 	// The capture keeps only the sockets the two processes hold; tcp6 has
 	// none.
-	if d := cmp.Diff([]TCPConn{listener, accepted, mine}, conns, addrPorts); d != "" {
+	if d := cmp.Diff([]model.TCPConn{listener, accepted, mine}, conns, addrPorts); d != "" {
 		t.Fatalf("ReadTCP(%s, %d) (-want +got):\n%s", tcpRoot, c.client, d)
 	}
 	// One network namespace: the server sees the same table.
@@ -302,7 +303,7 @@ func TestTCPFixture(t *testing.T) {
 	// fd links).
 	targets := map[string]bool{link: true, socketLink(peer.Inode): true, socketLink(listener.Inode): true}
 	found, scanned, complete := FindHolders(tree, targets, []int{c.client, c.server}, 0)
-	want := map[string][]FDRef{
+	want := map[string][]model.FDRef{
 		link:                       {{PID: c.client, FD: c.fd, Mode: "rw"}},
 		socketLink(accepted.Inode): {{PID: c.server, FD: 4, Mode: "rw"}},
 		socketLink(listener.Inode): {{PID: c.server, FD: 3, Mode: "rw"}},

@@ -4,44 +4,24 @@ import (
 	"bytes"
 	"context"
 	"debug/buildinfo"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/shirou/gopsutil/v4/common"
 	"github.com/shirou/gopsutil/v4/process"
 	"golang.org/x/sys/unix"
 )
 
-// Target is what a report says about the process it diagnoses.
-type Target struct {
-	PID            int       `json:"pid"`
-	PPID           int       `json:"ppid"`
-	Cmdline        string    `json:"cmdline"`
-	Exe            string    `json:"exe"`
-	User           string    `json:"user"`
-	Started        time.Time `json:"started"`
-	Runtime        string    `json:"runtime"` // go, python, java, node or native
-	RuntimeVersion string    `json:"runtime_version,omitempty"`
-}
-
-// Host is the machine a report was made on.
-type Host struct {
-	Name   string `json:"name"`
-	Kernel string `json:"kernel"`
-	Arch   string `json:"arch"`
-	CPUs   int    `json:"cpus"`
-}
-
 // Describe gathers the portable facts about a process through gopsutil and
 // names its runtime from its executable and mappings. Facts it cannot read
 // stay empty: the diagnosis does not depend on them.
-func Describe(fs FS, pid int) Target {
+func Describe(fs FS, pid int) model.Target {
 	ctx := fs.context()
-	t := Target{PID: pid, Cmdline: Cmdline(fs, pid)}
+	t := model.Target{PID: pid, Cmdline: Cmdline(fs, pid)}
 	p, err := process.NewProcessWithContext(ctx, int32(pid))
 	if err != nil {
 		return t
@@ -104,8 +84,8 @@ func detectRuntime(fs FS, pid int, exe string) (name, version string) {
 }
 
 // DescribeHost names the machine hangdoc runs on.
-func DescribeHost() Host {
-	h := Host{Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
+func DescribeHost() model.Host {
+	h := model.Host{Arch: runtime.GOARCH, CPUs: runtime.NumCPU()}
 	h.Name, _ = os.Hostname()
 	var u unix.Utsname
 	if unix.Uname(&u) == nil {
@@ -113,16 +93,4 @@ func DescribeHost() Host {
 		h.Arch = unix.ByteSliceToString(u.Machine[:])
 	}
 	return h
-}
-
-// String is how errors and progress lines name a target.
-func (t Target) String() string {
-	if t.Cmdline == "" {
-		return fmt.Sprintf("pid %d", t.PID)
-	}
-	c := t.Cmdline
-	if len(c) > 60 {
-		c = c[:57] + "..."
-	}
-	return fmt.Sprintf("pid %d (%s)", t.PID, c)
 }

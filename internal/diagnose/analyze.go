@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/hangdoc/hangdoc/internal/version"
-	"github.com/hangdoc/hangdoc/report"
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/goroutines"
 	"github.com/hangdoc/hangdoc/sampler/python"
@@ -21,11 +21,11 @@ import (
 // time, compared like live samples (what moved, what did not). It reads
 // py-spy's text and JSON dumps and CPython's faulthandler dumps; there is
 // no kernel evidence in a file, so CPU, wchan and syscalls are unknown.
-func Analyze(paths []string, stdin io.Reader) (report.Recording, error) {
-	rec := report.Recording{
+func Analyze(paths []string, stdin io.Reader) (model.Recording, error) {
+	rec := model.Recording{
 		HangdocVersion: version.Version,
 		Host:           sampler.DescribeHost(),
-		Samples:        []sampler.Sample{},
+		Samples:        []model.Sample{},
 	}
 	tids := map[string]int{}
 	var formats []string
@@ -84,7 +84,7 @@ func Analyze(paths []string, stdin io.Reader) (report.Recording, error) {
 
 // addGoDumps adds the goroutine dumps in b as snapshots, a second apart
 // from when the file was saved, like Python dumps.
-func addGoDumps(rec *report.Recording, path string, b []byte, saved time.Time) error {
+func addGoDumps(rec *model.Recording, path string, b []byte, saved time.Time) error {
 	dumps, err := goroutines.Parse(bytes.NewReader(b))
 	if errors.Is(err, goroutines.ErrNoDump) {
 		return fmt.Errorf("%s: no stack dump found: hangdoc analyze reads Go goroutine dumps (SIGQUIT, panic, go test timeout, pprof goroutine?debug=2, runtime.Stack) and Python dumps (py-spy text or JSON, faulthandler, sys._current_frames())", path)
@@ -116,7 +116,7 @@ func addGoDumps(rec *report.Recording, path string, b []byte, saved time.Time) e
 				gs[i].Observer = gs[i].State == "running"
 			}
 		}
-		rec.Samples = append(rec.Samples, sampler.Sample{Time: at.UTC(), Threads: []sampler.Thread{}, Goroutines: gs})
+		rec.Samples = append(rec.Samples, model.Sample{Time: at.UTC(), Threads: []model.Thread{}, Goroutines: gs})
 	}
 	if read == 0 {
 		return fmt.Errorf("%s: only pprof goroutine?debug=1 profiles, which count stacks without ids or states: fetch /debug/pprof/goroutine?debug=2 instead", path)
@@ -128,8 +128,8 @@ func addGoDumps(rec *report.Recording, path string, b []byte, saved time.Time) e
 // by their OS thread id, else their Python ident, else their name; a
 // thread with no OS id is given a small stand-in TID, the same in every
 // snapshot.
-func snapshot(d python.Dump, at time.Time, tids map[string]int) sampler.Sample {
-	s := sampler.Sample{Time: at.UTC(), Threads: []sampler.Thread{}}
+func snapshot(d python.Dump, at time.Time, tids map[string]int) model.Sample {
+	s := model.Sample{Time: at.UTC(), Threads: []model.Thread{}}
 	for n, t := range d.Threads {
 		key := "name:" + t.Name
 		switch {
@@ -152,10 +152,10 @@ func snapshot(d python.Dump, at time.Time, tids map[string]int) sampler.Sample {
 		if name == "" {
 			name = fmt.Sprintf("thread-%d", tid)
 		}
-		s.Threads = append(s.Threads, sampler.Thread{
+		s.Threads = append(s.Threads, model.Thread{
 			TID: tid, Name: name, Stack: t.Frames,
-			Syscall: sampler.Syscall{Unknown: true, Nr: -1},
-			Python:  &sampler.PythonThread{ThreadName: t.Name, OwnsGIL: t.OwnsGIL, Active: t.Active},
+			Syscall: model.Syscall{Unknown: true, Nr: -1},
+			Python:  &model.PythonThread{ThreadName: t.Name, OwnsGIL: t.OwnsGIL, Active: t.Active},
 		})
 	}
 	return s

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hangdoc/hangdoc/classify"
 	"github.com/hangdoc/hangdoc/internal/version"
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/report"
 	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/delve"
@@ -48,7 +49,7 @@ type Options struct {
 // Run samples the target until it has Samples samples, ctx ends, or the
 // target goes away; the last two give a partial report, marked so. Errors
 // are for a target that cannot be diagnosed at all.
-func Run(ctx context.Context, opts Options) (*report.Report, report.Recording, error) {
+func Run(ctx context.Context, opts Options) (*report.Report, model.Recording, error) {
 	rec, err := Record(ctx, opts)
 	if err != nil {
 		return nil, rec, err
@@ -57,14 +58,14 @@ func Run(ctx context.Context, opts Options) (*report.Report, report.Recording, e
 }
 
 // Record takes the samples and the facts around them, classifying nothing.
-func Record(ctx context.Context, opts Options) (rec report.Recording, err error) {
+func Record(ctx context.Context, opts Options) (rec model.Recording, err error) {
 	fs := sampler.NewFS(opts.ProcRoot)
-	rec = report.Recording{
+	rec = model.Recording{
 		HangdocVersion: version.Version,
 		Host:           sampler.DescribeHost(),
 		Requested:      opts.Samples,
 		Interval:       opts.Interval,
-		Samples:        []sampler.Sample{},
+		Samples:        []model.Sample{},
 	}
 	s, err := sampler.New(fs, opts.PID)
 	if err != nil {
@@ -98,7 +99,7 @@ func Record(ctx context.Context, opts Options) (rec report.Recording, err error)
 	defer clearProgress(opts.Progress)
 	f := newFollower(fs, opts.PID, cmp.Or(opts.SearchBudget, time.Second))
 	defer f.close()
-	var firstScan []sampler.Proc
+	var firstScan []model.Proc
 	defer func() {
 		// Whatever ended the run, the world around the samples taken so far
 		// goes with them.
@@ -205,10 +206,10 @@ const hangGrace = 2 * time.Second
 // block (reading a process's memory waits for its memory-map lock, which a
 // thread in uninterruptible sleep may hold), so the run is abandoned, not
 // awaited, if it does not return in time.
-func RunBounded(ctx context.Context, opts Options) (*report.Report, report.Recording, error) {
+func RunBounded(ctx context.Context, opts Options) (*report.Report, model.Recording, error) {
 	type result struct {
 		r   *report.Report
-		rec report.Recording
+		rec model.Recording
 		err error
 	}
 	done := make(chan result, 1)
@@ -228,6 +229,6 @@ func RunBounded(ctx context.Context, opts Options) (*report.Report, report.Recor
 		// A Delve attach may still be stopping the target's threads: let
 		// it detach before this process exits and the kernel does it.
 		delve.Settle(hangGrace)
-		return nil, report.Recording{}, fmt.Errorf("reading /proc/%d did not return in time (%v): a thread of the target may be in uninterruptible sleep holding its memory map; check 'cat /proc/%d/task/*/stat' by hand", opts.PID, context.Cause(ctx), opts.PID)
+		return nil, model.Recording{}, fmt.Errorf("reading /proc/%d did not return in time (%v): a thread of the target may be in uninterruptible sleep holding its memory map; check 'cat /proc/%d/task/*/stat' by hand", opts.PID, context.Cause(ctx), opts.PID)
 	}
 }

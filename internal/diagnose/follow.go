@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hangdoc/hangdoc/report"
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
 )
 
@@ -23,21 +23,21 @@ type follower struct {
 	fs       sampler.FS
 	target   int
 	budget   time.Duration // left for scanning other processes' descriptors
-	procs    []sampler.Proc
+	procs    []model.Proc
 	samplers map[int]*sampler.Sampler
-	peers    map[int]*sampler.Process
+	peers    map[int]*model.Process
 	order    []int // peers in the order found
-	res      map[string]sampler.Resource
-	search   sampler.Search
+	res      map[string]model.Resource
+	search   model.Search
 }
 
 func newFollower(fs sampler.FS, target int, budget time.Duration) *follower {
 	return &follower{
 		fs: fs, target: target, budget: budget,
 		samplers: map[int]*sampler.Sampler{},
-		peers:    map[int]*sampler.Process{},
-		res:      map[string]sampler.Resource{},
-		search:   sampler.Search{Complete: true, BudgetMS: budget.Milliseconds()},
+		peers:    map[int]*model.Process{},
+		res:      map[string]model.Resource{},
+		search:   model.Search{Complete: true, BudgetMS: budget.Milliseconds()},
 	}
 }
 
@@ -70,7 +70,7 @@ func (f *follower) sample() {
 
 // follow finds where the blocked threads of one process's sample lead, and
 // starts sampling the processes there, to maxDepth.
-func (f *follower) follow(pid int, sm sampler.Sample, depth int) {
+func (f *follower) follow(pid int, sm model.Sample, depth int) {
 	if depth >= maxDepth {
 		return
 	}
@@ -129,7 +129,7 @@ func (f *follower) follow(pid int, sm sampler.Sample, depth int) {
 		if p == f.target || f.peers[p] != nil {
 			continue
 		}
-		peer := &sampler.Process{PID: p, Depth: depth + 1, Samples: []sampler.Sample{}}
+		peer := &model.Process{PID: p, Depth: depth + 1, Samples: []model.Sample{}}
 		f.peers[p] = peer
 		f.order = append(f.order, p)
 		s, err := sampler.New(f.fs, p)
@@ -152,13 +152,13 @@ func (f *follower) follow(pid int, sm sampler.Sample, depth int) {
 // netpollWait reports a sample with a goroutine waiting for a descriptor
 // in the Go runtime's network poller (pipes and sockets both), other than
 // a listener's Accept.
-func netpollWait(sm sampler.Sample) bool {
+func netpollWait(sm model.Sample) bool {
 	for _, g := range sm.Goroutines {
 		if g.State != "IO wait" {
 			continue
 		}
 		for _, f := range g.Stack {
-			if strings.HasSuffix(f.Func, "(*pollDesc).waitWrite") || strings.HasSuffix(f.Func, "(*pollDesc).waitRead") && !slices.ContainsFunc(g.Stack, func(f sampler.Frame) bool { return strings.HasSuffix(f.Func, ").Accept") }) {
+			if strings.HasSuffix(f.Func, "(*pollDesc).waitWrite") || strings.HasSuffix(f.Func, "(*pollDesc).waitRead") && !slices.ContainsFunc(g.Stack, func(f model.Frame) bool { return strings.HasSuffix(f.Func, ").Accept") }) {
 				return true
 			}
 		}
@@ -167,8 +167,8 @@ func netpollWait(sm sampler.Sample) bool {
 }
 
 // waitedChildren are the children a wait4/waitid call waits for.
-func (f *follower) waitedChildren(pid int, t sampler.Thread) []int {
-	if one := sampler.WaitedChild(t); one > 0 {
+func (f *follower) waitedChildren(pid int, t model.Thread) []int {
+	if one := model.WaitedChild(t); one > 0 {
 		return []int{one}
 	}
 	var out []int
@@ -187,10 +187,10 @@ func (f *follower) resolve(pid int, wanted map[string]bool) {
 		return
 	}
 	look := map[string]bool{}
-	var conns []sampler.TCPConn
+	var conns []model.TCPConn
 	for name := range wanted {
 		look[name] = true
-		r := sampler.Resource{Name: name, Holders: []sampler.FDRef{}}
+		r := model.Resource{Name: name, Holders: []model.FDRef{}}
 		if strings.HasPrefix(name, "socket:") {
 			if conns == nil {
 				conns, _ = sampler.ReadTCP(f.fs, pid)
@@ -206,7 +206,7 @@ func (f *follower) resolve(pid int, wanted map[string]bool) {
 					r.Peer = fmt.Sprintf("socket:[%d]", peer.Inode)
 					look[r.Peer] = true
 					pc := peer
-					f.res[r.Peer] = sampler.Resource{Name: r.Peer, TCP: &pc, Holders: []sampler.FDRef{}}
+					f.res[r.Peer] = model.Resource{Name: r.Peer, TCP: &pc, Holders: []model.FDRef{}}
 				}
 			}
 		}
@@ -232,13 +232,13 @@ func (f *follower) resolve(pid int, wanted map[string]bool) {
 // socket usually is: the process itself, its parent, its children, its
 // process group and session, then every other process.
 func (f *follower) searchOrder(pid int) []int {
-	var self sampler.Proc
+	var self model.Proc
 	for _, p := range f.procs {
 		if p.PID == pid {
 			self = p
 		}
 	}
-	rank := func(p sampler.Proc) int {
+	rank := func(p model.Proc) int {
 		switch {
 		case p.PID == pid:
 			return 0
@@ -254,7 +254,7 @@ func (f *follower) searchOrder(pid int) []int {
 		return 5
 	}
 	procs := slices.Clone(f.procs)
-	slices.SortStableFunc(procs, func(a, b sampler.Proc) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(procs, func(a, b model.Proc) int { return rank(a) - rank(b) })
 	order := make([]int, 0, len(procs)+1)
 	if self.PID == 0 {
 		order = append(order, pid)
@@ -284,14 +284,14 @@ func (f *follower) fillPipes() {
 // family is the part of the process list the classifier needs: the
 // target's process group, its session if it leads one, its ancestors, and
 // the children of every process sampled.
-func (f *follower) family() []sampler.Proc {
-	byPID := map[int]sampler.Proc{}
+func (f *follower) family() []model.Proc {
+	byPID := map[int]model.Proc{}
 	for _, p := range f.procs {
 		byPID[p.PID] = p
 	}
 	t, ok := byPID[f.target]
 	if !ok {
-		return []sampler.Proc{}
+		return []model.Proc{}
 	}
 	keep := map[int]bool{f.target: true}
 	for pid := t.PPID; pid > 0 && !keep[pid]; pid = byPID[pid].PPID {
@@ -301,7 +301,7 @@ func (f *follower) family() []sampler.Proc {
 	for pid := range f.peers {
 		sampled[pid] = true
 	}
-	out := []sampler.Proc{}
+	out := []model.Proc{}
 	for _, p := range f.procs {
 		if keep[p.PID] || p.PGRP == t.PGRP || (t.Session == t.PID && p.Session == t.Session) || sampled[p.PPID] || sampled[p.PID] {
 			out = append(out, p)
@@ -310,9 +310,9 @@ func (f *follower) family() []sampler.Proc {
 	return out
 }
 
-func (f *follower) record(rec *report.Recording, before []sampler.Proc) {
+func (f *follower) record(rec *model.Recording, before []model.Proc) {
 	f.fillPipes()
-	rec.Peers = []sampler.Process{}
+	rec.Peers = []model.Process{}
 	for _, pid := range f.order {
 		rec.Peers = append(rec.Peers, *f.peers[pid])
 	}

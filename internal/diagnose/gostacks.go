@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hangdoc/hangdoc/report"
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/delve"
 	"github.com/hangdoc/hangdoc/sampler/golive"
@@ -49,7 +49,7 @@ func newGoStacks(fs sampler.FS, opts Options) *goStacks {
 
 // add fetches the goroutines for one sample. The first call picks the
 // source; a source that fails twice in a row is dropped.
-func (g *goStacks) add(ctx context.Context, sample *sampler.Sample, rec *report.Recording) {
+func (g *goStacks) add(ctx context.Context, sample *model.Sample, rec *model.Recording) {
 	if g.failures >= maxStackFailures {
 		return
 	}
@@ -57,7 +57,7 @@ func (g *goStacks) add(ctx context.Context, sample *sampler.Sample, rec *report.
 		g.pick(ctx, sample, rec)
 		return
 	}
-	var gs []sampler.Goroutine
+	var gs []model.Goroutine
 	var err error
 	switch g.source {
 	case sourcePprof:
@@ -81,7 +81,7 @@ func (g *goStacks) add(ctx context.Context, sample *sampler.Sample, rec *report.
 }
 
 // pick tries the sources in order on the first sample.
-func (g *goStacks) pick(ctx context.Context, sample *sampler.Sample, rec *report.Recording) {
+func (g *goStacks) pick(ctx context.Context, sample *model.Sample, rec *model.Recording) {
 	if g.opts.Pprof != "" {
 		gs, err := golive.Fetch(ctx, strings.TrimSuffix(g.opts.Pprof, "/"), pprofTimeout)
 		if err == nil {
@@ -122,7 +122,7 @@ func (g *goStacks) pick(ctx context.Context, sample *sampler.Sample, rec *report
 	}
 }
 
-func (g *goStacks) use(source string, rec *report.Recording) {
+func (g *goStacks) use(source string, rec *model.Recording) {
 	g.source = source
 	rec.StackSource = source
 	if len(g.why) > 0 {
@@ -133,7 +133,7 @@ func (g *goStacks) use(source string, rec *report.Recording) {
 // finish ends the run: it notes how long Delve froze the target, and, when
 // no other source worked and the user allowed it, takes one SIGQUIT dump
 // into the last sample. SIGQUIT kills a Go program: the run ends with it.
-func (g *goStacks) finish(ctx context.Context, rec *report.Recording) {
+func (g *goStacks) finish(ctx context.Context, rec *model.Recording) {
 	if len(g.frozen) > 0 {
 		var parts []string
 		for _, f := range g.frozen {

@@ -5,8 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/hangdoc/hangdoc/report"
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler/python"
 )
 
@@ -37,7 +36,7 @@ func newPyStacks(opts Options) (*pyStacks, string) {
 
 // add dumps the target's Python stacks and joins them to sample's threads.
 // A failure becomes a note, once.
-func (p *pyStacks) add(ctx context.Context, pid int, sample *sampler.Sample, rec *report.Recording) {
+func (p *pyStacks) add(ctx context.Context, pid int, sample *model.Sample, rec *model.Recording) {
 	if p == nil || p.failures >= maxStackFailures {
 		return
 	}
@@ -73,7 +72,7 @@ func (p *pyStacks) add(ctx context.Context, pid int, sample *sampler.Sample, rec
 			continue
 		}
 		sample.Threads[i].Stack = t.Frames
-		sample.Threads[i].Python = &sampler.PythonThread{ThreadName: t.Name, OwnsGIL: t.OwnsGIL, Active: t.Active}
+		sample.Threads[i].Python = &model.PythonThread{ThreadName: t.Name, OwnsGIL: t.OwnsGIL, Active: t.Active}
 	}
 }
 
@@ -88,7 +87,7 @@ func orUnnamed(name string) string {
 // into, with read (the target's files through /proc/PID/root live, this
 // machine's offline), so the classifier can find the with-blocks they wait
 // at. A file that cannot be read maps to nil.
-func sources(samples []sampler.Sample, read func(path string) ([]string, error)) map[string][]string {
+func sources(samples []model.Sample, read func(path string) ([]string, error)) map[string][]string {
 	if len(samples) == 0 {
 		return nil
 	}

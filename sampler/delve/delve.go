@@ -28,6 +28,7 @@ import (
 	"github.com/go-delve/delve/pkg/proc/native"
 	"golang.org/x/sys/unix"
 
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
 )
 
@@ -106,7 +107,7 @@ func quiet() {
 // of the binary's DWARF, to the detach. The target must be a Go program
 // with DWARF, not stopped, not traced, and not a child of this process
 // (this process's own wait for it would swallow the ptrace stops).
-func Dump(ctx context.Context, pid int) (gs []sampler.Goroutine, frozen time.Duration, err error) {
+func Dump(ctx context.Context, pid int) (gs []model.Goroutine, frozen time.Duration, err error) {
 	if err := check(pid); err != nil {
 		return nil, 0, err
 	}
@@ -352,7 +353,7 @@ type reader struct {
 	system      map[uint64]bool  // G.System by start PC: it disassembles
 }
 
-func read(ctx context.Context, t *proc.Target) ([]sampler.Goroutine, error) {
+func read(ctx context.Context, t *proc.Target) ([]model.Goroutine, error) {
 	r := &reader{t: t, mem: t.Memory(), statuses: statusWords, system: map[uint64]bool{}}
 	if scope, err := proc.ThreadScope(t, t.CurrentThread()); err == nil {
 		// The strings come from the target so they match its traceback
@@ -369,7 +370,7 @@ func read(ctx context.Context, t *proc.Target) ([]sampler.Goroutine, error) {
 		r.now = ts.Nano()
 	}
 
-	var out []sampler.Goroutine
+	var out []model.Goroutine
 	for start := 0; start >= 0; {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -398,8 +399,8 @@ func read(ctx context.Context, t *proc.Target) ([]sampler.Goroutine, error) {
 	return out, nil
 }
 
-func (r *reader) goroutine(g *proc.G) sampler.Goroutine {
-	out := sampler.Goroutine{ID: g.ID, State: r.state(g), Stack: []sampler.Frame{}}
+func (r *reader) goroutine(g *proc.G) model.Goroutine {
+	out := model.Goroutine{ID: g.ID, State: r.state(g), Stack: []model.Frame{}}
 	status := g.Status &^ gScan
 	if (status == gWaiting || status == gSyscall) && g.WaitSince != 0 && r.now > g.WaitSince {
 		out.WaitMinutes = int((r.now - g.WaitSince) / int64(time.Minute))
@@ -417,13 +418,13 @@ func (r *reader) goroutine(g *proc.G) sampler.Goroutine {
 	out.System = system
 	if g.GoPC != 0 && g.ID != 1 {
 		if loc := g.Go(); loc.Fn != nil {
-			out.CreatedBy = &sampler.Frame{Func: funcName(loc.Fn.Name), File: loc.File, Line: loc.Line}
+			out.CreatedBy = &model.Frame{Func: funcName(loc.Fn.Name), File: loc.File, Line: loc.Line}
 		}
 	}
 
 	frames, _ := proc.GoroutineStacktrace(r.t, g, maxFrames, 0)
 	for i, f := range frames {
-		fr := sampler.Frame{Func: "?", File: f.Call.File, Line: f.Call.Line}
+		fr := model.Frame{Func: "?", File: f.Call.File, Line: f.Call.Line}
 		if f.Call.Fn != nil {
 			fr.Func = funcName(f.Call.Fn.Name)
 			if mutexFuncs[f.Call.Fn.Name] {
@@ -458,7 +459,7 @@ func (r *reader) goroutine(g *proc.G) sampler.Goroutine {
 // functions, runtime.gopark, runtime.chanrecv, runtime.goexit and the like.
 // Delve's stacks then read, and group, like the same goroutine's in a
 // SIGQUIT or pprof dump. A stack of nothing else is kept whole.
-func showFrames(stack []sampler.Frame) []sampler.Frame {
+func showFrames(stack []model.Frame) []model.Frame {
 	out := stack[:0:0]
 	for _, f := range stack {
 		rest, ok := strings.CutPrefix(f.Func, "runtime.")

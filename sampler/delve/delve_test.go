@@ -20,6 +20,7 @@ import (
 	"github.com/go-delve/delve/pkg/proc"
 
 	"github.com/hangdoc/hangdoc/internal/testvictim"
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
 )
 
@@ -135,7 +136,7 @@ func checkCodeIntact(t testing.TB, pid int) {
 	}
 }
 
-func byID(gs []sampler.Goroutine, id int64) *sampler.Goroutine {
+func byID(gs []model.Goroutine, id int64) *model.Goroutine {
 	for i := range gs {
 		if gs[i].ID == id {
 			return &gs[i]
@@ -144,11 +145,11 @@ func byID(gs []sampler.Goroutine, id int64) *sampler.Goroutine {
 	return nil
 }
 
-func hasFrame(g *sampler.Goroutine, fn string) bool {
-	return slices.ContainsFunc(g.Stack, func(f sampler.Frame) bool { return f.Func == fn })
+func hasFrame(g *model.Goroutine, fn string) bool {
+	return slices.ContainsFunc(g.Stack, func(f model.Frame) bool { return f.Func == fn })
 }
 
-func dumpText(gs []sampler.Goroutine) string {
+func dumpText(gs []model.Goroutine) string {
 	var b strings.Builder
 	for _, g := range gs {
 		fmt.Fprintf(&b, "goroutine %d [%s] thread=%d system=%v creator=%d wait=%v refs=%v\n",
@@ -191,7 +192,7 @@ func TestDump(t *testing.T) {
 	if g := byID(gs, 1); g == nil || g.State != "select (no cases)" || !hasFrame(g, "main.main") {
 		t.Errorf("goroutine 1 = %+v, want main.main in [select (no cases)]", g)
 	}
-	if !slices.ContainsFunc(gs, func(g sampler.Goroutine) bool { return g.System && hasFrame(&g, "runtime.forcegchelper") }) {
+	if !slices.ContainsFunc(gs, func(g model.Goroutine) bool { return g.System && hasFrame(&g, "runtime.forcegchelper") }) {
 		t.Errorf("no system goroutine running runtime.forcegchelper")
 	}
 
@@ -223,7 +224,7 @@ func TestDump(t *testing.T) {
 			continue
 		}
 		n++
-		i := slices.IndexFunc(g.Stack, func(f sampler.Frame) bool { return f.Func == "internal/sync.(*Mutex).lockSlow" })
+		i := slices.IndexFunc(g.Stack, func(f model.Frame) bool { return f.Func == "internal/sync.(*Mutex).lockSlow" })
 		if i < 0 {
 			t.Errorf("waiter %d has no lockSlow frame", g.ID)
 			continue
@@ -244,9 +245,9 @@ func TestDump(t *testing.T) {
 		t.Fatalf("ping %d or pong %d missing", v.Int("ping"), v.Int("pong"))
 	}
 	for _, c := range []struct {
-		g         *sampler.Goroutine
+		g         *model.Goroutine
 		waits     string
-		other     *sampler.Goroutine
+		other     *model.Goroutine
 		otherName string
 	}{{ping, a, pong, "pong"}, {pong, b, ping, "ping"}} {
 		if c.g.State != "chan send" || !slices.Equal(c.g.WaitChans, []string{c.waits}) {
@@ -263,7 +264,7 @@ func TestDumpTwiceFromOtherGoroutines(t *testing.T) {
 	v := startVictim(t, "")
 	for i := range 2 {
 		var (
-			gs  []sampler.Goroutine
+			gs  []model.Goroutine
 			err error
 		)
 		done := make(chan struct{})

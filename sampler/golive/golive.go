@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/goroutines"
 )
@@ -73,7 +74,7 @@ func Candidates(fs sampler.FS, pid int) ([]string, error) {
 
 // candidates picks pid's listeners out of conns, its namespace's sockets,
 // and turns them into base URLs.
-func candidates(conns []sampler.TCPConn, inodes map[uint64]bool) []string {
+func candidates(conns []model.TCPConn, inodes map[uint64]bool) []string {
 	// Ports other processes listen on over IPv4 loopback: pid's IPv6
 	// wildcard socket on such a port is IPv6-only, and 127.0.0.1 reaches
 	// the other process.
@@ -139,14 +140,14 @@ var client = &http.Client{
 // Fetch GETs base+ProfilePath and parses the goroutine profile, all within
 // timeout (none when 0). A reply that is not a debug=2 goroutine profile (a
 // status other than 200, HTML, any other body) is ErrNotPprof.
-func Fetch(ctx context.Context, base string, timeout time.Duration) ([]sampler.Goroutine, error) {
+func Fetch(ctx context.Context, base string, timeout time.Duration) ([]model.Goroutine, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, timeout)
 		defer cancel()
 	}
 	u := strings.TrimSuffix(base, "/") + ProfilePath
-	fail := func(err error) ([]sampler.Goroutine, error) {
+	fail := func(err error) ([]model.Goroutine, error) {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL is said once, below
@@ -172,7 +173,7 @@ func Fetch(ctx context.Context, base string, timeout time.Duration) ([]sampler.G
 	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err == nil && mt == "text/html" {
 		return fail(fmt.Errorf("%w: the reply is HTML", ErrNotPprof))
 	}
-	var gs []sampler.Goroutine
+	var gs []model.Goroutine
 	dumps, err := goroutines.ParseFunc(io.LimitReader(resp.Body, maxBody), func(_ int, g goroutines.Goroutine) {
 		if g.ID != 0 {
 			gs = append(gs, g.Sample())
@@ -195,7 +196,7 @@ func Fetch(ctx context.Context, base string, timeout time.Duration) ([]sampler.G
 // Discover tries pid's Candidates in turn, each within timeout, and
 // returns the first that serves a goroutine profile, with the profile.
 // When none does the error wraps ErrNoEndpoint and names what each said.
-func Discover(ctx context.Context, fs sampler.FS, pid int, timeout time.Duration) (base string, gs []sampler.Goroutine, err error) {
+func Discover(ctx context.Context, fs sampler.FS, pid int, timeout time.Duration) (base string, gs []model.Goroutine, err error) {
 	bases, err := Candidates(fs, pid)
 	if err != nil {
 		return "", nil, err

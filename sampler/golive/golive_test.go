@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hangdoc/hangdoc/internal/testvictim"
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
 )
 
@@ -70,19 +71,19 @@ func goid(t *testing.T, v *testvictim.Victim, key string) int64 {
 	return int64(v.Int(key))
 }
 
-func find(gs []sampler.Goroutine, id int64) (sampler.Goroutine, bool) {
-	i := slices.IndexFunc(gs, func(g sampler.Goroutine) bool { return g.ID == id })
+func find(gs []model.Goroutine, id int64) (model.Goroutine, bool) {
+	i := slices.IndexFunc(gs, func(g model.Goroutine) bool { return g.ID == id })
 	if i < 0 {
-		return sampler.Goroutine{}, false
+		return model.Goroutine{}, false
 	}
 	return gs[i], true
 }
 
-func hasFrame(g sampler.Goroutine, fn string) bool {
-	return slices.ContainsFunc(g.Stack, func(f sampler.Frame) bool { return f.Func == fn })
+func hasFrame(g model.Goroutine, fn string) bool {
+	return slices.ContainsFunc(g.Stack, func(f model.Frame) bool { return f.Func == fn })
 }
 
-func funcs(g sampler.Goroutine) string {
+func funcs(g model.Goroutine) string {
 	var s []string
 	for _, f := range g.Stack {
 		s = append(s, f.Func)
@@ -91,7 +92,7 @@ func funcs(g sampler.Goroutine) string {
 }
 
 // dump renders goroutines for a failure message.
-func dump(gs []sampler.Goroutine) string {
+func dump(gs []model.Goroutine) string {
 	var b strings.Builder
 	for _, g := range gs {
 		fmt.Fprintf(&b, "  %d [%s]: %s\n", g.ID, g.State, funcs(g))
@@ -100,7 +101,7 @@ func dump(gs []sampler.Goroutine) string {
 }
 
 // expectG checks that goroutine id is in gs, in state, with fn on its stack.
-func expectG(t *testing.T, gs []sampler.Goroutine, id int64, states []string, fn string) {
+func expectG(t *testing.T, gs []model.Goroutine, id int64, states []string, fn string) {
 	t.Helper()
 	g, ok := find(gs, id)
 	if !ok {
@@ -113,7 +114,7 @@ func expectG(t *testing.T, gs []sampler.Goroutine, id int64, states []string, fn
 }
 
 // count is how many goroutines of gs are in state with fn on their stack.
-func count(gs []sampler.Goroutine, state, fn string) int {
+func count(gs []model.Goroutine, state, fn string) int {
 	n := 0
 	for _, g := range gs {
 		if g.State == state && hasFrame(g, fn) {
@@ -234,36 +235,36 @@ func TestHoldsName(t *testing.T) {
 
 func TestCandidatesTable(t *testing.T) {
 	t.Parallel()
-	conn := func(local, state string, inode uint64) sampler.TCPConn {
+	conn := func(local, state string, inode uint64) model.TCPConn {
 		ap := netip.MustParseAddrPort(local)
 		remote := netip.AddrPortFrom(netip.IPv4Unspecified(), 0)
 		if ap.Addr().Is6() {
 			remote = netip.AddrPortFrom(netip.IPv6Unspecified(), 0)
 		}
-		return sampler.TCPConn{Local: ap, Remote: remote, State: state, Inode: inode}
+		return model.TCPConn{Local: ap, Remote: remote, State: state, Inode: inode}
 	}
 	mine := map[uint64]bool{1: true, 2: true, 3: true, 4: true}
 	tests := []struct {
 		name  string
-		conns []sampler.TCPConn
+		conns []model.TCPConn
 		want  []string
 	}{
 		{"none", nil, []string{}},
-		{"ipv4 wildcard dials loopback", []sampler.TCPConn{conn("0.0.0.0:8080", "LISTEN", 1)},
+		{"ipv4 wildcard dials loopback", []model.TCPConn{conn("0.0.0.0:8080", "LISTEN", 1)},
 			[]string{"http://127.0.0.1:8080"}},
-		{"ipv6 wildcard dials both loopbacks", []sampler.TCPConn{conn("[::]:8080", "LISTEN", 1)},
+		{"ipv6 wildcard dials both loopbacks", []model.TCPConn{conn("[::]:8080", "LISTEN", 1)},
 			[]string{"http://127.0.0.1:8080", "http://[::1]:8080"}},
-		{"ipv6 wildcard on a port another process has on ipv4", []sampler.TCPConn{
+		{"ipv6 wildcard on a port another process has on ipv4", []model.TCPConn{
 			conn("[::]:8080", "LISTEN", 1), conn("127.0.0.1:8080", "LISTEN", 99)},
 			[]string{"http://[::1]:8080"}},
-		{"specific addresses kept, mapped ones unmapped", []sampler.TCPConn{
+		{"specific addresses kept, mapped ones unmapped", []model.TCPConn{
 			conn("127.0.0.2:7000", "LISTEN", 1), conn("[::ffff:127.0.0.1]:7001", "LISTEN", 2)},
 			[]string{"http://127.0.0.2:7000", "http://127.0.0.1:7001"}},
-		{"others' listeners and connections skipped", []sampler.TCPConn{
+		{"others' listeners and connections skipped", []model.TCPConn{
 			conn("127.0.0.1:9000", "LISTEN", 99), conn("127.0.0.1:9001", "ESTABLISHED", 1),
 			conn("127.0.0.1:9002", "LISTEN", 2)},
 			[]string{"http://127.0.0.1:9002"}},
-		{"6060 first, then by port, no duplicates", []sampler.TCPConn{
+		{"6060 first, then by port, no duplicates", []model.TCPConn{
 			conn("0.0.0.0:9000", "LISTEN", 1), conn("127.0.0.1:80", "LISTEN", 2),
 			conn("0.0.0.0:6060", "LISTEN", 3), conn("[::]:6060", "LISTEN", 4)},
 			[]string{"http://127.0.0.1:6060", "http://[::1]:6060", "http://127.0.0.1:80", "http://127.0.0.1:9000"}},
@@ -333,25 +334,25 @@ func TestFetchVictims(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		victim string
-		check  func(t *testing.T, v *testvictim.Victim, gs []sampler.Goroutine)
+		check  func(t *testing.T, v *testvictim.Victim, gs []model.Goroutine)
 	}{
-		{"gomutexpipe", func(t *testing.T, v *testvictim.Victim, gs []sampler.Goroutine) {
+		{"gomutexpipe", func(t *testing.T, v *testvictim.Victim, gs []model.Goroutine) {
 			expectG(t, gs, goid(t, v, "holder"), []string{"IO wait"}, "main.(*Store).Put")
 			if n, want := count(gs, "sync.Mutex.Lock", "main.(*Store).Put"), v.Int("waiters"); n != want {
 				t.Errorf("%d goroutines in [sync.Mutex.Lock] in Store.Put, want %d:\n%s", n, want, dump(gs))
 			}
 		}},
-		{"gospinholder", func(t *testing.T, v *testvictim.Victim, gs []sampler.Goroutine) {
+		{"gospinholder", func(t *testing.T, v *testvictim.Victim, gs []model.Goroutine) {
 			expectG(t, gs, goid(t, v, "holder"), []string{"running", "runnable"}, "main.(*Cache).Refresh")
 			if n, want := count(gs, "sync.Mutex.Lock", "main.(*Cache).Refresh"), v.Int("waiters"); n != want {
 				t.Errorf("%d goroutines in [sync.Mutex.Lock] in main.(*Cache).Refresh, want %d:\n%s", n, want, dump(gs))
 			}
 		}},
-		{"gochancycle", func(t *testing.T, v *testvictim.Victim, gs []sampler.Goroutine) {
+		{"gochancycle", func(t *testing.T, v *testvictim.Victim, gs []model.Goroutine) {
 			expectG(t, gs, goid(t, v, "ping"), []string{"chan send"}, "main.ping")
 			expectG(t, gs, goid(t, v, "pong"), []string{"chan send"}, "main.pong")
 		}},
-		{"godeadfeeder", func(t *testing.T, v *testvictim.Victim, gs []sampler.Goroutine) {
+		{"godeadfeeder", func(t *testing.T, v *testvictim.Victim, gs []model.Goroutine) {
 			ids := v.TIDs("goids")
 			if len(ids) != v.Int("workers") {
 				t.Fatalf("ready line has %d goids, want workers=%d", len(ids), v.Int("workers"))

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/goroutines"
 )
@@ -35,7 +36,7 @@ const (
 // ctx, for the process to exit and the file to stop growing; a process
 // still alive when ctx ends (one that catches SIGQUIT) gives an error
 // unless a whole dump is already there.
-func SigquitDump(ctx context.Context, fsys sampler.FS, pid int, logPath string) ([]sampler.Goroutine, error) {
+func SigquitDump(ctx context.Context, fsys sampler.FS, pid int, logPath string) ([]model.Goroutine, error) {
 	f, where, err := openLog(fsys, pid, logPath)
 	if err != nil {
 		return nil, err
@@ -200,8 +201,8 @@ func settle(ctx context.Context, f *os.File) {
 // parseDump parses what the log gained and returns the goroutines of its
 // last SIGQUIT dump, or failing that of its last dump with any; complete
 // says that dump was not cut short.
-func parseDump(r io.Reader) (gs []sampler.Goroutine, complete bool, err error) {
-	var per [][]sampler.Goroutine
+func parseDump(r io.Reader) (gs []model.Goroutine, complete bool, err error) {
+	var per [][]model.Goroutine
 	dumps, err := goroutines.ParseFunc(r, func(i int, g goroutines.Goroutine) {
 		for len(per) <= i {
 			per = append(per, nil)

@@ -3,15 +3,15 @@ package goroutines
 import (
 	"strings"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // Sample returns g as a stack source hands it to the sampler: its frames
 // with their argument words, no offsets.
-func (g Goroutine) Sample() sampler.Goroutine {
-	out := sampler.Goroutine{
+func (g Goroutine) Sample() model.Goroutine {
+	out := model.Goroutine{
 		ID: g.ID, State: g.State, WaitMinutes: g.WaitMinutes, LockedToThread: g.LockedToThread,
-		Labels: g.Labels, CreatorID: g.CreatorID, Stack: make([]sampler.Frame, len(g.Frames)),
+		Labels: g.Labels, CreatorID: g.CreatorID, Stack: make([]model.Frame, len(g.Frames)),
 		System: IsSystem(g),
 	}
 	for i, f := range g.Frames {
@@ -29,8 +29,8 @@ func (g Goroutine) Sample() sampler.Goroutine {
 
 // Samples converts a dump's goroutines, dropping the scheduler stacks (id
 // 0) that SIGQUIT and crash dumps print per M.
-func Samples(gs []Goroutine) []sampler.Goroutine {
-	out := make([]sampler.Goroutine, 0, len(gs))
+func Samples(gs []Goroutine) []model.Goroutine {
+	out := make([]model.Goroutine, 0, len(gs))
 	for _, g := range gs {
 		if g.ID != 0 {
 			out = append(out, g.Sample())

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // Producers, as Dump.Producer names them.
@@ -76,7 +76,8 @@ type Goroutine struct {
 
 // Frame is one logical frame of a goroutine's stack.
 type Frame struct {
-	sampler.Frame
+	model.Frame
+
 	Args    string // raw argument text with its parentheses: "(0x26ea7240a960, 0x1)"
 	Offset  string // "+0x1d"; "" for inlined frames and calls at function entry
 	Inlined bool   // printed with "(...)"
@@ -318,7 +319,7 @@ func (p *parser) line(s string, nl bool) {
 		p.pending, p.pendingCrt = true, true
 		var fn string
 		fn, p.slot = p.names.slot(v.frame.Func)
-		p.pendFrame = Frame{Frame: sampler.Frame{Func: fn}}
+		p.pendFrame = Frame{Frame: model.Frame{Func: fn}}
 		p.pendArgs = p.pendArgs[:0]
 		p.g.CreatorID = v.creator
 	case kLocation:
@@ -383,7 +384,7 @@ func (p *parser) entry() *entry { return &p.names.tab[p.slot] }
 // alias the line.
 func (p *parser) pend(fn string, slot uint64, args string) {
 	p.pending, p.pendingCrt, p.slot = true, false, slot
-	p.pendFrame = Frame{Frame: sampler.Frame{Func: fn}, Inlined: args == "(...)"}
+	p.pendFrame = Frame{Frame: model.Frame{Func: fn}, Inlined: args == "(...)"}
 	p.pendArgs = append(p.pendArgs[:0], args...)
 }
 
@@ -769,7 +770,7 @@ func classifyCreatedBy(fn string, v *parsed) kind {
 	if fn == "" || strings.IndexByte(fn, ' ') >= 0 || strings.IndexByte(fn, '\t') >= 0 {
 		return kOther
 	}
-	v.frame = Frame{Frame: sampler.Frame{Func: fn}}
+	v.frame = Frame{Frame: model.Frame{Func: fn}}
 	return kCreatedBy
 }
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 func parseFile(t *testing.T, name string) []Dump {
@@ -37,7 +37,7 @@ func find(d Dump, id int64) *Goroutine {
 }
 
 func frame(fn, file string, line int, args, off string) Frame {
-	return Frame{Frame: sampler.Frame{Func: fn, File: file, Line: line}, Args: args, Offset: off, Inlined: args == "(...)"}
+	return Frame{Frame: model.Frame{Func: fn, File: file, Line: line}, Args: args, Offset: off, Inlined: args == "(...)"}
 }
 
 // want is what a test checks of one dump file; the check funcs look at
@@ -108,7 +108,7 @@ func TestFiles(t *testing.T) {
 			if g.ID != 135 || g.State != "running" || len(g.Frames) != 9 {
 				t.Errorf("goroutine 135: %+v", g)
 			}
-			want := &Frame{Frame: sampler.Frame{Func: "net/http.(*Server).Serve", File: "/goroot/src/net/http/server.go", Line: 2933}, Offset: "+0x35c"}
+			want := &Frame{Frame: model.Frame{Func: "net/http.(*Server).Serve", File: "/goroot/src/net/http/server.go", Line: 2933}, Offset: "+0x35c"}
 			if diff := cmp.Diff(want, g.CreatedBy); diff != "" {
 				t.Errorf("created by (-want +got):\n%s", diff)
 			}

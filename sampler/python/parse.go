@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // Dump formats, as Dump.Format names them.
@@ -50,8 +50,8 @@ type Thread struct {
 	Name     string // "" when unknown
 	Active   bool   // py-spy's instant guess; false when unknown
 	OwnsGIL  bool
-	Current  bool            // faulthandler's "Current thread" (or "Stack") block
-	Frames   []sampler.Frame // innermost first, whatever order the format prints
+	Current  bool          // faulthandler's "Current thread" (or "Stack") block
+	Frames   []model.Frame // innermost first, whatever order the format prints
 }
 
 // unknownFunc stands for a frame whose function name the dump left empty,
@@ -333,7 +333,7 @@ func (p *builder) addThread(format string, t Thread) {
 	p.body = false
 }
 
-func (p *builder) addFrame(f sampler.Frame) {
+func (p *builder) addFrame(f model.Frame) {
 	if p.thread == nil {
 		return
 	}
@@ -412,27 +412,27 @@ func parsePySpyThread(l string) (Thread, bool) {
 // unknown, or a native frame's library). Names may hold spaces and
 // parentheses ("<lambda>", "operator()"), so the location is the
 // parenthesised group that ends the line.
-func parsePySpyFrame(l string) (sampler.Frame, bool) {
+func parsePySpyFrame(l string) (model.Frame, bool) {
 	s, ok := strings.CutPrefix(l, "    ")
 	if !ok {
 		s, ok = strings.CutPrefix(l, "\t") // a paste that turned indents to tabs
 	}
 	if !ok || s == "" || s[0] == ' ' || s[0] == '\t' || !strings.HasSuffix(s, ")") {
-		return sampler.Frame{}, false
+		return model.Frame{}, false
 	}
 	open := matchingOpen(s)
 	if open < 1 || s[open-1] != ' ' {
 		open = strings.LastIndex(s, " (") + 1
 	}
 	if open < 1 {
-		return sampler.Frame{}, false
+		return model.Frame{}, false
 	}
 	fn := s[:open-1]
 	loc := s[open+1 : len(s)-1]
 	if fn == "" {
-		return sampler.Frame{}, false
+		return model.Frame{}, false
 	}
-	f := sampler.Frame{Func: fn, File: loc}
+	f := model.Frame{Func: fn, File: loc}
 	if i := strings.LastIndexByte(loc, ':'); i >= 0 && isDigits(loc[i+1:]) {
 		if n, err := strconv.Atoi(loc[i+1:]); err == nil {
 			f.File, f.Line = loc[:i], n
@@ -619,7 +619,7 @@ func decodeFrames(dec *json.Decoder, t *Thread) error {
 		if f == nil {
 			continue // null: no frame to keep
 		}
-		fr := sampler.Frame{Func: f.Name, File: f.Filename}
+		fr := model.Frame{Func: f.Name, File: f.Filename}
 		if fr.Func == "" {
 			fr.Func = unknownFunc
 		}
@@ -688,7 +688,7 @@ func ParseFaulthandler(b []byte) ([]Dump, error) {
 			continue
 		}
 		if m := fhFrameRE.FindStringSubmatch(l); m != nil {
-			f := sampler.Frame{File: m[1], Func: m[3]}
+			f := model.Frame{File: m[1], Func: m[3]}
 			if f.Func == "" {
 				f.Func = unknownFunc
 			}
@@ -767,7 +767,7 @@ func parseCurrentFrames(b []byte) ([]Dump, error) {
 				p.addThread(FormatCurrentFrames, Thread{})
 				anonymous = true
 			}
-			f := sampler.Frame{File: m[1], Func: m[3], Line: atoi(m[2])}
+			f := model.Frame{File: m[1], Func: m[3], Line: atoi(m[2])}
 			if f.Func == "" {
 				f.Func = unknownFunc
 			}

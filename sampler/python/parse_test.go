@@ -12,12 +12,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // fr builds a frame; the tables below are long enough for it to matter.
-func fr(fn, file string, line int) sampler.Frame {
-	return sampler.Frame{Func: fn, File: file, Line: line}
+func fr(fn, file string, line int) model.Frame {
+	return model.Frame{Func: fn, File: file, Line: line}
 }
 
 func readTestdata(t testing.TB, name string) []byte {
@@ -48,7 +48,7 @@ func TestCorpus(t *testing.T) {
 			want: []Dump{{
 				Format: FormatPySpyText, Truncated: true,
 				Threads: []Thread{
-					{Name: "MainThread", Frames: []sampler.Frame{
+					{Name: "MainThread", Frames: []model.Frame{
 						fr("wait", "threading.py", 359),
 						fr("get", "queue.py", 180),
 						fr("_try_get_data", "torch/utils/data/dataloader.py", 1310),
@@ -59,7 +59,7 @@ func TestCorpus(t *testing.T) {
 						fr("__next__", "trapdata/antenna/datasets.py", 478),
 						fr("_process_job", "trapdata/antenna/worker.py", 477),
 					}},
-					{Name: "Thread-... (_pin_memory_loop)", Frames: []sampler.Frame{
+					{Name: "Thread-... (_pin_memory_loop)", Frames: []model.Frame{
 						fr("select", "selectors.py", 415),
 						fr("wait", "multiprocessing/connection.py", 1136),
 					}},
@@ -73,7 +73,7 @@ func TestCorpus(t *testing.T) {
 			sha:  "465fcf68c438a4c5",
 			want: []Dump{{
 				Format: FormatFaulthandler, Truncated: true,
-				Threads: []Thread{{Ident: 0x00007f955fe006c0, Frames: []sampler.Frame{
+				Threads: []Thread{{Ident: 0x00007f955fe006c0, Frames: []model.Frame{
 					fr("_on_queue_feeder_error", fhLib+"concurrent/futures/process.py", 182),
 					fr("_feed", fhLib+"multiprocessing/queues.py", 290),
 					fr("run", fhLib+"threading.py", 992),
@@ -88,7 +88,7 @@ func TestCorpus(t *testing.T) {
 			sha:  "674ad8ea8e8c1f0e",
 			want: []Dump{{
 				Format: FormatPySpyText, Truncated: true,
-				Threads: []Thread{{NativeID: 16815, Name: "ThreadPoolExecutor-0_3", Frames: []sampler.Frame{
+				Threads: []Thread{{NativeID: 16815, Name: "ThreadPoolExecutor-0_3", Frames: []model.Frame{
 					fr("_try_wait", "subprocess.py", 1901),
 					fr("_wait", "subprocess.py", 1943),
 					fr("wait", "subprocess.py", 1209),
@@ -109,7 +109,7 @@ func TestCorpus(t *testing.T) {
 			sha:  "74f03c3b9573dd28",
 			want: []Dump{{
 				Format: FormatPySpyText, PID: 6201, Python: "3.6.8", Truncated: true,
-				Threads: []Thread{{Ident: 0x7F0C4C8FE100, Active: true, Frames: []sampler.Frame{
+				Threads: []Thread{{Ident: 0x7F0C4C8FE100, Active: true, Frames: []model.Frame{
 					fr("__enter__", "threading.py", 240),
 					fr("put", "queue.py", 126),
 					fr("put_nowait", "queue.py", 184),
@@ -180,11 +180,11 @@ func TestLive(t *testing.T) {
 	// The victim's two hung threads, innermost frames first. lock-waiter
 	// blocks in a C call (lock.acquire via `with lock:`), which has no
 	// Python frame: its innermost frame is the with-statement's line.
-	type stacks struct{ main, lockWaiter, queueGetter []sampler.Frame }
+	type stacks struct{ main, lockWaiter, queueGetter []model.Frame }
 	pySpy312 := stacks{
-		main:        []sampler.Frame{fr("main", "victim.py", 96), fr("<module>", "victim.py", 100)},
-		lockWaiter:  []sampler.Frame{fr("lock_waiter", "victim.py", 45), fr("Thread.run", "threading.py", 1010)},
-		queueGetter: []sampler.Frame{fr("Condition.wait", "threading.py", 355), fr("Queue.get", "queue.py", 171), fr("queue_getter", "victim.py", 52)},
+		main:        []model.Frame{fr("main", "victim.py", 96), fr("<module>", "victim.py", 100)},
+		lockWaiter:  []model.Frame{fr("lock_waiter", "victim.py", 45), fr("Thread.run", "threading.py", 1010)},
+		queueGetter: []model.Frame{fr("Condition.wait", "threading.py", 355), fr("Queue.get", "queue.py", 171), fr("queue_getter", "victim.py", 52)},
 	}
 	tests := []struct {
 		file, ids string
@@ -211,21 +211,21 @@ func TestLive(t *testing.T) {
 			file: "pyspy-3.12-native.txt", ids: "pyspy-3.12.ids.json", format: FormatPySpyText, dumps: 1,
 			pid: true, python: true, native: true, names: true,
 			want: stacks{
-				main: []sampler.Frame{
+				main: []model.Frame{
 					fr("clock_nanosleep", "libc.so.6", 0),
 					fr("time_sleep", "libpython3.12.so.1.0", 0),
 					fr("main", "victim.py", 96),
 					fr("<module>", "victim.py", 100),
 					fr("0x7f651a84524a", "libc.so.6", 0),
 				},
-				lockWaiter: []sampler.Frame{
+				lockWaiter: []model.Frame{
 					fr("0x7f651a8a3f16", "libc.so.6", 0),
 					fr("0x7f651a8aed90", "libc.so.6", 0),
 					fr("PyThread_acquire_lock_timed", "libpython3.12.so.1.0", 0),
 					fr("lock_PyThread_acquire_lock", "libpython3.12.so.1.0", 0),
 					fr("lock_waiter", "victim.py", 45),
 				},
-				queueGetter: []sampler.Frame{
+				queueGetter: []model.Frame{
 					fr("0x7f651a8a3f16", "libc.so.6", 0),
 					fr("0x7f651a8aed90", "libc.so.6", 0),
 					fr("PyThread_acquire_lock_timed", "libpython3.12.so.1.0", 0),
@@ -238,9 +238,9 @@ func TestLive(t *testing.T) {
 			file: "pyspy-3.12.json", ids: "pyspy-3.12.ids.json", format: FormatPySpyJSON, dumps: 1,
 			pid: true, native: true, ident: true, names: true,
 			want: stacks{
-				main:        []sampler.Frame{fr("main", victim, 96), fr("<module>", victim, 100)},
-				lockWaiter:  []sampler.Frame{fr("lock_waiter", victim, 45), fr("Thread.run", py312+"threading.py", 1010)},
-				queueGetter: []sampler.Frame{fr("Condition.wait", py312+"threading.py", 355), fr("Queue.get", py312+"queue.py", 171)},
+				main:        []model.Frame{fr("main", victim, 96), fr("<module>", victim, 100)},
+				lockWaiter:  []model.Frame{fr("lock_waiter", victim, 45), fr("Thread.run", py312+"threading.py", 1010)},
+				queueGetter: []model.Frame{fr("Condition.wait", py312+"threading.py", 355), fr("Queue.get", py312+"queue.py", 171)},
 			},
 		},
 		{
@@ -256,18 +256,18 @@ func TestLive(t *testing.T) {
 			file: "pyspy-3.10-nonblocking.txt", ids: "pyspy-3.10-nonblocking.ids.json", format: FormatPySpyText, dumps: 1,
 			pid: true, python: true, ident: true, names: true,
 			want: stacks{
-				main:        []sampler.Frame{fr("main", "victim.py", 96), fr("<module>", "victim.py", 100)},
-				lockWaiter:  []sampler.Frame{fr("lock_waiter", "victim.py", 45), fr("run", "threading.py", 953)},
-				queueGetter: []sampler.Frame{fr("wait", "threading.py", 320), fr("get", "queue.py", 171)},
+				main:        []model.Frame{fr("main", "victim.py", 96), fr("<module>", "victim.py", 100)},
+				lockWaiter:  []model.Frame{fr("lock_waiter", "victim.py", 45), fr("run", "threading.py", 953)},
+				queueGetter: []model.Frame{fr("wait", "threading.py", 320), fr("get", "queue.py", 171)},
 			},
 		},
 		{
 			file: "pyspy-3.10-nonblocking.json", ids: "pyspy-3.10-nonblocking.ids.json", format: FormatPySpyJSON, dumps: 1,
 			pid: true, ident: true, names: true,
 			want: stacks{
-				main:        []sampler.Frame{fr("main", victim, 96), fr("<module>", victim, 100)},
-				lockWaiter:  []sampler.Frame{fr("lock_waiter", victim, 45), fr("run", py310+"threading.py", 953)},
-				queueGetter: []sampler.Frame{fr("wait", py310+"threading.py", 320), fr("get", py310+"queue.py", 171)},
+				main:        []model.Frame{fr("main", victim, 96), fr("<module>", victim, 100)},
+				lockWaiter:  []model.Frame{fr("lock_waiter", victim, 45), fr("run", py310+"threading.py", 953)},
+				queueGetter: []model.Frame{fr("wait", py310+"threading.py", 320), fr("get", py310+"queue.py", 171)},
 			},
 		},
 		{
@@ -276,8 +276,8 @@ func TestLive(t *testing.T) {
 			file: "faulthandler-later-3.12.txt", ids: "faulthandler-later-3.12.ids.json", format: FormatFaulthandler, dumps: 2,
 			ident: true,
 			want: stacks{
-				lockWaiter:  []sampler.Frame{fr("lock_waiter", victim, 45), fr("run", py312+"threading.py", 1010)},
-				queueGetter: []sampler.Frame{fr("wait", py312+"threading.py", 355), fr("get", py312+"queue.py", 171)},
+				lockWaiter:  []model.Frame{fr("lock_waiter", victim, 45), fr("run", py312+"threading.py", 1010)},
+				queueGetter: []model.Frame{fr("wait", py312+"threading.py", 355), fr("get", py312+"queue.py", 171)},
 			},
 		},
 		{
@@ -286,9 +286,9 @@ func TestLive(t *testing.T) {
 			file: "faulthandler-signal-3.13.txt", ids: "faulthandler-signal-3.13.ids.json", format: FormatFaulthandler, dumps: 2,
 			ident: true, current: true,
 			want: stacks{
-				main:        []sampler.Frame{fr("main", victim, 96), fr("<module>", victim, 100)},
-				lockWaiter:  []sampler.Frame{fr("lock_waiter", victim, 45), fr("run", py313+"threading.py", 992)},
-				queueGetter: []sampler.Frame{fr("wait", py313+"threading.py", 359), fr("get", py313+"queue.py", 202)},
+				main:        []model.Frame{fr("main", victim, 96), fr("<module>", victim, 100)},
+				lockWaiter:  []model.Frame{fr("lock_waiter", victim, 45), fr("run", py313+"threading.py", 992)},
+				queueGetter: []model.Frame{fr("wait", py313+"threading.py", 359), fr("get", py313+"queue.py", 202)},
 			},
 		},
 		{
@@ -296,9 +296,9 @@ func TestLive(t *testing.T) {
 			file: "current-frames-3.12.txt", ids: "current-frames-3.12.ids.json", format: FormatCurrentFrames, dumps: 1,
 			ident: true, names: true,
 			want: stacks{
-				main:        []sampler.Frame{fr("recipe", victim, 60), fr("main", victim, 91), fr("<module>", victim, 100)},
-				lockWaiter:  []sampler.Frame{fr("lock_waiter", victim, 45), fr("run", py312+"threading.py", 1010)},
-				queueGetter: []sampler.Frame{fr("wait", py312+"threading.py", 355), fr("get", py312+"queue.py", 171)},
+				main:        []model.Frame{fr("recipe", victim, 60), fr("main", victim, 91), fr("<module>", victim, 100)},
+				lockWaiter:  []model.Frame{fr("lock_waiter", victim, 45), fr("run", py312+"threading.py", 1010)},
+				queueGetter: []model.Frame{fr("wait", py312+"threading.py", 355), fr("get", py312+"queue.py", 171)},
 			},
 		},
 	}
@@ -355,7 +355,7 @@ func TestLive(t *testing.T) {
 					if want := tc.current && name == "MainThread"; th.Current != want {
 						t.Errorf("dump %d, %s: Current %v, want %v", i, name, th.Current, want)
 					}
-					var want []sampler.Frame
+					var want []model.Frame
 					switch name {
 					case "lock-waiter":
 						want = tc.want.lockWaiter
@@ -423,12 +423,12 @@ func TestLiveLaterRepeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got [][]sampler.Frame
+	var got [][]model.Frame
 	for _, d := range dumps {
 		// faulthandler prints the main thread last.
 		got = append(got, d.Threads[len(d.Threads)-1].Frames)
 	}
-	want := [][]sampler.Frame{
+	want := [][]model.Frame{
 		{fr("main", victim, 84), fr("<module>", victim, 100)}, // time.sleep(0.6)
 		{fr("main", victim, 87), fr("<module>", victim, 100)}, // time.sleep(0.4)
 	}
@@ -447,7 +447,7 @@ func TestLiveSubprocesses(t *testing.T) {
 	want := Dump{
 		Format: FormatPySpyText, PID: ids.Child, Python: "3.12.1",
 		// The child never imported threading, so it has no thread name.
-		Threads: []Thread{{NativeID: ids.Child, Frames: []sampler.Frame{fr("<module>", "<string>", 1)}}},
+		Threads: []Thread{{NativeID: ids.Child, Frames: []model.Frame{fr("<module>", "<string>", 1)}}},
 	}
 	if len(dumps) != 2 {
 		t.Fatalf("Parse gave %d dumps, want 2", len(dumps))
@@ -518,9 +518,9 @@ var pySpyTextCases = []dumpCase{
 			"Thread 0x7ED3637AE700 (active): \"ThreadPoolExecutor-275_6\"\n" +
 			"    _worker (concurrent/futures/thread.py:81)\n",
 		want: Dump{Format: FormatPySpyText, PID: 31718, Python: "3.12.1", Threads: []Thread{
-			{NativeID: 31718, Name: "MainThread", Frames: []sampler.Frame{fr("compute", "app.py", 17)}},
-			{NativeID: 31722, Name: "spinner", Active: true, OwnsGIL: true, Frames: []sampler.Frame{fr("spinner", "app.py", 12)}},
-			{Ident: 0x7ED3637AE700, Name: "ThreadPoolExecutor-275_6", Active: true, Frames: []sampler.Frame{fr("_worker", "concurrent/futures/thread.py", 81)}},
+			{NativeID: 31718, Name: "MainThread", Frames: []model.Frame{fr("compute", "app.py", 17)}},
+			{NativeID: 31722, Name: "spinner", Active: true, OwnsGIL: true, Frames: []model.Frame{fr("spinner", "app.py", 12)}},
+			{Ident: 0x7ED3637AE700, Name: "ThreadPoolExecutor-275_6", Active: true, Frames: []model.Frame{fr("_worker", "concurrent/futures/thread.py", 81)}},
 		}},
 	},
 	{
@@ -538,7 +538,7 @@ var pySpyTextCases = []dumpCase{
 			"    0x7f3a2b1c4d5f (?)\n" +
 			"Thread 8 (idle)\n",
 		want: Dump{Format: FormatPySpyText, PID: 7, Python: "3.13.0t", Threads: []Thread{
-			{NativeID: 7, Name: `say "hi"`, Frames: []sampler.Frame{
+			{NativeID: 7, Name: `say "hi"`, Frames: []model.Frame{
 				fr("<lambda>", "x.py", 3),
 				fr("operator()", "src/thing.cpp", 12),
 				fr("<genexpr>", `C:\work\x.py`, 9),
@@ -559,7 +559,7 @@ var pySpyTextCases = []dumpCase{
 			"Thread \x1b[33m\x1b[1m42\x1b[0m (idle): \"MainThread\"\r\n" +
 			"    \x1b[32mwait\x1b[0m (\x1b[36mthreading.py\x1b[0m:\x1b[2m320\x1b[0m)\r\n",
 		want: Dump{Format: FormatPySpyText, PID: 42, Python: "3.11.7", Threads: []Thread{
-			{NativeID: 42, Name: "MainThread", Frames: []sampler.Frame{fr("wait", "threading.py", 320)}},
+			{NativeID: 42, Name: "MainThread", Frames: []model.Frame{fr("wait", "threading.py", 320)}},
 		}},
 	},
 	{
@@ -573,14 +573,14 @@ var pySpyTextCases = []dumpCase{
 			"            item: None\n" +
 			"    run (w.py:9)\n",
 		want: Dump{Format: FormatPySpyText, Threads: []Thread{
-			{NativeID: 5, Name: "w", Frames: []sampler.Frame{fr("get", "queue.py", 171), fr("run", "w.py", 9)}},
+			{NativeID: 5, Name: "w", Frames: []model.Frame{fr("get", "queue.py", 171), fr("run", "w.py", 9)}},
 		}},
 	},
 	{
 		name: "pasted with tabs",
 		in:   "Thread 5 (idle): \"w\"\n\tget (queue.py:171)\n\t\tArguments:\n\t\t\tself: <Queue at 0x7f0c43b4f390>\n\trun (w.py:9)\n",
 		want: Dump{Format: FormatPySpyText, Threads: []Thread{
-			{NativeID: 5, Name: "w", Frames: []sampler.Frame{fr("get", "queue.py", 171), fr("run", "w.py", 9)}},
+			{NativeID: 5, Name: "w", Frames: []model.Frame{fr("get", "queue.py", 171), fr("run", "w.py", 9)}},
 		}},
 	},
 	{
@@ -594,8 +594,8 @@ var pySpyTextCases = []dumpCase{
 			"Thread 1240\n" +
 			"    idle (crash.py:9)\n",
 		want: Dump{Format: FormatPySpyText, PID: 1234, Python: "3.11.7", Threads: []Thread{
-			{NativeID: 1234, Name: "MainThread", OwnsGIL: true, Frames: []sampler.Frame{fr("crash", "crash.py", 3)}},
-			{NativeID: 1240, Frames: []sampler.Frame{fr("idle", "crash.py", 9)}},
+			{NativeID: 1234, Name: "MainThread", OwnsGIL: true, Frames: []model.Frame{fr("crash", "crash.py", 3)}},
+			{NativeID: 1240, Frames: []model.Frame{fr("idle", "crash.py", 9)}},
 		}},
 	},
 	{
@@ -607,7 +607,7 @@ var pySpyTextCases = []dumpCase{
 			"    wait (threading.py:355)\n" +
 			"    get (queu",
 		want: Dump{Format: FormatPySpyText, PID: 9, Python: "3.12.1", Truncated: true, Threads: []Thread{
-			{NativeID: 9, Name: "MainThread", Frames: []sampler.Frame{fr("wait", "threading.py", 355)}},
+			{NativeID: 9, Name: "MainThread", Frames: []model.Frame{fr("wait", "threading.py", 355)}},
 		}},
 	},
 	{
@@ -668,7 +668,7 @@ var pySpyJSONCases = []dumpCase{
 		      "process_info": null},
 		     {"pid": 31718, "thread_id": 1, "frames": null}]`,
 		want: Dump{Format: FormatPySpyJSON, PID: 31718, Threads: []Thread{
-			{Ident: 139762825057984, Active: true, OwnsGIL: true, Frames: []sampler.Frame{fr("spin", "/app/x.py", 12), fr(unknownFunc, "y.py", 0)}},
+			{Ident: 139762825057984, Active: true, OwnsGIL: true, Frames: []model.Frame{fr("spin", "/app/x.py", 12), fr(unknownFunc, "y.py", 0)}},
 			{Ident: 1},
 		}},
 	},
@@ -685,7 +685,7 @@ var pySpyJSONCases = []dumpCase{
 	{
 		name: "cut mid-frame keeps the frames before",
 		in:   `[{"pid": 5, "thread_id": 2, "os_thread_id": 5, "frames": [{"name": "a", "filename": "/a.py", "line": 1}, {"name": "b", "filena`,
-		want: Dump{Format: FormatPySpyJSON, PID: 5, Truncated: true, Threads: []Thread{{Ident: 2, NativeID: 5, Frames: []sampler.Frame{fr("a", "/a.py", 1)}}}},
+		want: Dump{Format: FormatPySpyJSON, PID: 5, Truncated: true, Threads: []Thread{{Ident: 2, NativeID: 5, Frames: []model.Frame{fr("a", "/a.py", 1)}}}},
 	},
 	{
 		name: "cut after a thread",
@@ -760,9 +760,9 @@ var faulthandlerCases = []dumpsCase{
 			"Current thread 0x00007f58d06bb740 [main_thread] (most recent call first):\n" +
 			"  File \"/tmp/t.py\", line 20 in <module>\n",
 		want: []Dump{{Format: FormatFaulthandler, Threads: []Thread{
-			{Ident: 0x00007f58c25be6c0, Name: "sleeper", Frames: []sampler.Frame{fr("sleeper", "/tmp/t.py", 7)}},
+			{Ident: 0x00007f58c25be6c0, Name: "sleeper", Frames: []model.Frame{fr("sleeper", "/tmp/t.py", 7)}},
 			{Ident: 0x00007f58c25be6c1, Name: "odd] name"},
-			{Ident: 0x00007f58d06bb740, Name: "main_thread", Current: true, Frames: []sampler.Frame{fr("<module>", "/tmp/t.py", 20)}},
+			{Ident: 0x00007f58d06bb740, Name: "main_thread", Current: true, Frames: []model.Frame{fr("<module>", "/tmp/t.py", 20)}},
 		}}},
 	},
 	{
@@ -788,9 +788,9 @@ var faulthandlerCases = []dumpsCase{
 			"\n" +
 			"Extension modules: _ctypes (total: 1)\n",
 		want: []Dump{{Format: FormatFaulthandler, Threads: []Thread{
-			{Ident: 0x00007f1e6108e6c0, Frames: []sampler.Frame{fr("???", "", 0), fr("f", `/tmp/a \xe9.py`, 3)}},
+			{Ident: 0x00007f1e6108e6c0, Frames: []model.Frame{fr("???", "", 0), fr("f", `/tmp/a \xe9.py`, 3)}},
 			{Ident: 0x00007f1e6108e6c1},
-			{Ident: 0x00007f1e62424b80, Current: true, Frames: []sampler.Frame{
+			{Ident: 0x00007f1e62424b80, Current: true, Frames: []model.Frame{
 				fr("string_at", "/usr/lib/python3.13/ctypes/__init__.py", 538),
 				fr("<module>", "/tmp/fh.py", 30),
 			}},
@@ -810,9 +810,9 @@ var faulthandlerCases = []dumpsCase{
 			"Stack (most recent call first):\n" +
 			"  File \"/tmp/a.py\", line 5 in g\n",
 		want: []Dump{
-			{Format: FormatFaulthandler, Threads: []Thread{{Current: true, Frames: []sampler.Frame{fr("f", "/tmp/a.py", 3)}}}},
-			{Format: FormatFaulthandler, Threads: []Thread{{Current: true, Frames: []sampler.Frame{fr("f", "/tmp/a.py", 4)}}}},
-			{Format: FormatFaulthandler, Threads: []Thread{{Current: true, Frames: []sampler.Frame{fr("g", "/tmp/a.py", 5)}}}},
+			{Format: FormatFaulthandler, Threads: []Thread{{Current: true, Frames: []model.Frame{fr("f", "/tmp/a.py", 3)}}}},
+			{Format: FormatFaulthandler, Threads: []Thread{{Current: true, Frames: []model.Frame{fr("f", "/tmp/a.py", 4)}}}},
+			{Format: FormatFaulthandler, Threads: []Thread{{Current: true, Frames: []model.Frame{fr("g", "/tmp/a.py", 5)}}}},
 		},
 	},
 	{
@@ -833,8 +833,8 @@ var faulthandlerCases = []dumpsCase{
 			"  File \"/a.py\", line 3 in c\n" +
 			"...\n",
 		want: []Dump{{Format: FormatFaulthandler, Threads: []Thread{
-			{Ident: 1, Frames: []sampler.Frame{fr("a", "/a.py", 1), fr("b", "/a.py", 2)}},
-			{Ident: 2, Frames: []sampler.Frame{fr("c", "/a.py", 3)}},
+			{Ident: 1, Frames: []model.Frame{fr("a", "/a.py", 1), fr("b", "/a.py", 2)}},
+			{Ident: 2, Frames: []model.Frame{fr("c", "/a.py", 3)}},
 		}}},
 	},
 	{
@@ -845,7 +845,7 @@ var faulthandlerCases = []dumpsCase{
 			"\n" +
 			"Thread 0x0000000000000002 (most recent call first):\n",
 		want: []Dump{{Format: FormatFaulthandler, Truncated: true, Threads: []Thread{
-			{Ident: 1, Frames: []sampler.Frame{fr("a", "/a.py", 1)}},
+			{Ident: 1, Frames: []model.Frame{fr("a", "/a.py", 1)}},
 			{Ident: 2},
 		}}},
 	},
@@ -856,7 +856,7 @@ var faulthandlerCases = []dumpsCase{
 			"  File \"/a.py\", line 1 in a\n" +
 			"Timeout (0:00:00.500000)!\n",
 		want: []Dump{
-			{Format: FormatFaulthandler, Threads: []Thread{{Ident: 1, Frames: []sampler.Frame{fr("a", "/a.py", 1)}}}},
+			{Format: FormatFaulthandler, Threads: []Thread{{Ident: 1, Frames: []model.Frame{fr("a", "/a.py", 1)}}}},
 			{Format: FormatFaulthandler, Truncated: true},
 		},
 	},
@@ -866,7 +866,7 @@ var faulthandlerCases = []dumpsCase{
 			"  File \"/a.py\", line 1 in a\n" +
 			"  File \"/a.p",
 		want: []Dump{{Format: FormatFaulthandler, Truncated: true, Threads: []Thread{
-			{Ident: 1, Frames: []sampler.Frame{fr("a", "/a.py", 1)}},
+			{Ident: 1, Frames: []model.Frame{fr("a", "/a.py", 1)}},
 		}}},
 	},
 	{
@@ -923,8 +923,8 @@ func TestParse(t *testing.T) {
 			name: "py-spy text repeated without headers",
 			in:   "Thread 5 (idle): \"a\"\n    f (a.py:1)\nThread 6 (idle)\nThread 5 (idle): \"a\"\n    f (a.py:2)\n",
 			want: []Dump{
-				{Format: FormatPySpyText, Threads: []Thread{{NativeID: 5, Name: "a", Frames: []sampler.Frame{fr("f", "a.py", 1)}}, {NativeID: 6}}},
-				{Format: FormatPySpyText, Threads: []Thread{{NativeID: 5, Name: "a", Frames: []sampler.Frame{fr("f", "a.py", 2)}}}},
+				{Format: FormatPySpyText, Threads: []Thread{{NativeID: 5, Name: "a", Frames: []model.Frame{fr("f", "a.py", 1)}}, {NativeID: 6}}},
+				{Format: FormatPySpyText, Threads: []Thread{{NativeID: 5, Name: "a", Frames: []model.Frame{fr("f", "a.py", 2)}}}},
 			},
 		},
 		{
@@ -936,8 +936,8 @@ func TestParse(t *testing.T) {
 				"\n# ThreadID: 140\n" +
 				"File: \"/a.py\", line 6, in main\n",
 			want: []Dump{
-				{Format: FormatCurrentFrames, Threads: []Thread{{Ident: 140, Frames: []sampler.Frame{fr("main", "/a.py", 5), fr("<module>", "/a.py", 1)}}}},
-				{Format: FormatCurrentFrames, Threads: []Thread{{Ident: 140, Frames: []sampler.Frame{fr("main", "/a.py", 6)}}}},
+				{Format: FormatCurrentFrames, Threads: []Thread{{Ident: 140, Frames: []model.Frame{fr("main", "/a.py", 5), fr("<module>", "/a.py", 1)}}}},
+				{Format: FormatCurrentFrames, Threads: []Thread{{Ident: 140, Frames: []model.Frame{fr("main", "/a.py", 6)}}}},
 			},
 		},
 		{
@@ -949,8 +949,8 @@ func TestParse(t *testing.T) {
 				"2024-01-01 INFO # Thread: Worker (x)(8)\n" +
 				"2024-01-01 INFO File: \"/a.py\", line 2, in g\n",
 			want: []Dump{{Format: FormatCurrentFrames, Threads: []Thread{
-				{Ident: 7, Frames: []sampler.Frame{fr("f", "/a.py", 1)}},
-				{Ident: 8, Name: "Worker (x)", Frames: []sampler.Frame{fr("g", "/a.py", 2)}},
+				{Ident: 7, Frames: []model.Frame{fr("f", "/a.py", 1)}},
+				{Ident: 8, Name: "Worker (x)", Frames: []model.Frame{fr("g", "/a.py", 2)}},
 			}}},
 		},
 		{
@@ -962,7 +962,7 @@ func TestParse(t *testing.T) {
 				"  File \"/a.py\", line 5, in main\n" +
 				"    time.sleep(1)\n",
 			want: []Dump{{Format: FormatCurrentFrames, Threads: []Thread{
-				{Ident: 12345, Frames: []sampler.Frame{fr("main", "/a.py", 5), fr("<module>", "/a.py", 1)}},
+				{Ident: 12345, Frames: []model.Frame{fr("main", "/a.py", 5), fr("<module>", "/a.py", 1)}},
 			}}},
 		},
 		{
@@ -975,8 +975,8 @@ func TestParse(t *testing.T) {
 				"  File \"/b.py\", line 3, in f\n" +
 				"KeyError: y\n",
 			want: []Dump{{Format: FormatCurrentFrames, Threads: []Thread{
-				{Frames: []sampler.Frame{fr("<module>", "/a.py", 1)}},
-				{Frames: []sampler.Frame{fr("f", "/b.py", 3), fr("<module>", "/b.py", 2)}},
+				{Frames: []model.Frame{fr("<module>", "/a.py", 1)}},
+				{Frames: []model.Frame{fr("f", "/b.py", 3), fr("<module>", "/b.py", 2)}},
 			}}},
 		},
 		{
@@ -987,7 +987,7 @@ func TestParse(t *testing.T) {
 				"ValueError: x\n" +
 				"Thread 0x0000000000000001 (most recent call first):\n" +
 				"  File \"/a.py\", line 1 in a\n",
-			want: []Dump{{Format: FormatFaulthandler, Threads: []Thread{{Ident: 1, Frames: []sampler.Frame{fr("a", "/a.py", 1)}}}}},
+			want: []Dump{{Format: FormatFaulthandler, Threads: []Thread{{Ident: 1, Frames: []model.Frame{fr("a", "/a.py", 1)}}}}},
 		},
 		{
 			// A "Process N:" line in a log is not py-spy's header unless
@@ -996,7 +996,7 @@ func TestParse(t *testing.T) {
 			in: "Process 12: started\nPython v3 is great\n" +
 				"Stack (most recent call first):\n" +
 				"  File \"/a.py\", line 1 in a\n",
-			want: []Dump{{Format: FormatFaulthandler, Threads: []Thread{{Current: true, Frames: []sampler.Frame{fr("a", "/a.py", 1)}}}}},
+			want: []Dump{{Format: FormatFaulthandler, Threads: []Thread{{Current: true, Frames: []model.Frame{fr("a", "/a.py", 1)}}}}},
 		},
 		{
 			name:    "nothing",

@@ -1,0 +1,72 @@
+package model
+
+import "strconv"
+
+// Futex operations that wait for the word to change: FUTEX_WAIT,
+// FUTEX_LOCK_PI, FUTEX_WAIT_BITSET, FUTEX_WAIT_REQUEUE_PI, FUTEX_LOCK_PI2.
+var futexWaitOps = map[uint64]bool{0: true, 6: true, 9: true, 11: true, 13: true}
+
+// FutexWait returns the address a thread waits on in futex(), if it does.
+func FutexWait(sc Syscall) (addr uint64, ok bool) {
+	if !sc.InCall() {
+		return 0, false
+	}
+	switch sc.Name {
+	case "futex":
+		return sc.Args[0], futexWaitOps[sc.Args[1]&0x7f]
+	case "futex_wait":
+		return sc.Args[0], true
+	}
+	return 0, false
+}
+
+// WaitedChild returns the process a thread blocked in wait4 or waitid
+// waits for: wait4(pid, …), waitid(P_PID, pid, …), or the process behind the
+// pidfd of waitid(P_PIDFD, fd, …) (Go's os/exec waits that way). 0 means any
+// child, a process group, or no wait at all.
+func WaitedChild(t Thread) int {
+	sc := t.Syscall
+	if !sc.InCall() {
+		return 0
+	}
+	pid := 0
+	switch {
+	case sc.Name == "wait4":
+		pid = int(int32(sc.Args[0]))
+	case sc.Name == "waitid" && sc.Args[0] == 1: // P_PID
+		pid = int(int32(sc.Args[1]))
+	case sc.Name == "waitid" && sc.Args[0] == 3: // P_PIDFD
+		pid = t.PidfdPID
+	}
+	return max(pid, 0)
+}
+
+// FutexKey is how Sample.Futexes names an address.
+func FutexKey(addr uint64) string { return "0x" + strconv.FormatUint(addr, 16) }
+
+// fdArg names the argument that holds a file descriptor, for the calls a
+// thread blocks in.
+var fdArg = map[string]int{
+	"read": 0, "write": 0, "readv": 0, "writev": 0, "pread64": 0, "pwrite64": 0,
+	"preadv": 0, "pwritev": 0, "preadv2": 0, "pwritev2": 0,
+	"recvfrom": 0, "sendto": 0, "recvmsg": 0, "sendmsg": 0, "recvmmsg": 0, "sendmmsg": 0,
+	"accept": 0, "accept4": 0, "connect": 0,
+	"epoll_wait": 0, "epoll_pwait": 0, "epoll_pwait2": 0,
+	"fsync": 0, "fdatasync": 0, "flock": 0, "fcntl": 0, "ioctl": 0, "sendfile": 0,
+	"splice": 2, "tee": 1,
+}
+
+// FDArg returns the file descriptor a blocked call is using, if it has one.
+func FDArg(sc Syscall) (int, bool) {
+	if !sc.InCall() {
+		return 0, false
+	}
+	if sc.Name == "waitid" && sc.Args[0] == 3 { // P_PIDFD
+		return int(int32(sc.Args[1])), true
+	}
+	i, ok := fdArg[sc.Name]
+	if !ok {
+		return 0, false
+	}
+	return int(int32(sc.Args[i])), true
+}
