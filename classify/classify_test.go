@@ -1,6 +1,7 @@
-package classify
+package classify_test
 
 import (
+	"github.com/hangdoc/hangdoc/classify"
 	"strings"
 	"testing"
 	"time"
@@ -47,7 +48,7 @@ func run(futexes map[string]model.Futex, steps ...[]th) []model.Sample {
 		s := model.Sample{Time: t0.Add(time.Duration(i) * time.Second), PID: pid, RSSBytes: 4 << 20, Futexes: futexes}
 		for _, t := range step {
 			s.Threads = append(s.Threads, model.Thread{
-				TID: t.tid, Name: t.name, State: t.state, CPUTime: t.cpu, Voluntary: t.vol,
+				TID: t.tid, Name: t.name, State: model.ParseThreadState(t.state), CPUTime: t.cpu, Voluntary: t.vol,
 				Syscall: t.call, Wchan: t.wchan, FD: t.fd, Stack: t.stack, RunDelay: t.delay,
 			})
 		}
@@ -74,10 +75,10 @@ func steady(n int, futexes map[string]model.Futex, threads ...th) []model.Sample
 
 func mutex(owner int32) model.Futex { return model.Futex{Word: 2, Owner: owner, Kind: 0} }
 
-func classes(d Diagnosis) map[int]Class {
-	m := map[int]Class{}
+func classes(d diag) map[int]classify.Class {
+	m := map[int]classify.Class{}
 	for _, t := range d.Threads {
-		m[t.TID] = t.Class
+		m[t.Ref.TID] = t.Class
 	}
 	return m
 }
@@ -89,11 +90,11 @@ func TestVerdicts(t *testing.T) {
 	tests := []struct {
 		name       string
 		samples    []model.Sample
-		verdict    Verdict
-		confidence Confidence
-		classes    map[int]Class
+		verdict    classify.Verdict
+		confidence classify.Confidence
+		classes    map[int]classify.Class
 		holder     int // of the first lock; 0 for none
-		cycles     [][]Ref
+		cycles     []classify.Cycle
 		summaryHas string
 		hintHas    string
 	}{
@@ -105,8 +106,8 @@ func TestVerdicts(t *testing.T) {
 				th{tid: 3, name: "worker-1", state: "S", call: futexWait(lock, 2)},
 				th{tid: 4, name: "worker-2", state: "S", call: futexWait(lock, 2)},
 			),
-			verdict: Blocked, confidence: High, holder: 2,
-			classes:    map[int]Class{1: ClassBlocked, 2: ClassBlocked, 3: ClassBlocked, 4: ClassBlocked},
+			verdict: classify.Blocked, confidence: classify.High, holder: 2,
+			classes:    map[int]classify.Class{1: classify.ClassBlocked, 2: classify.ClassBlocked, 3: classify.ClassBlocked, 4: classify.ClassBlocked},
 			summaryHas: "tid 2 (worker-0) holds mutex 0x5000 and is blocked in write(3, 0x7000, 512) on pipe:[42]; 2 threads wait",
 			hintHas:    "never hold a lock across blocking I/O",
 		},
@@ -116,9 +117,9 @@ func TestVerdicts(t *testing.T) {
 				th{tid: 2, name: "left", state: "S", call: futexWait(lock, 2)},
 				th{tid: 3, name: "right", state: "S", call: futexWait(lock2, 2)},
 			),
-			verdict: Deadlock, confidence: High, holder: 3,
-			classes:    map[int]Class{2: ClassBlocked, 3: ClassBlocked},
-			cycles:     [][]Ref{{{PID: pid, TID: 2}, {PID: pid, TID: 3}}},
+			verdict: classify.Deadlock, confidence: classify.High, holder: 3,
+			classes:    map[int]classify.Class{2: classify.ClassBlocked, 3: classify.ClassBlocked},
+			cycles:     []classify.Cycle{{{PID: pid, TID: 2}, {PID: pid, TID: 3}}},
 			summaryHas: "deadlock between 2 threads: tid 2 (left) waits for mutex 0x5000 held by tid 3 (right)",
 		},
 		{
@@ -126,9 +127,9 @@ func TestVerdicts(t *testing.T) {
 			samples: steady(2, map[string]model.Futex{"0x5000": mutex(2)},
 				th{tid: 2, name: "self", state: "S", call: futexWait(lock, 2)},
 			),
-			verdict: Deadlock, confidence: High, holder: 2,
-			classes: map[int]Class{2: ClassBlocked},
-			cycles:  [][]Ref{{{PID: pid, TID: 2}}},
+			verdict: classify.Deadlock, confidence: classify.High, holder: 2,
+			classes: map[int]classify.Class{2: classify.ClassBlocked},
+			cycles:  []classify.Cycle{{{PID: pid, TID: 2}}},
 			hintHas: "already holds",
 		},
 		{
@@ -137,8 +138,8 @@ func TestVerdicts(t *testing.T) {
 				th{tid: 2, name: "renderer-0", state: "R", cpu: 990 * time.Millisecond, call: running},
 				th{tid: 3, name: "renderer-1", state: "S", call: futexWait(lock, 2)},
 			),
-			verdict: Spinning, confidence: High, holder: 2,
-			classes:    map[int]Class{2: ClassSpinning, 3: ClassBlocked},
+			verdict: classify.Spinning, confidence: classify.High, holder: 2,
+			classes:    map[int]classify.Class{2: classify.ClassSpinning, 3: classify.ClassBlocked},
 			summaryHas: "tid 2 (renderer-0) spins (99% of a core) while holding mutex 0x5000; 1 thread waits",
 		},
 		{
@@ -147,8 +148,8 @@ func TestVerdicts(t *testing.T) {
 				[]th{{tid: 1, name: "main", state: "R", cpu: 0, call: running, delay: 1}},
 				[]th{{tid: 1, name: "main", state: "R", cpu: 20 * time.Millisecond, call: running, delay: 950 * time.Millisecond}},
 			),
-			verdict:    Spinning,
-			classes:    map[int]Class{1: ClassSpinning},
+			verdict:    classify.Spinning,
+			classes:    map[int]classify.Class{1: classify.ClassSpinning},
 			summaryHas: "(2% of a core, and 95% waiting for one (the machine is busy))",
 		},
 		{
@@ -157,16 +158,16 @@ func TestVerdicts(t *testing.T) {
 				[]th{{tid: 1, name: "main", state: "R", cpu: 0, call: running, delay: 1}},
 				[]th{{tid: 1, name: "main", state: "R", cpu: 500 * time.Millisecond, call: running, delay: 1}},
 			),
-			verdict: Working,
-			classes: map[int]Class{1: ClassWorking},
+			verdict: classify.Working,
+			classes: map[int]classify.Class{1: classify.ClassWorking},
 		},
 		{
 			name: "a spinner alone: medium confidence without stacks",
 			samples: steady(3, nil,
 				th{tid: 1, name: "main", state: "R", cpu: 1000 * time.Millisecond, call: running},
 			),
-			verdict: Spinning, confidence: Medium,
-			classes: map[int]Class{1: ClassSpinning},
+			verdict: classify.Spinning, confidence: classify.Medium,
+			classes: map[int]classify.Class{1: classify.ClassSpinning},
 		},
 		{
 			name: "a busy thread that blocks often is working, not spinning",
@@ -174,8 +175,8 @@ func TestVerdicts(t *testing.T) {
 				th{tid: 1, name: "cruncher", state: "R", cpu: 900 * time.Millisecond, vol: 200, call: running},
 				th{tid: 2, name: "main", state: "S", call: futexWait(0x9000, 0)},
 			),
-			verdict: Working, confidence: Medium,
-			classes: map[int]Class{1: ClassWorking, 2: ClassIdle},
+			verdict: classify.Working, confidence: classify.Medium,
+			classes: map[int]classify.Class{1: classify.ClassWorking, 2: classify.ClassIdle},
 		},
 		{
 			name: "a spinner whose stack moves is working",
@@ -183,16 +184,16 @@ func TestVerdicts(t *testing.T) {
 				[]th{{tid: 1, name: "main", state: "R", cpu: 1 * time.Second, call: running, stack: []model.Frame{{Func: "a"}}}},
 				[]th{{tid: 1, name: "main", state: "R", cpu: 2 * time.Second, call: running, stack: []model.Frame{{Func: "b"}}}},
 			),
-			verdict: Working,
-			classes: map[int]Class{1: ClassWorking},
+			verdict: classify.Working,
+			classes: map[int]classify.Class{1: classify.ClassWorking},
 		},
 		{
 			name: "low CPU but the write gets through: slow, not stopped",
 			samples: steady(3, nil,
 				th{tid: 1, name: "main", state: "S", vol: 5, call: pipeWrite, fd: "pipe:[42]"},
 			),
-			verdict: Working,
-			classes: map[int]Class{1: ClassWorking},
+			verdict: classify.Working,
+			classes: map[int]classify.Class{1: classify.ClassWorking},
 		},
 		{
 			name: "a parked thread caught on a CPU in the last sample stays parked",
@@ -206,16 +207,16 @@ func TestVerdicts(t *testing.T) {
 					{tid: 2, name: "sysmon", state: "R", vol: 20, call: running},
 				},
 			),
-			verdict: Blocked,
-			classes: map[int]Class{1: ClassBlocked, 2: ClassIdle},
+			verdict: classify.Blocked,
+			classes: map[int]classify.Class{1: classify.ClassBlocked, 2: classify.ClassIdle},
 		},
 		{
 			name: "a lone sleeper is idle, sleeping",
 			samples: steady(2, nil,
 				th{tid: 1, name: "sleep", state: "S", call: call("clock_nanosleep", 0, 0)},
 			),
-			verdict:    Idle,
-			classes:    map[int]Class{1: ClassIdle},
+			verdict:    classify.Idle,
+			classes:    map[int]classify.Class{1: classify.ClassIdle},
 			summaryHas: "its only thread is sleeping",
 			hintHas:    "waits for time",
 		},
@@ -226,8 +227,8 @@ func TestVerdicts(t *testing.T) {
 				th{tid: 2, name: "loop", state: "S", call: call("epoll_wait", 5, 0x100, 64, 0xffffffff)},
 				th{tid: 3, name: "timer", state: "S", vol: 3, call: call("clock_nanosleep", 1, 0)},
 			),
-			verdict: Idle, confidence: Medium,
-			classes: map[int]Class{1: ClassIdle, 2: ClassIdle, 3: ClassIdle},
+			verdict: classify.Idle, confidence: classify.Medium,
+			classes: map[int]classify.Class{1: classify.ClassIdle, 2: classify.ClassIdle, 3: classify.ClassIdle},
 			hintHas: "look upstream",
 		},
 		{
@@ -235,8 +236,8 @@ func TestVerdicts(t *testing.T) {
 			samples: steady(3, nil,
 				th{tid: 1, name: "git", state: "S", call: call("read", 0, 0x100, 4096), fd: "pipe:[7]"},
 			),
-			verdict: Blocked, confidence: High,
-			classes:    map[int]Class{1: ClassBlocked},
+			verdict: classify.Blocked, confidence: classify.High,
+			classes:    map[int]classify.Class{1: classify.ClassBlocked},
 			summaryHas: "tid 1 (git) is blocked, reading its standard input in read(0, 0x100, 4096) on pipe:[7]",
 			hintHas:    "/dev/null",
 		},
@@ -246,8 +247,8 @@ func TestVerdicts(t *testing.T) {
 				th{tid: 1, name: "a", state: "S", call: futexWait(lock, 0)},
 				th{tid: 2, name: "b", state: "S", call: futexWait(lock, 0)},
 			),
-			verdict: Blocked,
-			classes: map[int]Class{1: ClassBlocked, 2: ClassBlocked},
+			verdict: classify.Blocked,
+			classes: map[int]classify.Class{1: classify.ClassBlocked, 2: classify.ClassBlocked},
 			hintHas: "holder is not recorded",
 		},
 		{
@@ -255,8 +256,8 @@ func TestVerdicts(t *testing.T) {
 			samples: steady(2, nil,
 				th{tid: 1, name: "io", state: "D", call: call("fsync", 3), fd: "/mnt/nfs/x"},
 			),
-			verdict: Blocked,
-			classes: map[int]Class{1: ClassBlocked},
+			verdict: classify.Blocked,
+			classes: map[int]classify.Class{1: classify.ClassBlocked},
 			hintHas: "nothing in user space will move it",
 		},
 		{
@@ -264,8 +265,8 @@ func TestVerdicts(t *testing.T) {
 			samples: steady(1, nil,
 				th{tid: 1, name: "main", state: "S", call: call("read", 4, 0, 10), fd: "socket:[9]"},
 			),
-			verdict: Blocked, confidence: Low,
-			classes: map[int]Class{1: ClassBlocked},
+			verdict: classify.Blocked, confidence: classify.Low,
+			classes: map[int]classify.Class{1: classify.ClassBlocked},
 		},
 		{
 			name: "a thread that exits mid-run keeps its readings; its absence is data",
@@ -275,18 +276,18 @@ func TestVerdicts(t *testing.T) {
 				[]th{{tid: 1, name: "main", state: "S", call: call("wait4", 7)}, {tid: 2, name: "gone", state: "R", call: running}},
 				[]th{{tid: 1, name: "main", state: "S", call: call("wait4", 7)}},
 			),
-			verdict:    Blocked,
-			classes:    map[int]Class{1: ClassBlocked, 2: ClassExited},
+			verdict:    classify.Blocked,
+			classes:    map[int]classify.Class{1: classify.ClassBlocked, 2: classify.ClassExited},
 			summaryHas: "waiting for a child process to exit",
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := Classify(tt.samples, World{}, DefaultOptions())
+			d := Classify(tt.samples, World{}, classify.DefaultOptions())
 			if d.Verdict != tt.verdict {
 				t.Errorf("verdict = %s, want %s (summary %q)", d.Verdict, tt.verdict, d.Summary)
 			}
-			if tt.confidence != "" && d.Confidence != tt.confidence {
+			if tt.confidence != 0 && d.Confidence != tt.confidence {
 				t.Errorf("confidence = %s, want %s", d.Confidence, tt.confidence)
 			}
 			if diff := cmp.Diff(tt.classes, classes(d)); diff != "" {
@@ -300,7 +301,7 @@ func TestVerdicts(t *testing.T) {
 				t.Errorf("holder of the first lock = %d, want %d (locks %+v)", holder, tt.holder, d.Locks)
 			}
 			if tt.cycles == nil {
-				tt.cycles = [][]Ref{}
+				tt.cycles = []classify.Cycle{}
 			}
 			if diff := cmp.Diff(tt.cycles, d.Cycles); diff != "" {
 				t.Errorf("cycles (-want +got):\n%s", diff)
@@ -318,45 +319,6 @@ func TestVerdicts(t *testing.T) {
 	}
 }
 
-func TestMutexValidation(t *testing.T) {
-	live := map[int]bool{2: true, 3: true}
-	waiter := model.Thread{TID: 3, Syscall: futexWait(0x5000, 2)}
-	tests := []struct {
-		name      string
-		futex     model.Futex
-		waiter    model.Thread
-		owner     int
-		kind      string
-		reasonHas string
-	}{
-		{name: "normal mutex", futex: mutex(2), waiter: waiter, owner: 2, kind: "mutex"},
-		{name: "recursive robust", futex: model.Futex{Word: 2, Owner: 2, Kind: 1 | 16}, waiter: waiter, owner: 2, kind: "mutex"},
-		{name: "unreadable memory", futex: model.Futex{Err: "permission denied"}, waiter: waiter, reasonHas: "could not be read"},
-		{name: "owner not a thread", futex: mutex(77), waiter: waiter, reasonHas: "not a live thread"},
-		{name: "process-shared, owner elsewhere", futex: model.Futex{Word: 2, Owner: 77, Kind: 128}, waiter: waiter, reasonHas: "another process"},
-		{name: "garbage kind", futex: model.Futex{Word: 2, Owner: 2, Kind: 0x7fff0000}, waiter: waiter, reasonHas: "not a mutex type"},
-		{name: "unlocked as read", futex: model.Futex{Word: 0, Owner: 2}, waiter: waiter, reasonHas: "unlocked"},
-		{name: "condition-variable wait value", futex: mutex(2), waiter: model.Thread{TID: 3, Syscall: futexWait(0x5000, 0)}, reasonHas: "not a contended mutex"},
-		{
-			name:   "priority inheritance: the owner is in the word",
-			futex:  model.Futex{Word: int32(2 | 0x40000000), Owner: 0, Kind: 32},
-			waiter: model.Thread{TID: 3, Syscall: model.Syscall{Nr: 202, Name: "futex", Args: [6]uint64{0x5000, 6 | 128}}},
-			owner:  2, kind: "pi-mutex",
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			owner, kind, reason := mutexOwner(tt.futex, []model.Thread{tt.waiter}, live, pid)
-			if owner != tt.owner || kind != tt.kind {
-				t.Errorf("mutexOwner(%+v) = %d, %q (%s); want %d, %q", tt.futex, owner, kind, reason, tt.owner, tt.kind)
-			}
-			if !strings.Contains(reason, tt.reasonHas) {
-				t.Errorf("reason %q, want it to contain %q", reason, tt.reasonHas)
-			}
-		})
-	}
-}
-
 func TestJoinIsIdleAndPointsAtTheThread(t *testing.T) {
 	// pthread_join sleeps on the joined thread's TID word, expecting the TID.
 	join := model.Syscall{Nr: 202, Name: "futex", Args: [6]uint64{0x8000, 0x109, 5}}
@@ -364,88 +326,23 @@ func TestJoinIsIdleAndPointsAtTheThread(t *testing.T) {
 		th{tid: 1, name: "main", state: "S", call: join},
 		th{tid: 5, name: "worker", state: "S", call: call("read", 0, 0, 1), fd: "/dev/pts/1"},
 	)
-	d := Classify(samples, World{}, DefaultOptions())
-	var w *Wait
+	d := Classify(samples, World{}, classify.DefaultOptions())
+	var w *classify.Wait
 	for i := range d.Waits {
 		if d.Waits[i].From.TID == 1 {
 			w = &d.Waits[i]
 		}
 	}
-	if w == nil || w.Kind != "thread-exit" || w.To == nil || w.To.TID != 5 {
+	if w == nil || w.Kind != model.WaitThreadExit || w.To == nil || w.To.TID != 5 {
 		t.Fatalf("wait of the joining thread = %+v, want thread-exit to tid 5", w)
 	}
-	if got := classes(d)[1]; got != ClassIdle {
+	if got := classes(d)[1]; got != classify.ClassIdle {
 		t.Errorf("joining thread class = %s, want idle", got)
 	}
 }
 
-func TestMemoryTrend(t *testing.T) {
-	tests := []struct {
-		rss  []int64
-		want string
-	}{
-		{[]int64{100 << 20}, "unknown"},
-		{[]int64{100 << 20, 100 << 20, 100<<20 + 4096}, "flat"},
-		{[]int64{100 << 20, 110 << 20, 120 << 20}, "growing"},
-		{[]int64{100 << 20, 90 << 20}, "shrinking"},
-		{[]int64{1 << 20, 1<<20 + 512<<10}, "flat"}, // under the 1 MiB floor
-	}
-	for _, tt := range tests {
-		var samples []model.Sample
-		for _, r := range tt.rss {
-			samples = append(samples, model.Sample{RSSBytes: r})
-		}
-		if got := memory(samples, DefaultOptions()).Trend; got != tt.want {
-			t.Errorf("trend of %v = %s, want %s", tt.rss, got, tt.want)
-		}
-	}
-}
-
-func TestCyclesFindsEachOnce(t *testing.T) {
-	r := func(pid, tid int) Ref { return Ref{PID: pid, TID: tid} }
-	g := &graph{edges: map[Ref][]Ref{
-		r(pid, 1): {r(pid, 2)},
-		r(pid, 2): {r(pid, 3)},
-		r(pid, 3): {r(pid, 1)},
-		r(pid, 4): {r(pid, 1)}, // waits into the cycle but is not in it
-		r(pid, 8): {r(pid, 9)}, // a chain, no cycle
-		// Across processes: a thread of 200 waits for process 300, whose
-		// only waiting thread waits for process 200.
-		r(200, 201): {{PID: 300}},
-		{PID: 300}:  {r(300, 301)},
-		r(300, 301): {{PID: 200}},
-		{PID: 200}:  {r(200, 201)},
-	}}
-	got := g.cycles()
-	want := [][]Ref{{r(pid, 1), r(pid, 2), r(pid, 3)}, {r(200, 201), r(300, 301)}}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("cycles (-want +got):\n%s", diff)
-	}
-}
-
-func TestSyscallView(t *testing.T) {
-	tests := []struct {
-		sc   model.Syscall
-		want string
-	}{
-		{futexWait(0x7e6e80, 2), "futex(0x7e6e80, FUTEX_WAIT_PRIVATE, 2)"},
-		{call("write", 8, 0xc000100000, 512), "write(8, 0xc000100000, 512)"},
-		{call("wait4", 0xffffffff, 0x10), "wait4(-1, …)"},
-		{call("epoll_pwait", 6, 0x10, 128), "epoll_pwait(6, …)"},
-		{model.Syscall{Nr: 999, Args: [6]uint64{1, 0x7fff0000}}, "syscall_999(1, 0x7fff0000, 0)"},
-	}
-	for _, tt := range tests {
-		if got := view(tt.sc).Text; got != tt.want {
-			t.Errorf("view(%+v) = %q, want %q", tt.sc, got, tt.want)
-		}
-	}
-	if view(running) != nil {
-		t.Errorf("a running thread has no call to show")
-	}
-}
-
 func TestJSONListsAreNeverNull(t *testing.T) {
-	d := Classify(nil, World{}, DefaultOptions())
+	d := Classify(nil, World{}, classify.DefaultOptions())
 	if d.Evidence == nil || d.Threads == nil || d.Locks == nil || d.Cycles == nil || d.Waits == nil || d.Memory.RSSBytes == nil {
 		t.Errorf("empty diagnosis has nil lists: %+v", d)
 	}

@@ -1,7 +1,8 @@
-package classify
+package classify_test
 
 import (
 	"fmt"
+	"github.com/hangdoc/hangdoc/classify"
 	"slices"
 	"strings"
 	"testing"
@@ -62,7 +63,7 @@ func goSamples(n int, threads []model.Thread, gs func(i int) []model.Goroutine) 
 	return out
 }
 
-// mutexWaiters are goroutines 10… waiting in Put's Lock.
+// mutexWaiters are goroutines 10… waiting in Put's classify.Lock.
 func mutexWaiters(n int) []model.Goroutine {
 	var out []model.Goroutine
 	for i := range n {
@@ -72,17 +73,17 @@ func mutexWaiters(n int) []model.Goroutine {
 }
 
 func TestClassifyGoroutines(t *testing.T) {
-	parked := model.Thread{TID: 100, State: "S", Wchan: "futex_wait", Syscall: model.Syscall{Nr: 202}}
-	spinner := model.Thread{TID: 101, State: "R", CPUTime: time.Second, Syscall: model.Syscall{Running: true}}
+	parked := model.Thread{TID: 100, State: model.StateSleeping, Wchan: "futex_wait", Syscall: model.Syscall{Nr: 202}}
+	spinner := model.Thread{TID: 101, State: model.StateRunning, CPUTime: time.Second, Syscall: model.Syscall{Running: true}}
 	tests := []struct {
 		name       string
 		samples    []model.Sample
-		verdict    Verdict
+		verdict    classify.Verdict
 		holder     int64 // of the first lock; 0 for none
 		cycle      []int64
 		summary    string
 		goroutine  int64 // and its class
-		class      Class
+		class      classify.Class
 		evidence   string
 		noLockByID bool
 	}{
@@ -91,7 +92,7 @@ func TestClassifyGoroutines(t *testing.T) {
 			samples: goSamples(3, []model.Thread{parked}, func(int) []model.Goroutine {
 				return append(mutexWaiters(8), gr(7, "IO wait", writeStack), gr(1, "IO wait", acceptStack))
 			}),
-			verdict: Blocked, holder: 7, goroutine: 1, class: ClassIdle,
+			verdict: classify.Blocked, holder: 7, goroutine: 1, class: classify.ClassIdle,
 			summary: "goroutine 7 probably holds sync.Mutex 0xc0000120b0 and is waiting for network or file I/O (netpoll) in os.(*File).Write ← main.(*Store).Put; 8 goroutines wait",
 		},
 		{
@@ -103,7 +104,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				}
 				return append(mutexWaiters(2), gr(7, state, writeStack))
 			}),
-			verdict: Blocked, holder: 7, goroutine: 7, class: ClassBlocked,
+			verdict: classify.Blocked, holder: 7, goroutine: 7, class: classify.ClassBlocked,
 		},
 		{
 			name: "holder spins on a thread that pins a core",
@@ -112,7 +113,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				g.Thread = 101
 				return append(mutexWaiters(8), g)
 			}),
-			verdict: Spinning, holder: 7, goroutine: 7, class: ClassSpinning,
+			verdict: classify.Spinning, holder: 7, goroutine: 7, class: classify.ClassSpinning,
 			summary: "goroutine 7 spins in main.busy while probably holding sync.Mutex 0xc0000120b0; 8 goroutines wait for it",
 		},
 		{
@@ -124,7 +125,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				}
 				return []model.Goroutine{gr(25, "runnable", loop)}
 			}),
-			verdict: Spinning, goroutine: 25, class: ClassSpinning,
+			verdict: classify.Spinning, goroutine: 25, class: classify.ClassSpinning,
 		},
 		{
 			name: "a worker caught in one task while its siblings move is working",
@@ -135,7 +136,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				stuck.CreatedBy, busy.CreatedBy = by, by
 				return []model.Goroutine{stuck, busy}
 			}),
-			verdict: Working, goroutine: 11, class: ClassWorking,
+			verdict: classify.Working, goroutine: 11, class: classify.ClassWorking,
 		},
 		{
 			name: "an HTTP server's background read is plumbing, not work",
@@ -143,7 +144,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				bg := gr(int64(40+i), "runnable", []model.Frame{{Func: "net/http.(*connReader).startBackgroundRead.gowrap2"}, {Func: "runtime.goexit"}})
 				return []model.Goroutine{bg, gr(1, "IO wait", acceptStack)}
 			}),
-			verdict: Idle, goroutine: 42, class: ClassIdle,
+			verdict: classify.Idle, goroutine: 42, class: classify.ClassIdle,
 		},
 		{
 			name: "an HTTP server's accept loop caught serving a connection is plumbing, not work",
@@ -154,7 +155,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				}
 				return []model.Goroutine{gr(5, "runnable", serve), gr(1, "sleep", []model.Frame{{Func: "time.Sleep"}, {Func: "main.main"}})}
 			}),
-			verdict: Idle, goroutine: 5, class: ClassIdle,
+			verdict: classify.Idle, goroutine: 5, class: classify.ClassIdle,
 		},
 		{
 			name: "running goroutine on an idle thread works",
@@ -163,7 +164,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				g.Thread = 100
 				return []model.Goroutine{g}
 			}),
-			verdict: Working, goroutine: 7, class: ClassWorking,
+			verdict: classify.Working, goroutine: 7, class: classify.ClassWorking,
 		},
 		{
 			name: "channel cycle from memory evidence",
@@ -174,7 +175,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				pong.WaitChans, pong.ChanRefs = []string{"0xb"}, []string{"0xa", "0xb"}
 				return []model.Goroutine{ping, pong, gr(1, "IO wait", acceptStack)}
 			}),
-			verdict: Deadlock, cycle: []int64{5, 6}, goroutine: 5, class: ClassBlocked,
+			verdict: classify.Deadlock, cycle: []int64{5, 6}, goroutine: 5, class: classify.ClassBlocked,
 			summary: "deadlock between 2 goroutines: goroutine 5 (main.ping) is blocked in chan send on chan 0xa, which only goroutine 6",
 		},
 		{
@@ -188,7 +189,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				third.ChanRefs = []string{"0xa"}
 				return []model.Goroutine{ping, pong, third}
 			}),
-			verdict: Deadlock, summary: "a probable channel deadlock", goroutine: 8, class: ClassIdle,
+			verdict: classify.Deadlock, summary: "a probable channel deadlock", goroutine: 8, class: classify.ClassIdle,
 		},
 		{
 			name: "receivers of one channel are a pool, not a cycle, even with memory evidence",
@@ -203,7 +204,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				}
 				return gs
 			}),
-			verdict: Idle, goroutine: 21, class: ClassIdle,
+			verdict: classify.Idle, goroutine: 21, class: classify.ClassIdle,
 		},
 		{
 			name: "channel senders without memory evidence are a probable deadlock",
@@ -214,8 +215,8 @@ func TestClassifyGoroutines(t *testing.T) {
 					gr(1, "IO wait", acceptStack),
 				}
 			}),
-			verdict: Deadlock, summary: "2 goroutines are blocked sending on channels (goroutine 5 (main.ping), goroutine 6 (main.pong)), and no goroutine is running",
-			goroutine: 6, class: ClassBlocked,
+			verdict: classify.Deadlock, summary: "2 goroutines are blocked sending on channels (goroutine 5 (main.ping), goroutine 6 (main.pong)), and no goroutine is running",
+			goroutine: 6, class: classify.ClassBlocked,
 		},
 		{
 			name: "pool with its feeder gone",
@@ -226,7 +227,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				}
 				return gs
 			}),
-			verdict: Idle, goroutine: 20, class: ClassIdle,
+			verdict: classify.Idle, goroutine: 20, class: classify.ClassIdle,
 			summary: "all 6 workers wait in main.worker [chan receive] and no goroutine is left that could send",
 		},
 		{
@@ -234,7 +235,7 @@ func TestClassifyGoroutines(t *testing.T) {
 			samples: goSamples(3, []model.Thread{parked}, func(i int) []model.Goroutine {
 				return []model.Goroutine{gr(3, "running", []model.Frame{{Func: "main.hash", File: "/src/main.go", Line: 50 + i}, {Func: "main.work", File: "/src/main.go", Line: 80}})}
 			}),
-			verdict: Working, goroutine: 3, class: ClassWorking,
+			verdict: classify.Working, goroutine: 3, class: classify.ClassWorking,
 		},
 		{
 			name: "a ticker that moves does not make a pile of blocked goroutines healthy",
@@ -242,7 +243,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				tick := gr(3, "running", []model.Frame{{Func: fmt.Sprintf("main.report%d", i), File: "/src/main.go", Line: 50}, {Func: "main.ticker", File: "/src/main.go", Line: 80 + i}})
 				return append(mutexWaiters(5), tick)
 			}),
-			verdict: Working, goroutine: 3, class: ClassWorking,
+			verdict: classify.Working, goroutine: 3, class: classify.ClassWorking,
 			summary: "1 goroutine is working: their stacks move between samples; slow, not stopped; but 5 goroutines [sync.Mutex.Lock] in sync.(*Mutex).Lock ← main.(*Store).Put did not move during the run",
 		},
 		{
@@ -250,14 +251,14 @@ func TestClassifyGoroutines(t *testing.T) {
 			samples: goSamples(3, []model.Thread{parked}, func(i int) []model.Goroutine {
 				return append(mutexWaiters(2+3*i), gr(7, "IO wait", writeStack))
 			}),
-			verdict: Blocked, holder: 7, evidence: "pile-up: 8 goroutines [sync.Mutex.Lock] in sync.(*Mutex).Lock ← main.(*Store).Put grew from 2 to 8",
+			verdict: classify.Blocked, holder: 7, evidence: "pile-up: 8 goroutines [sync.Mutex.Lock] in sync.(*Mutex).Lock ← main.(*Store).Put grew from 2 to 8",
 		},
 		{
 			name: "two goroutines past the Lock call: no holder named",
 			samples: goSamples(2, []model.Thread{parked}, func(int) []model.Goroutine {
 				return append(mutexWaiters(3), gr(7, "IO wait", writeStack), gr(8, "IO wait", writeStack))
 			}),
-			verdict: Blocked, evidence: "goroutines 7, 8 are all inside main.(*Store).Put past its Lock call",
+			verdict: classify.Blocked, evidence: "goroutines 7, 8 are all inside main.(*Store).Put past its Lock call",
 		},
 		{
 			name: "a different receiver is not the holder",
@@ -271,7 +272,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				}
 				return append(waiters, gr(7, "IO wait", other))
 			}),
-			verdict: Blocked, evidence: "no goroutine stands inside main.(*Store).Put past its Lock call",
+			verdict: classify.Blocked, evidence: "no goroutine stands inside main.(*Store).Put past its Lock call",
 		},
 		{
 			name: "waiters whose mutex address is unknown group by call site",
@@ -283,7 +284,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				}
 				return append(waiters, gr(7, "IO wait", writeStack))
 			}),
-			verdict: Blocked, holder: 7, summary: "probably holds sync.Mutex locked at main.(*Store).Put:17",
+			verdict: classify.Blocked, holder: 7, summary: "probably holds sync.Mutex locked at main.(*Store).Put:17",
 		},
 		{
 			name: "two mutexes taken in opposite orders",
@@ -295,23 +296,22 @@ func TestClassifyGoroutines(t *testing.T) {
 				}
 				return []model.Goroutine{gr(1, "sync.Mutex.Lock", at("0xb0")), gr(2, "sync.Mutex.Lock", at("0xa0"))}
 			}),
-			verdict: Deadlock, cycle: []int64{1, 2}, holder: 2,
+			verdict: classify.Deadlock, cycle: []int64{1, 2}, holder: 2,
 			summary: "goroutine 1 (main.transfer) waits for sync.Mutex 0xb0, probably held by goroutine 2",
 		},
 		{
 			name: "runtime and profiler goroutines are set aside",
 			samples: goSamples(2, []model.Thread{parked}, func(int) []model.Goroutine {
 				sys := gr(2, "GC worker (idle)", []model.Frame{{Func: "runtime.gopark"}, {Func: "runtime.gcBgMarkWorker"}})
-				sys.System = true
 				prof := gr(30, "running", []model.Frame{{Func: "runtime/pprof.writeGoroutineStacks"}, {Func: "net/http/pprof.handler.ServeHTTP"}})
 				return []model.Goroutine{sys, prof, gr(1, "IO wait", acceptStack)}
 			}),
-			verdict: Idle, goroutine: 30, class: ClassIdle,
+			verdict: classify.Idle, goroutine: 30, class: classify.ClassIdle,
 		},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d := Classify(tc.samples, World{}, DefaultOptions())
+			d := Classify(tc.samples, World{}, classify.DefaultOptions())
 			if d.Verdict != tc.verdict {
 				t.Errorf("verdict %s, want %s: %s\nevidence:\n%s", d.Verdict, tc.verdict, d.Summary, strings.Join(d.Evidence, "\n"))
 			}
@@ -341,12 +341,12 @@ func TestClassifyGoroutines(t *testing.T) {
 				t.Errorf("cycles %v, want none", d.Cycles)
 			}
 			if tc.goroutine != 0 {
-				i := slices.IndexFunc(d.Goroutines, func(g Goroutine) bool { return g.ID == tc.goroutine })
+				i := slices.IndexFunc(d.Goroutines, func(g classify.Actor) bool { return g.Ref.Goroutine == tc.goroutine })
 				if i < 0 {
 					t.Fatalf("goroutine %d missing", tc.goroutine)
 				}
 				if g := d.Goroutines[i]; g.Class != tc.class {
-					t.Errorf("goroutine %d is %s (%s), want %s", g.ID, g.Class, g.Why, tc.class)
+					t.Errorf("goroutine %d is %s (%s), want %s", g.Ref.Goroutine, g.Class, d.R.Goroutines[i].Why, tc.class)
 				}
 			}
 			if tc.evidence != "" && !slices.ContainsFunc(d.Evidence, func(e string) bool { return strings.Contains(e, tc.evidence) }) {
@@ -360,58 +360,17 @@ func TestGroupsBiggestFirst(t *testing.T) {
 	samples := goSamples(2, nil, func(int) []model.Goroutine {
 		return append(mutexWaiters(5), gr(7, "IO wait", writeStack), gr(1, "IO wait", acceptStack))
 	})
-	d := Classify(samples, World{}, DefaultOptions())
+	d := Classify(samples, World{}, classify.DefaultOptions())
 	if len(d.Groups) != 3 {
 		t.Fatalf("%d groups, want 3: %+v", len(d.Groups), d.Groups)
 	}
 	g := d.Groups[0]
-	if g.Count != 5 || g.Title != "5 goroutines [sync.Mutex.Lock] in sync.(*Mutex).Lock ← main.(*Store).Put" || !slices.Equal(g.Counts, []int{5, 5}) || g.Grew {
+	if g.Count != 5 || d.R.Groups[0].Title != "5 goroutines [sync.Mutex.Lock] in sync.(*Mutex).Lock ← main.(*Store).Put" || !slices.Equal(g.Counts, []int{5, 5}) || g.Grew {
 		t.Errorf("first group %+v", g)
 	}
 	for _, gr := range d.Goroutines {
-		if d.Groups[gr.Group].State != gr.State {
-			t.Errorf("goroutine %d [%s] points at group %d [%s]", gr.ID, gr.State, gr.Group, d.Groups[gr.Group].State)
-		}
-	}
-}
-
-func TestGoWait(t *testing.T) {
-	for _, tc := range []struct {
-		state string
-		stack []model.Frame
-		want  string
-	}{
-		{"sync.Mutex.Lock", nil, "mutex"},
-		{"sync.RWMutex.RLock", nil, "rwmutex"},
-		{"semacquire", lockStack, "mutex"},
-		{"semacquire", waitStack, "waitgroup"},
-		{"sync.WaitGroup.Wait", nil, "waitgroup"},
-		{"chan receive (nil chan)", nil, "channel"},
-		{"select (no cases)", nil, "select"},
-		{"IO wait", nil, "io"},
-		{"running", nil, ""},
-		{"runnable", nil, ""},
-		{"GC worker (idle)", nil, "runtime"},
-		{"sleep", nil, "sleep"},
-		{"chan receive (durable)", nil, "channel"},
-	} {
-		if got := goWait(model.Goroutine{State: tc.state, Stack: tc.stack}); got != tc.want {
-			t.Errorf("goWait(%q) = %q, want %q", tc.state, got, tc.want)
-		}
-	}
-}
-
-func TestFirstArg(t *testing.T) {
-	for args, want := range map[string]string{
-		"(0xc000012088, 0x1)":   "0xc000012088",
-		"(0xc000012088)":        "0xc000012088",
-		"(0x0?, 0x1)":           "",
-		"(...)":                 "",
-		"({0xc0000a0000, 0x5})": "0xc0000a0000",
-		"":                      "",
-	} {
-		if got := firstArg(args); got != want {
-			t.Errorf("firstArg(%q) = %q, want %q", args, got, want)
+		if d.Groups[gr.Group].State != gr.GoState {
+			t.Errorf("goroutine %d [%s] points at group %d [%s]", gr.Ref.Goroutine, gr.GoState, gr.Group, d.Groups[gr.Group].State)
 		}
 	}
 }
@@ -419,14 +378,14 @@ func TestFirstArg(t *testing.T) {
 // TestGoIOChain: a holder in IO wait is tied, through the pipes the
 // runtime's epoll instance watches, to the full pipe and its idle reader.
 func TestGoIOChain(t *testing.T) {
-	poller := model.Thread{TID: 100, State: "S", Wchan: "do_epoll_wait", Syscall: model.Syscall{Nr: 281},
+	poller := model.Thread{TID: 100, State: model.StateSleeping, Wchan: "do_epoll_wait", Syscall: model.Syscall{Nr: 281},
 		Watches: []string{"5 socket:[7]", "9 pipe:[42]", "4 pipe:[43]"}}
 	samples := goSamples(2, []model.Thread{poller}, func(int) []model.Goroutine {
 		w := slices.Clone(writeStack)
 		w = append([]model.Frame{w[0], {Func: "internal/poll.(*pollDesc).waitWrite"}}, w[1:]...)
 		return append(mutexWaiters(3), gr(7, "IO wait", w))
 	})
-	reader := model.Thread{TID: 200, Name: "sleep", State: "S", Wchan: "hrtimer_nanosleep", Syscall: model.Syscall{Nr: 230}}
+	reader := model.Thread{TID: 200, Name: "sleep", State: model.StateSleeping, Wchan: "hrtimer_nanosleep", Syscall: model.Syscall{Nr: 230}}
 	w := World{
 		Resources: map[string]model.Resource{
 			"pipe:[42]": {Name: "pipe:[42]", Pipe: &model.PipeFill{Queued: 65536, Capacity: 65536},
@@ -440,7 +399,7 @@ func TestGoIOChain(t *testing.T) {
 	for i := range w.Peers[0].Samples {
 		w.Peers[0].Samples[i].PID = 200
 	}
-	d := Classify(samples, w, DefaultOptions())
+	d := Classify(samples, w, classify.DefaultOptions())
 	want := "goroutine 7 probably holds sync.Mutex 0xc0000120b0 and is blocked in os.(*File).Write ← main.(*Store).Put on pipe:[42] on fd 9, 65536/65536 bytes queued → read by pid 200 (sleep 3600) on fd 0"
 	if !strings.HasPrefix(d.Summary, want) {
 		t.Errorf("summary %q\nwant it to start %q", d.Summary, want)

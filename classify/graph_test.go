@@ -1,6 +1,7 @@
-package classify
+package classify_test
 
 import (
+	"github.com/hangdoc/hangdoc/classify"
 	"slices"
 	"strings"
 	"testing"
@@ -33,12 +34,12 @@ func TestCrossProcess(t *testing.T) {
 	parent := steady(2, nil, th{tid: pid, name: "python3", state: "S", call: wait4})
 
 	t.Run("Popen(stderr=PIPE).wait() is a deadlock of two processes", func(t *testing.T) {
-		d := Classify(parent, popen, DefaultOptions())
-		if d.Verdict != Deadlock {
+		d := Classify(parent, popen, classify.DefaultOptions())
+		if d.Verdict != classify.Deadlock {
 			t.Fatalf("verdict %s (%s), want deadlock", d.Verdict, d.Summary)
 		}
-		want := [][]Ref{{{PID: pid, TID: pid}, {PID: child, TID: child}}}
-		if !slices.EqualFunc(d.Cycles, want, func(a, b []Ref) bool { return slices.Equal(a, b) }) {
+		want := [][]classify.Ref{{{PID: pid, TID: pid}, {PID: child, TID: child}}}
+		if !slices.EqualFunc(d.Cycles, want, func(a classify.Cycle, b []classify.Ref) bool { return slices.Equal(a, b) }) {
 			t.Errorf("cycles %+v, want %+v", d.Cycles, want)
 		}
 		for _, s := range []string{"deadlock across 2 processes", "65536/65536 bytes queued", "read by pid 100"} {
@@ -49,7 +50,7 @@ func TestCrossProcess(t *testing.T) {
 		if !strings.Contains(d.Hint, "communicate()") {
 			t.Errorf("hint %q", d.Hint)
 		}
-		if len(d.Processes) != 1 || d.Processes[0].PID != child || !strings.Contains(d.Processes[0].State, "writing to a full pipe") {
+		if len(d.Processes) != 1 || d.Processes[0].PID != child || !strings.Contains(d.R.Processes[0].State, "writing to a full pipe") {
 			t.Errorf("processes %+v", d.Processes)
 		}
 	})
@@ -58,8 +59,8 @@ func TestCrossProcess(t *testing.T) {
 		busy := steady(2, nil,
 			th{tid: pid, name: "python3", state: "S", call: wait4},
 			th{tid: pid + 1, name: "drain", state: "R", cpu: 500 * time.Millisecond, vol: 50, call: running})
-		d := Classify(busy, popen, DefaultOptions())
-		if d.Verdict == Deadlock || len(d.Cycles) != 0 {
+		d := Classify(busy, popen, classify.DefaultOptions())
+		if d.Verdict == classify.Deadlock || len(d.Cycles) != 0 {
 			t.Errorf("verdict %s, cycles %+v: a process with a working thread may still read", d.Verdict, d.Cycles)
 		}
 	})
@@ -73,11 +74,11 @@ func TestCrossProcess(t *testing.T) {
 			Resources: map[string]model.Resource{"pipe:[9]": pipeRes("pipe:[9]", 65536, model.FDRef{PID: pid, FD: 1, Mode: "w"}, model.FDRef{PID: reader, FD: 0, Mode: "r"})},
 		}
 		writer := steady(2, nil, th{tid: pid, name: "yes", state: "S", call: call("write", 1, 0x10, 8192), fd: "pipe:[9]"})
-		d := Classify(writer, w, DefaultOptions())
-		if d.Verdict != Blocked {
+		d := Classify(writer, w, classify.DefaultOptions())
+		if d.Verdict != classify.Blocked {
 			t.Fatalf("verdict %s (%s)", d.Verdict, d.Summary)
 		}
-		chain := d.Waits[0].Chain
+		chain := d.R.Waits[0].Chain
 		want := "tid 100 write(1, 0x10, 8192) → pipe:[9], 65536/65536 bytes queued → read by pid 300 (sleep 1000) on fd 0: sleeping in clock_nanosleep(…), 0% CPU"
 		if chain != want {
 			t.Errorf("chain\n got %q\nwant %q", chain, want)
@@ -90,8 +91,8 @@ func TestCrossProcess(t *testing.T) {
 	t.Run("a pipe read by the writer's own process is no cycle", func(t *testing.T) {
 		w := World{Resources: map[string]model.Resource{"pipe:[5]": pipeRes("pipe:[5]", 65536, model.FDRef{PID: pid, FD: 3, Mode: "r"}, model.FDRef{PID: pid, FD: 4, Mode: "w"})}}
 		self := steady(2, nil, th{tid: pid, name: "main", state: "S", call: call("write", 4, 0x10, 512), fd: "pipe:[5]"})
-		d := Classify(self, w, DefaultOptions())
-		if len(d.Cycles) != 0 || d.Verdict != Blocked {
+		d := Classify(self, w, classify.DefaultOptions())
+		if len(d.Cycles) != 0 || d.Verdict != classify.Blocked {
 			t.Errorf("verdict %s, cycles %+v", d.Verdict, d.Cycles)
 		}
 	})
@@ -99,7 +100,7 @@ func TestCrossProcess(t *testing.T) {
 
 func TestOrphans(t *testing.T) {
 	proc := func(p, ppid, pgrp, sid int, comm string, cpu time.Duration) model.Proc {
-		return model.Proc{PID: p, PPID: ppid, PGRP: pgrp, Session: sid, Comm: comm, State: "S", StartTicks: 100, CPUTime: cpu}
+		return model.Proc{PID: p, PPID: ppid, PGRP: pgrp, Session: sid, Comm: comm, State: model.StateSleeping, StartTicks: 100, CPUTime: cpu}
 	}
 	before := []model.Proc{
 		proc(1, 0, 1, 1, "init", 0),
@@ -114,7 +115,7 @@ func TestOrphans(t *testing.T) {
 	after := slices.Clone(before)
 	after[5].CPUTime = 900 * time.Millisecond
 	w := World{FamilyBefore: before, Family: after, BootTime: t0.Add(-time.Hour)}
-	d := Classify(steady(2, nil, th{tid: pid, name: "python3", state: "S", call: call("clock_nanosleep", 1)}), w, DefaultOptions())
+	d := Classify(steady(2, nil, th{tid: pid, name: "python3", state: "S", call: call("clock_nanosleep", 1)}), w, classify.DefaultOptions())
 	var got []int
 	for _, o := range d.Orphans {
 		got = append(got, o.PID)

@@ -2,27 +2,26 @@ package classify
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/hangdoc/hangdoc/model"
 )
 
-// glibc's mutex kind: the low two bits are the type, the rest are flags.
+// glibc's mutex kind (Basis.MutexKind): the low two bits are the type
+// (normal, recursive, error-checking, adaptive), the rest are flags.
 const (
-	kindRobust   = 16
-	kindPI       = 32
-	kindPP       = 64
-	kindPShared  = 128
-	kindElision  = 256 | 512
+	MutexRobust  = 16
+	MutexPI      = 32
+	MutexPP      = 64
+	MutexPShared = 128
+	mutexElision = 256 | 512
 	futexTIDMask = 0x3fffffff
 )
 
 // findLocks groups the threads of the last sample that wait on the same
 // futex word. Where the word reads as a locked glibc mutex whose __owner is a
 // live thread of the process, that thread is the holder.
-func findLocks(pid int, last model.Sample, hist []*history) []Lock {
+func findLocks(pid int, last model.Sample) []Lock {
 	live := map[int]bool{}
 	for _, t := range last.Threads {
 		if !t.Exited {
@@ -49,21 +48,20 @@ func findLocks(pid int, last model.Sample, hist []*history) []Lock {
 	locks := []Lock{}
 	for _, g := range groups {
 		key := model.FutexKey(g.addr)
-		l := Lock{ID: "futex:" + key, Kind: "futex", Address: key}
+		l := Lock{ID: "futex:" + key, Kind: LockFutex, Address: key}
 		for _, w := range g.waiters {
 			l.Waiters = append(l.Waiters, Ref{PID: pid, TID: w.TID})
 		}
-		owner, kind, basis := mutexOwner(last.Futexes[key], g.waiters, live, pid)
+		kind, basis := mutexOwner(last.Futexes[key], g.waiters, live, pid)
+		basis.Waiters = len(g.waiters)
 		switch {
-		case owner != 0:
+		case basis.Rule == BasisGlibcOwner:
 			l.Kind = kind
-			l.Holder = &Ref{PID: pid, TID: owner}
-			l.Basis = basis
-		case len(g.waiters) >= 2:
-			l.Basis = fmt.Sprintf("%d threads wait on the same futex word; %s, so no holder is named", len(g.waiters), basis)
-		default:
+			l.Holder = &Ref{PID: pid, TID: int(basis.Owner)}
+		case len(g.waiters) < 2:
 			continue // one thread parked on its own futex: not a lock anyone shares
 		}
+		l.Basis = basis
 		locks = append(locks, l)
 	}
 	slices.SortFunc(locks, func(a, b Lock) int {
@@ -72,70 +70,53 @@ func findLocks(pid int, last model.Sample, hist []*history) []Lock {
 	return locks
 }
 
-// mutexOwner validates a futex word as a glibc pthread_mutex_t and returns
-// its owner, or 0 with the reason it is not one.
-func mutexOwner(f model.Futex, waiters []model.Thread, live map[int]bool, pid int) (owner int, kind, basis string) {
+// mutexOwner validates a futex word as a glibc pthread_mutex_t: its basis
+// names the owner (BasisGlibcOwner), or says why it is not one.
+func mutexOwner(f model.Futex, waiters []model.Thread, live map[int]bool, pid int) (LockKind, Basis) {
 	if f.Err != "" {
-		return 0, "", "its memory could not be read (" + f.Err + ")"
+		return 0, Basis{Rule: BasisMemoryErr, Err: f.Err}
 	}
 	if f == (model.Futex{}) {
-		return 0, "", "the futex word was not read"
+		return 0, Basis{Rule: BasisNotRead}
 	}
 	pi := false
 	for _, w := range waiters {
 		switch cmd := w.Syscall.Args[1] & 0x7f; {
 		case w.Syscall.Name != "futex":
-			return 0, "", "the waiters use futex_wait(2), which glibc mutexes do not"
+			return 0, Basis{Rule: BasisFutexWait2}
 		case cmd == 6 || cmd == 13: // FUTEX_LOCK_PI, FUTEX_LOCK_PI2
 			pi = true
 		case cmd == 0 || cmd == 9: // FUTEX_WAIT, FUTEX_WAIT_BITSET
 			// glibc sets a mutex word to 2, "locked, with waiters", before it sleeps.
 			if w.Syscall.Args[2] != 2 {
-				return 0, "", fmt.Sprintf("tid %d waits for the value %d, not a contended mutex's 2", w.TID, int32(w.Syscall.Args[2]))
+				return 0, Basis{Rule: BasisNotTwo, TID: w.TID, Value: int32(w.Syscall.Args[2])}
 			}
 		default:
-			return 0, "", "the waiters use " + futexOp(w.Syscall.Args[1])
+			return 0, Basis{Rule: BasisOtherOp, Op: w.Syscall.Args[1]}
 		}
 	}
 	k := f.Kind
-	if k < 0 || k&^(3|kindRobust|kindPI|kindPP|kindPShared|kindElision) != 0 {
-		return 0, "", fmt.Sprintf("its __kind %d is not a mutex type", k)
+	if k < 0 || k&^(3|MutexRobust|MutexPI|MutexPP|MutexPShared|mutexElision) != 0 {
+		return 0, Basis{Rule: BasisBadKind, MutexKind: k}
 	}
-	owner = int(f.Owner)
-	lockWord := fmt.Sprintf("lock word %d", f.Word)
+	owner := int(f.Owner)
 	if pi {
 		owner = int(f.Word & futexTIDMask)
-		lockWord = fmt.Sprintf("priority-inheritance lock word 0x%x", uint32(f.Word))
 	} else if f.Word == 0 {
-		return 0, "", "the word reads 0, unlocked (it was released as it was read)"
+		return 0, Basis{Rule: BasisUnlocked}
 	}
 	if owner <= 0 {
-		return 0, "", fmt.Sprintf("its __owner reads %d", owner)
+		return 0, Basis{Rule: BasisNoOwner, Owner: int64(owner)}
 	}
 	if !live[owner] {
-		if k&kindPShared != 0 {
-			return 0, "", fmt.Sprintf("its __owner %d is not a thread of pid %d: a process-shared mutex held by another process", owner, pid)
+		if k&MutexPShared != 0 {
+			return 0, Basis{Rule: BasisOwnerShared, Owner: int64(owner), PID: pid}
 		}
-		return 0, "", fmt.Sprintf("its __owner %d is not a live thread of pid %d (an owner that exited, or not a mutex)", owner, pid)
+		return 0, Basis{Rule: BasisOwnerGone, Owner: int64(owner), PID: pid}
 	}
-	kind = "mutex"
+	kind := LockMutex
 	if pi {
-		kind = "pi-mutex"
+		kind = LockPIMutex
 	}
-	basis = fmt.Sprintf("glibc mutex: __owner %d read at +8 from the target's memory, a live thread of pid %d; %s, %s", owner, pid, lockWord, kindName(k))
-	return owner, kind, basis
-}
-
-func kindName(k int32) string {
-	names := []string{"normal", "recursive", "error-checking", "adaptive"}
-	s := []string{"kind " + names[k&3]}
-	for _, f := range []struct {
-		bit  int32
-		name string
-	}{{kindRobust, "robust"}, {kindPI, "priority-inheritance"}, {kindPP, "priority-protect"}, {kindPShared, "process-shared"}} {
-		if k&f.bit != 0 {
-			s = append(s, f.name)
-		}
-	}
-	return strings.Join(s, ", ")
+	return kind, Basis{Rule: BasisGlibcOwner, Owner: int64(owner), PID: pid, Word: f.Word, PI: pi, MutexKind: k}
 }

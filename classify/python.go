@@ -9,6 +9,11 @@ import (
 	"github.com/hangdoc/hangdoc/model"
 )
 
+// The Python adapter: threads whose stacks stand at one `with lock:` line
+// wait to enter that block, and a thread whose stack is inside the block
+// holds the lock. The kernel cannot say it: a threading.Lock records no
+// owner. It also finds the pools of workers parked in queue.get().
+
 // withSite is where threads wait to enter a `with lock:` block.
 type withSite struct {
 	file, fn string
@@ -18,17 +23,15 @@ type withSite struct {
 	holders  []int
 }
 
-// pythonLocks names the holders of Python locks from the source: threads
-// whose innermost frame is the same `with …:` line wait to enter that block,
-// and a thread whose stack is inside the block holds the lock. The kernel
-// cannot say it: a threading.Lock records no owner.
-func pythonLocks(pid int, d *Diagnosis, byTID map[int]*Thread, sources map[string][]string) {
+// pythonLocks names the holders of Python locks from the source (file path
+// → lines, line 1 first).
+func (p *proc) pythonLocks(sources map[string][]string) {
 	sites := map[string]*withSite{}
-	for i := range d.Threads {
-		t := &d.Threads[i]
+	for i := range p.threads {
+		t := &p.threads[i]
 		// With kernel evidence the waiter must be in futex(); a stack from
 		// a file has none to check.
-		if len(t.Stack) == 0 || (t.Class != ClassBlocked && t.Class != ClassIdle) || (t.State != "" && (t.Syscall == nil || t.Syscall.Name != "futex")) {
+		if len(t.Stack) == 0 || (t.Class != ClassBlocked && t.Class != ClassIdle) || (t.State.Known() && t.Syscall.Name != "futex") {
 			continue
 		}
 		top := t.Stack[0]
@@ -46,7 +49,7 @@ func pythonLocks(pid int, d *Diagnosis, byTID map[int]*Thread, sources map[strin
 			site = &withSite{file: top.File, fn: top.Func, line: top.Line, end: blockEnd(lines, top.Line)}
 			sites[key] = site
 		}
-		site.waiters = append(site.waiters, t.TID)
+		site.waiters = append(site.waiters, t.Ref.TID)
 	}
 	keys := make([]string, 0, len(sites))
 	for k := range sites {
@@ -55,42 +58,36 @@ func pythonLocks(pid int, d *Diagnosis, byTID map[int]*Thread, sources map[strin
 	slices.Sort(keys)
 	for _, k := range keys {
 		site := sites[k]
-		for _, t := range d.Threads {
-			if slices.Contains(site.waiters, t.TID) {
+		for _, t := range p.threads {
+			if slices.Contains(site.waiters, t.Ref.TID) {
 				continue
 			}
 			for _, f := range t.Stack {
 				if f.File == site.file && f.Func == site.fn && f.Line > site.line && f.Line <= site.end {
-					site.holders = append(site.holders, t.TID)
+					site.holders = append(site.holders, t.Ref.TID)
 					break
 				}
 			}
 		}
-		attachPythonLock(pid, d, byTID, site)
+		p.attachPythonLock(site)
 	}
 }
 
 // attachPythonLock records a with-site as a lock: the futex group the
 // waiters share, if there is one, gains the holder; otherwise a lock of its
 // own is added.
-func attachPythonLock(pid int, d *Diagnosis, byTID map[int]*Thread, site *withSite) {
+func (p *proc) attachPythonLock(site *withSite) {
 	where := fmt.Sprintf("%s:%d", site.file, site.line)
-	basis := fmt.Sprintf("source: with-block at %s (lines %d-%d of %s())", where, site.line, site.end, site.fn)
+	basis := Basis{Rule: BasisWithBlock, Site: where, Func: site.fn, From: site.line, To: site.end, Inside: site.holders}
 	var holder *Ref
-	switch len(site.holders) {
-	case 0:
-		basis += "; no thread's stack is inside the block, so no holder is named"
-	case 1:
-		holder = &Ref{PID: pid, TID: site.holders[0]}
-		basis += fmt.Sprintf("; tid %d's stack is inside it", site.holders[0])
-	default:
-		basis += fmt.Sprintf("; %d threads' stacks are inside it (%v), so no single holder is named", len(site.holders), site.holders)
+	if len(site.holders) == 1 {
+		holder = &Ref{PID: p.pid, TID: site.holders[0]}
 	}
 	// Do the waiters share one futex word, and is the holder not among its
 	// waiters? Then the kernel agrees.
 	var lock *Lock
-	for i := range d.Locks {
-		l := &d.Locks[i]
+	for i := range p.locks {
+		l := &p.locks[i]
 		if slices.ContainsFunc(l.Waiters, func(r Ref) bool { return slices.Contains(site.waiters, r.TID) }) {
 			lock = l
 			break
@@ -98,43 +95,50 @@ func attachPythonLock(pid int, d *Diagnosis, byTID map[int]*Thread, site *withSi
 	}
 	if lock != nil && len(lock.Waiters) == len(site.waiters) && lock.Holder == nil {
 		if holder != nil {
-			basis += fmt.Sprintf("; the futex evidence agrees: the %d waiters share futex %s and the holder is not among them", len(site.waiters), lock.Address)
+			basis.Agrees, basis.Waiters, basis.Address = true, len(site.waiters), lock.Address
 		}
-		lock.Kind, lock.Holder, lock.Basis = "python-lock", holder, basis
+		lock.Kind, lock.Holder, lock.Basis = LockPython, holder, basis
 	} else {
-		l := Lock{ID: "with:" + where, Kind: "python-lock", Address: where, Holder: holder, Basis: basis}
+		l := Lock{ID: "with:" + where, Kind: LockPython, Address: where, Holder: holder, Basis: basis}
 		for _, tid := range site.waiters {
-			l.Waiters = append(l.Waiters, Ref{PID: pid, TID: tid})
+			l.Waiters = append(l.Waiters, Ref{PID: p.pid, TID: tid})
 		}
-		d.Locks = append(d.Locks, l)
-		lock = &d.Locks[len(d.Locks)-1]
+		p.locks = append(p.locks, l)
+		lock = &p.locks[len(p.locks)-1]
 	}
 	for _, tid := range site.waiters {
-		if t := byTID[tid]; t != nil {
-			t.Waits = lock.ID
+		if t := p.byTID[tid]; t != nil {
+			t.WaitsFor = lock.ID
 			if t.Class == ClassIdle {
-				t.Class, t.Why = ClassBlocked, "waits to enter the with-block at "+where
+				t.Class, t.Why = ClassBlocked, Why{Rule: WhyWithBlock, Site: where}
 			}
 		}
 	}
-	for i := range d.Waits {
-		w := &d.Waits[i]
+	for i := range p.waits {
+		w := &p.waits[i]
 		if slices.Contains(site.waiters, w.From.TID) {
-			w.Kind, w.Resource, w.To = "lock", lock.ID, holder
-			w.Detail = fmt.Sprintf("waits to enter the with-block at %s", where)
-			if holder != nil {
-				w.Detail += fmt.Sprintf(", held by tid %d", holder.TID)
-			}
+			w.Kind, w.Resource, w.To, w.Lock, w.WithSite = model.WaitLock, lock.ID, holder, lock.ID, where
 		}
 	}
 	if holder != nil {
-		if t := byTID[holder.TID]; t != nil && !slices.Contains(t.Holds, lock.ID) {
+		if t := p.byTID[holder.TID]; t != nil && !slices.Contains(t.Holds, lock.ID) {
 			t.Holds = append(t.Holds, lock.ID)
 		}
 	}
-	slices.SortFunc(d.Locks, func(a, b Lock) int {
+	slices.SortFunc(p.locks, func(a, b Lock) int {
 		return cmp.Or(cmp.Compare(len(b.Waiters), len(a.Waiters)), cmp.Compare(a.Address, b.Address))
 	})
+	p.reindexLocks()
+}
+
+// reindexLocks points lockOf at the locks again after they moved.
+func (p *proc) reindexLocks() {
+	clear(p.lockOf)
+	for i := range p.locks {
+		for _, w := range p.locks[i].Waiters {
+			p.lockOf[w.TID] = &p.locks[i]
+		}
+	}
 }
 
 // blockEnd is the last line of the block a `with …:` at line opens: the
@@ -179,20 +183,20 @@ func inFrame(stack []model.Frame, fn, fileSuffix string) bool {
 	})
 }
 
-// idlePool recognises a pool of workers parked in queue.get() with no
+// threadPool recognises a pool of workers parked in queue.get() with no
 // thread left that could feed them: every thread with a stack is either in
 // queue.get() or in a wait of its own (the main thread joining, a sleep),
-// and none works. It returns the workers, or nil.
-func idlePool(d *Diagnosis) []*Thread {
-	var pool []*Thread
-	for i := range d.Threads {
-		t := &d.Threads[i]
+// none works and none is blocked.
+func (p *proc) threadPool() []Ref {
+	var pool []Ref
+	for i := range p.threads {
+		t := &p.threads[i]
 		switch {
-		case len(t.Stack) == 0:
-		case t.Class == ClassWorking || t.Class == ClassSpinning:
+		case t.Class == ClassWorking || t.Class == ClassSpinning || t.Class == ClassBlocked:
 			return nil
+		case len(t.Stack) == 0:
 		case inFrame(t.Stack, "get", "queue.py"):
-			pool = append(pool, t)
+			pool = append(pool, t.Ref)
 		}
 	}
 	if len(pool) < 2 {
@@ -201,44 +205,27 @@ func idlePool(d *Diagnosis) []*Thread {
 	return pool
 }
 
-// Where is a thread's innermost stack frame, "emit (app.py:42)", or ""
-// without a stack.
-func (t *Thread) Where() string {
-	if t == nil || len(t.Stack) == 0 {
-		return ""
-	}
-	f := t.Stack[0]
-	file := f.File
-	if i := strings.LastIndexByte(file, '/'); i >= 0 {
-		file = file[i+1:]
-	}
-	if f.Line == 0 {
-		return fmt.Sprintf("%s (%s)", f.Func, file)
-	}
-	return fmt.Sprintf("%s (%s:%d)", f.Func, file, f.Line)
-}
-
 // stackKind names what a Python thread waits in from its stack alone, for
 // dumps read from files: the innermost frames of the standard library say
 // it (a C call such as time.sleep or lock.acquire shows as its caller).
-func stackKind(stack []model.Frame) string {
+func stackKind(stack []model.Frame) model.WaitKind {
 	switch {
 	case inFrame(stack, "get", "queue.py"):
-		return "queue"
+		return model.WaitQueue
 	case inFrame(stack, "_wait_for_tstate_lock", "threading.py") || inFrame(stack, "join", "threading.py"):
-		return "thread-exit"
+		return model.WaitThreadExit
 	case inFrame(stack, "wait", "subprocess.py") || inFrame(stack, "communicate", "subprocess.py"):
-		return "child-exit"
+		return model.WaitChildExit
 	case inFrame(stack, "select", "selectors.py") || inFrame(stack, "poll", "selectors.py"):
-		return "poll"
+		return model.WaitPoll
 	case inFrame(stack, "accept", "socket.py"):
-		return "accept"
+		return model.WaitAccept
 	case inFrame(stack, "readinto", "socket.py") || inFrame(stack, "recv", "ssl.py") || inFrame(stack, "read", "ssl.py"):
-		return "socket-read"
+		return model.WaitSocketRead
 	case inFrame(stack, "wait", "threading.py"):
-		return "condition"
+		return model.WaitCondition
 	case inFrame(stack, "acquire", "threading.py"):
-		return "python-lock"
+		return model.WaitPythonLock
 	}
-	return "python"
+	return model.WaitPython
 }

@@ -1,7 +1,8 @@
-package classify
+package classify_test
 
 import (
 	"fmt"
+	"github.com/hangdoc/hangdoc/classify"
 	"strings"
 	"testing"
 	"time"
@@ -36,16 +37,16 @@ func TestPythonWithBlockHolder(t *testing.T) {
 			samples[si].Threads[ti].Python = &model.PythonThread{ThreadName: fmt.Sprintf("writer-%d", samples[si].Threads[ti].TID-10)}
 		}
 	}
-	d := Classify(samples, World{Sources: map[string][]string{appPy: appSource}}, DefaultOptions())
-	if d.Verdict != Blocked {
+	d := Classify(samples, World{Sources: map[string][]string{appPy: appSource}}, classify.DefaultOptions())
+	if d.Verdict != classify.Blocked {
 		t.Fatalf("verdict %s (%s)", d.Verdict, d.Summary)
 	}
 	if len(d.Locks) != 1 || d.Locks[0].Holder == nil || d.Locks[0].Holder.TID != 10 {
 		t.Fatalf("locks %+v, want one held by tid 10", d.Locks)
 	}
 	for _, s := range []string{"source: with-block at /srv/app.py:6", "lines 6-9 of emit()", "futex evidence agrees"} {
-		if !strings.Contains(d.Locks[0].Basis, s) {
-			t.Errorf("basis %q lacks %q", d.Locks[0].Basis, s)
+		if !strings.Contains(d.R.Locks[0].Basis, s) {
+			t.Errorf("basis %q lacks %q", d.R.Locks[0].Basis, s)
 		}
 	}
 	if !strings.Contains(d.Summary, "tid 10 (writer-0) holds python-lock") || !strings.Contains(d.Summary, "write(1,") {
@@ -60,8 +61,8 @@ func TestPythonWithBlockNoHolderWhenNobodyInside(t *testing.T) {
 		th{tid: 10, state: "S", call: call("clock_nanosleep", 0), stack: elsewhere},
 		th{tid: 11, state: "S", call: futexWait(0x9000, 0), stack: waitAt},
 	)
-	d := Classify(samples, World{Sources: map[string][]string{appPy: appSource}}, DefaultOptions())
-	if len(d.Locks) != 1 || d.Locks[0].Holder != nil || !strings.Contains(d.Locks[0].Basis, "no holder is named") {
+	d := Classify(samples, World{Sources: map[string][]string{appPy: appSource}}, classify.DefaultOptions())
+	if len(d.Locks) != 1 || d.Locks[0].Holder != nil || !strings.Contains(d.R.Locks[0].Basis, "no holder is named") {
 		t.Errorf("locks %+v, want one with no holder named", d.Locks)
 	}
 }
@@ -79,15 +80,15 @@ func TestPythonSpinnerDespiteDumperPauses(t *testing.T) {
 	for i := range samples {
 		samples[i].Paused = true
 	}
-	d := Classify(samples, World{}, DefaultOptions())
-	if d.Verdict != Spinning || d.Confidence != High {
+	d := Classify(samples, World{}, classify.DefaultOptions())
+	if d.Verdict != classify.Spinning || d.Confidence != classify.High {
 		t.Errorf("verdict %s (%s), want spinning with high confidence: a loop over two lines is one loop", d.Verdict, d.Confidence)
 	}
 	moving := run(nil,
 		[]th{{tid: 1, state: "R", cpu: 0, vol: 0, call: running, stack: loop}},
 		[]th{{tid: 1, state: "R", cpu: 900 * time.Millisecond, vol: 8, call: running, stack: []model.Frame{{Func: "hash", File: appPy, Line: 40}}}},
 	)
-	if d := Classify(moving, World{}, DefaultOptions()); d.Verdict != Working {
+	if d := Classify(moving, World{}, classify.DefaultOptions()); d.Verdict != classify.Working {
 		t.Errorf("a thread whose function changes is working, got %s", d.Verdict)
 	}
 }
@@ -114,19 +115,13 @@ func TestPythonIdlePool(t *testing.T) {
 			samples[si].Threads[ti].Python = &model.PythonThread{ThreadName: name}
 		}
 	}
-	d := Classify(samples, World{}, DefaultOptions())
-	if d.Verdict != Idle || d.Confidence != High {
+	d := Classify(samples, World{}, classify.DefaultOptions())
+	if d.Verdict != classify.Idle || d.Confidence != classify.High {
 		t.Fatalf("verdict %s %s (%s), want idle, high", d.Verdict, d.Confidence, d.Summary)
 	}
 	for _, s := range []string{"all 8 workers (worker-0…worker-7) wait in queue.get()", "the feeder thread is gone"} {
 		if !strings.Contains(d.Summary, s) {
 			t.Errorf("summary %q lacks %q", d.Summary, s)
 		}
-	}
-}
-
-func TestBlockEnd(t *testing.T) {
-	if got := blockEnd(appSource, 6); got != 9 {
-		t.Errorf("blockEnd = %d, want 9", got)
 	}
 }

@@ -1,229 +1,306 @@
-// Package classify turns samples into a diagnosis: a class for every thread,
-// a verdict for the process, the locks and who holds them, the wait-for
-// cycles, and the evidence for each claim. It is pure: no I/O, no clock.
+// Package classify turns a recording into a diagnosis: a class for every
+// actor (an OS thread, a goroutine), one wait-for graph over actors,
+// processes and resources, and one verdict ladder over that graph. It is
+// pure: no I/O, no clock, no globals. It returns facts — a verdict, typed
+// evidence that refers to actors, locks and resources — and builds no
+// sentences: report words them.
+//
+// Runtimes are adapters: the thread adapter reads the kernel's view of
+// every thread, the Python adapter adds the locks a stack's source shows,
+// the goroutine adapter adds goroutines, their locks and channel waits.
+// None of them has a verdict of its own.
 package classify
 
-import (
-	"time"
-
-	"github.com/hangdoc/hangdoc/model"
-)
+import "github.com/hangdoc/hangdoc/model"
 
 // Verdict is the process-level answer.
-type Verdict string
+type Verdict uint8
 
 const (
-	Working  Verdict = "working"  // stacks or syscalls move: slow, not stopped
-	Spinning Verdict = "spinning" // a core pinned, nothing moving
-	Blocked  Verdict = "blocked"  // no CPU, waiting in the kernel on something
-	Idle     Verdict = "idle"     // parked waiting for work that never comes
-	Deadlock Verdict = "deadlock" // a wait-for cycle
+	Working  Verdict = iota // it moves: slow, not stopped
+	Spinning                // a core pinned, nothing moving
+	Blocked                 // no CPU, waiting on something
+	Idle                    // parked waiting for work that never comes
+	Deadlock                // a wait-for cycle
 )
 
-// Class is a thread's answer. Threads take the verdict names, plus Exited.
-type Class string
+var verdictNames = [...]string{"working", "spinning", "blocked", "idle", "deadlock"}
+
+func (v Verdict) String() string               { return verdictNames[v] }
+func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+
+// Class is an actor's answer: the verdict names, plus Exited.
+type Class uint8
 
 const (
-	ClassWorking  Class = "working"
-	ClassSpinning Class = "spinning"
-	ClassBlocked  Class = "blocked"
-	ClassIdle     Class = "idle"
-	ClassExited   Class = "exited"
+	ClassWorking Class = iota
+	ClassSpinning
+	ClassBlocked
+	ClassIdle
+	ClassExited
 )
+
+var classNames = [...]string{"working", "spinning", "blocked", "idle", "exited"}
+
+func (c Class) String() string               { return classNames[c] }
+func (c Class) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
 // Confidence says how far the evidence goes.
-type Confidence string
+type Confidence uint8
 
 const (
-	High   Confidence = "high"
-	Medium Confidence = "medium"
-	Low    Confidence = "low"
+	High Confidence = iota + 1 // the zero value is no confidence at all
+	Medium
+	Low
 )
 
-// Ref names a thread (or, from stack sources, a goroutine) in a process.
+var confidenceNames = [...]string{"none", "high", "medium", "low"}
+
+func (c Confidence) String() string               { return confidenceNames[c] }
+func (c Confidence) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// Ref names an actor of a process — a thread (TID) or a goroutine — or,
+// with neither, the process itself.
 type Ref struct {
-	PID       int   `json:"pid"`
-	TID       int   `json:"tid,omitempty"`
-	Goroutine int64 `json:"goroutine,omitempty"`
+	PID       int
+	TID       int
+	Goroutine int64
 }
 
-// Diagnosis is everything classify concludes from a run of samples.
+// IsProcess reports a reference to a whole process.
+func (r Ref) IsProcess() bool { return r.TID == 0 && r.Goroutine == 0 }
+
+// ActorKind says what an actor is.
+type ActorKind uint8
+
+const (
+	ActorThread ActorKind = iota
+	ActorGoroutine
+)
+
+// Actor is one thing that runs and waits: an OS thread (with its Python
+// stack, when a stack source gave one) or a goroutine. Which fields are
+// filled depends on the kind and on the evidence: a thread read from a
+// dump has a stack and no kernel state.
+type Actor struct {
+	Kind ActorKind
+	Ref  Ref
+	// Name is a thread's name: its Python name when known, else its comm.
+	Name  string
+	Class Class
+	Why   Why
+	// Wait is what it waits on at its last wait; WaitNone when it runs.
+	// Resource is what the wait is on: a descriptor's target
+	// ("pipe:[42]"), a futex ("futex:0x5000"), "" for none.
+	Wait     model.WaitKind
+	Resource string
+	Moved    bool
+	// Seen is how many samples saw it; fewer than all means it came or went.
+	Seen int
+	CPU  CPU
+	// Holds are the ids of the locks it holds (or, for a goroutine,
+	// probably holds); WaitsFor the lock it waits for.
+	Holds    []string
+	WaitsFor string
+	Stack    []model.Frame
+
+	// A thread's kernel evidence, at its last wait.
+	State       model.ThreadState
+	Wchan       string
+	Syscall     model.Syscall
+	FD          string
+	Voluntary   uint64
+	Involuntary uint64
+	Python      *model.PythonThread
+
+	// A goroutine's evidence, at its last wait.
+	GoState     string // the wait reason or status: "chan receive", "running"
+	WaitMinutes int    // the runtime's stamp, a lower bound
+	Thread      int    // the OS thread it ran on, when the source said
+	Aside       Aside  // not the program's story, and why
+	Group       int    // its index in Diagnosis.Groups
+	CreatedBy   *model.Frame
+}
+
+// CPU is an actor's CPU over the run, in percent of one core. Known is
+// false when the evidence has none (a dump): unknown is not zero.
+type CPU struct {
+	Known           bool
+	Percent         float64
+	RunqueuePercent float64 // runnable but waiting for a CPU
+}
+
+// Aside says why a goroutine is not part of the program's story.
+type Aside uint8
+
+const (
+	AsideNone     Aside = iota
+	AsideRuntime        // the runtime's own (GC workers, finalizers, timers)
+	AsidePlumbing       // an HTTP server's own machinery: the accept loop, a connection's background read
+	AsideObserver       // hangdoc's own look: the pprof handler writing this profile
+	AsideDumper         // the program's goroutine writing this very dump (runtime.Stack)
+)
+
+// Machinery reports a goroutine that is not the program's at all: the
+// runtime's, an HTTP server's, the profiler's.
+func (a Aside) Machinery() bool { return a == AsideRuntime || a == AsidePlumbing || a == AsideObserver }
+
+// Diagnosis is everything classify concludes from a recording.
 type Diagnosis struct {
-	Verdict    Verdict    `json:"verdict"`
-	Summary    string     `json:"summary"`
-	Confidence Confidence `json:"confidence"`
-	Hint       string     `json:"hint"`
-	Evidence   []string   `json:"evidence"`
-	Threads    []Thread   `json:"threads"`
-	Locks      []Lock     `json:"locks"`
-	Cycles     [][]Ref    `json:"cycles"`
-	Waits      []Wait     `json:"waits"`
-	Memory     Memory     `json:"memory"`
+	Verdict    Verdict
+	Confidence Confidence
+	// Cause is why the verdict: the rung of the ladder that decided it and
+	// what it is about. Layers are the causes each layer of actors would
+	// give alone (the OS threads of a Go program under its goroutines).
+	Cause    Cause
+	Evidence []Fact
+	// Threads and Goroutines are the target's actors: threads in TID
+	// order, goroutines in id order.
+	Threads    []Actor
+	Goroutines []Actor
+	Groups     []Group
+	Locks      []Lock
+	Cycles     []Cycle
+	Waits      []Wait
+	Memory     Memory
 	// Processes are the other processes the target's waits lead to.
-	Processes []Process `json:"processes"`
+	Processes []Process
 	// Orphans are processes left behind in the target's process group or
 	// session: their parent exited and they were reparented.
-	Orphans []Orphan `json:"orphans"`
-	// Goroutines and Groups are a Go target's goroutines, from a goroutine
-	// stack source: each one's class, and the groups of goroutines with
-	// the same stack, biggest first. Empty without a Go stack source.
-	Goroutines []Goroutine `json:"goroutines"`
-	Groups     []Group     `json:"groups"`
+	Orphans []Orphan
 }
 
-// World is the evidence around the target: the processes its waits lead to,
-// the resources they share, and its family of processes. Its zero value
-// means the target alone.
-type World struct {
-	Peers     []model.Process
-	Resources map[string]model.Resource
-	// FamilyBefore and Family are the target's process group (and session,
-	// if it leads one) and its ancestors, at the first and the last sample.
-	FamilyBefore, Family []model.Proc
-	// BootTime turns start times in clock ticks into ages.
-	BootTime time.Time
-	// Sources holds the lines of the source files that stacks point into
-	// where threads wait (file path → lines, line 1 first): how a lock's
-	// with-block is found.
-	Sources map[string][]string
+// Lock is something actors wait to take: a futex word, a Python
+// with-block, a Go mutex.
+type Lock struct {
+	ID      string
+	Kind    LockKind
+	Address string // the futex word, the Go mutex, or "FILE:LINE" of a with-block
+	Holder  *Ref
+	Waiters []Ref
+	Basis   Basis
 }
 
-// Process is a process one of the target's waits leads to, as classified
+// LockKind says what sort of lock it is.
+type LockKind uint8
+
+const (
+	LockFutex     LockKind = iota // a futex word, not validated as a mutex
+	LockMutex                     // a validated glibc mutex
+	LockPIMutex                   // a glibc priority-inheritance mutex
+	LockPython                    // a Python lock, by its with-block
+	LockGoMutex                   // a sync.Mutex
+	LockGoRWMutex                 // a sync.RWMutex
+)
+
+var lockKindNames = [...]string{"futex", "mutex", "pi-mutex", "python-lock", "sync.Mutex", "sync.RWMutex"}
+
+func (k LockKind) String() string               { return lockKindNames[k] }
+func (k LockKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// Cycle is a wait-for cycle: its members in wait order (A waits for B …),
+// starting from the smallest.
+type Cycle []Ref
+
+// Wait is what one blocked or parked thread waits for: another actor or
+// process (To), or a resource.
+type Wait struct {
+	From     Ref
+	To       *Ref
+	Kind     model.WaitKind
+	Resource string
+	Syscall  model.Syscall
+	// Lock is the lock waited for (WaitLock, and Python with-blocks).
+	Lock string
+	// WithSite is the with-block a Python thread waits to enter.
+	WithSite string
+	// Joined is the thread a pthread_join waits for; Child the child a
+	// wait4 or waitid waits for (0: any).
+	Joined, Child int
+	Watches       []string
+	KernelStack   []string
+	// Ends are the processes at the other end of a pipe or socket, or the
+	// children waited for, as the graph found them; Looked says it looked
+	// for them.
+	Ends   []int
+	Looked bool
+	// Chain follows a blocked thread's wait to where it ends, across lock
+	// holders and processes.
+	Chain []Step
+}
+
+// Step is one wait along a chain: From waits (Kind, on Resource) for To.
+// The last step says how the chain ends.
+type Step struct {
+	From     Ref
+	Kind     model.WaitKind
+	Resource string
+	To       *Ref
+	End      ChainEnd
+}
+
+// ChainEnd says how a chain of waits ends.
+type ChainEnd uint8
+
+const (
+	EndNone         ChainEnd = iota // it goes on with the next step
+	EndHere                         // nothing more to say
+	EndNoOtherEnd                   // no process was found at the other end
+	EndThreadState                  // at a thread, which is doing what it does
+	EndSelfCycle                    // the thread waits for itself
+	EndOwnProcess                   // the other end is the waiter's own process
+	EndCycle                        // back at a process the chain passed: a cycle
+	EndProcessState                 // at a process, which is doing what it does
+	EndTooDeep                      // followed as far as it goes
+)
+
+// Memory is the resident set size at each sample and its trend.
+type Memory struct {
+	RSSBytes []int64
+	Trend    model.Trend
+}
+
+// Process is a process one of the target's waits leads to, classified
 // from its own samples.
 type Process struct {
-	PID     int     `json:"pid"`
-	Cmdline string  `json:"cmdline"`
-	Depth   int     `json:"depth"`
-	Verdict Verdict `json:"verdict"`
-	// State says what it is doing in a few words: "sleeping in clock_nanosleep(…), 0% CPU".
-	State string `json:"state"`
+	PID     int
+	Cmdline string
+	Depth   int
+	Err     string
+	Verdict Verdict
+	// Key is the thread that says what it is doing: its first blocked
+	// thread, else its main thread, else its first; Threads how many it
+	// has. Actors are all its threads.
+	Key    *Actor
+	Actors []Actor
+	Waits  []Wait
 }
 
 // Orphan is a process left behind: in the target's process group (or
 // session) but with a parent outside it, typically a grandchild whose shell
 // was killed by a timeout. It may hold pipe ends and burn CPU.
 type Orphan struct {
-	PID        int     `json:"pid"`
-	PPID       int     `json:"ppid"`
-	Command    string  `json:"command"`
-	State      string  `json:"state"`
-	AgeSeconds float64 `json:"age_seconds"`
-	CPUPercent float64 `json:"cpu_percent"`
-}
-
-// Thread is one thread's class and the readings behind it.
-type Thread struct {
-	TID        int     `json:"tid"`
-	Name       string  `json:"name"`
-	Class      Class   `json:"class"`
-	CPUPercent float64 `json:"cpu_percent"`
-	// RunqueuePercent is the share of the run it spent runnable but
-	// waiting for a CPU: high on a crowded machine.
-	RunqueuePercent float64      `json:"runqueue_percent"`
-	State           string       `json:"state"`
-	Wchan           string       `json:"wchan"`
-	Syscall         *SyscallView `json:"syscall"`
-	FD              string       `json:"fd,omitempty"`
-	// Voluntary and Involuntary are context switches during the run.
-	Voluntary   uint64 `json:"voluntary_switches"`
-	Involuntary uint64 `json:"involuntary_switches"`
-	// Moved: its wait, its stack or its switch counters changed between samples.
-	Moved bool `json:"moved"`
-	// Seen is how many samples saw it; fewer than all means it came or went.
-	Seen  int           `json:"seen_in_samples"`
-	Why   string        `json:"why"`
-	Holds []string      `json:"holds"`               // lock ids
-	Waits string        `json:"waits_for,omitempty"` // lock id
-	Stack []model.Frame `json:"stack"`
-	// Python is what the stack source says of the Python thread, if any.
-	Python *model.PythonThread `json:"python,omitempty"`
-}
-
-// Goroutine is one goroutine's class and the readings behind it, as of
-// the last sample that saw it.
-type Goroutine struct {
-	ID    int64  `json:"id"`
-	State string `json:"state"`
-	// WaitMinutes is the runtime's stamp, a lower bound (see sampler).
-	WaitMinutes int   `json:"wait_minutes"`
-	Class       Class `json:"class"`
-	// BlockedOn says what a blocked or idle goroutine waits on: mutex,
-	// rwmutex, channel, select, io, syscall, waitgroup, cond, sleep,
-	// other; "" for running ones.
-	BlockedOn string `json:"blocked_on,omitempty"`
-	// Thread is the OS thread it ran on, when the source said.
-	Thread int `json:"thread,omitempty"`
-	// System: the runtime's own (GC workers, finalizers), an HTTP
-	// server's connection plumbing, or the profiler answering hangdoc:
-	// not the program's story, and left out of the verdict.
-	System bool   `json:"system,omitempty"`
-	Moved  bool   `json:"moved"`
-	Seen   int    `json:"seen_in_samples"`
-	Why    string `json:"why"`
-	// Waits is the id of the lock it waits for; Holds the locks it
-	// probably holds.
-	Waits string   `json:"waits_for,omitempty"`
-	Holds []string `json:"holds"`
-	// Group is its index in Diagnosis.Groups.
-	Group     int           `json:"group"`
-	Stack     []model.Frame `json:"stack"`
-	CreatedBy *model.Frame  `json:"created_by,omitempty"`
+	PID        int
+	PPID       int
+	Command    string
+	State      model.ThreadState
+	AgeSeconds float64
+	CPUPercent float64
 }
 
 // Group is the goroutines that share a stack (argument words ignored) and
 // a state in the last sample.
 type Group struct {
-	Count int    `json:"count"`
-	State string `json:"state"`
-	Class Class  `json:"class"`
-	// Title is the group in one line: "412 goroutines in
-	// sync.(*Mutex).Lock ← db.(*Pool).Get".
-	Title string `json:"title"`
-	// IDs are its goroutines, lowest first, at most 20.
-	IDs []int64 `json:"ids"`
+	Count int
+	State string
+	Class Class
+	// IDs are its goroutines, lowest first, at most maxGroupIDs.
+	IDs []int64
 	// Counts is its size in each sample, first to last: a group that grows
 	// is a pile-up.
-	Counts []int         `json:"counts"`
-	Grew   bool          `json:"grew"`
-	Stack  []model.Frame `json:"stack"`
-}
-
-// SyscallView is the call a thread is blocked in, as read and as printed.
-type SyscallView struct {
-	Nr   int      `json:"nr"`
-	Name string   `json:"name"`
-	Args []string `json:"args"`
-	Text string   `json:"text"`
-}
-
-// Lock is one futex word that threads wait on.
-type Lock struct {
-	ID      string `json:"id"`
-	Kind    string `json:"kind"` // mutex, pi-mutex, futex
-	Address string `json:"address"`
-	Holder  *Ref   `json:"holder"`
-	Waiters []Ref  `json:"waiters"`
-	Basis   string `json:"basis"`
-}
-
-// Wait is what one blocked or parked thread waits for: another thread or
-// process (To), or a resource named in Resource.
-type Wait struct {
-	From     Ref    `json:"from"`
-	To       *Ref   `json:"to"`
-	Resource string `json:"resource,omitempty"`
-	Kind     string `json:"kind"`
-	Detail   string `json:"detail"`
-	// Chain follows the wait to where it ends, across processes:
-	// "write(1, …) → pipe:[32921], 65536/65536 bytes queued → read by pid
-	// 9141 (python3 feeder.py): sleeping in clock_nanosleep(…), 0% CPU".
-	Chain string `json:"chain,omitempty"`
-}
-
-// Memory is the resident set size at each sample and its trend.
-type Memory struct {
-	RSSBytes []int64 `json:"rss_bytes"`
-	Trend    string  `json:"trend"` // flat, growing, shrinking, unknown
+	Counts []int
+	Grew   bool
+	Stack  []model.Frame
 }
 
 // Options holds the thresholds. DefaultOptions gives the ones hangdoc uses.

@@ -25,6 +25,6 @@ type Recording struct {
 	BootTime     time.Time           `json:"boot_time"`
 	// StackSource names where the samples' stacks came from ("py-spy"),
 	// "" for none; Sources are the source files their frames point into.
-	StackSource string              `json:"stack_source,omitempty"`
+	StackSource Format              `json:"stack_source,omitempty"`
 	Sources     map[string][]string `json:"sources,omitempty"`
 }

@@ -5,12 +5,12 @@ import "time"
 // Sample is one look at a process: process-wide facts and one entry per thread.
 // Samples serialise to JSON so a run can be recorded and replayed.
 type Sample struct {
-	Time       time.Time `json:"time"`
-	PID        int       `json:"pid"`
-	StartTicks uint64    `json:"start_ticks"` // start time in clock ticks after boot: a change means the pid was reused
-	State      string    `json:"state"`
-	RSSBytes   int64     `json:"rss_bytes"`
-	Threads    []Thread  `json:"threads"`
+	Time       time.Time   `json:"time"`
+	PID        int         `json:"pid"`
+	StartTicks uint64      `json:"start_ticks"` // start time in clock ticks after boot: a change means the pid was reused
+	State      ThreadState `json:"state"`
+	RSSBytes   int64       `json:"rss_bytes"`
+	Threads    []Thread    `json:"threads"`
 	// Paused: a stack source stopped the process for an instant right after
 	// this sample (py-spy without --nonblocking). Each pause costs every
 	// thread a voluntary context switch or two that are not its own doing.
@@ -24,13 +24,16 @@ type Sample struct {
 	// Frozen is how long a stack source kept the target stopped for this
 	// sample (Delve's attach to detach); 0 for sources that do not stop it.
 	Frozen time.Duration `json:"frozen_ns,omitempty"`
+	// StackSource is where this sample's stacks came from: a live source
+	// or the format of a dump read from a file; FormatNone for none.
+	StackSource Format `json:"stack_source,omitempty"`
 }
 
 // Thread is what the kernel says about one thread at one instant.
 type Thread struct {
-	TID   int    `json:"tid"`
-	Name  string `json:"name"`
-	State string `json:"state"` // R, S, D, T, t, Z, X, I
+	TID   int         `json:"tid"`
+	Name  string      `json:"name"`
+	State ThreadState `json:"state"` // R, S, D, T, t, Z, X, I; unknown in a dump
 	// CPUTime is user plus system time since the thread started.
 	CPUTime time.Duration `json:"cpu_ns"`
 	// RunDelay is the time spent runnable but waiting for a CPU
@@ -124,12 +127,6 @@ type Goroutine struct {
 	// channel cycle. Only a source that reads memory (Delve) fills them.
 	WaitChans []string `json:"wait_chans,omitempty"`
 	ChanRefs  []string `json:"chan_refs,omitempty"`
-	// System: a runtime goroutine (GC workers, finalizers, timers) as the
-	// source tells them apart; such goroutines are not the program's story.
-	System bool `json:"system,omitempty"`
-	// Observer: the goroutine that took the dump (the runtime.Stack
-	// caller, the pprof handler): not the program's story either.
-	Observer bool `json:"observer,omitempty"`
 }
 
 // Futex is the start of the memory at a futex address, read as a glibc

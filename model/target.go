@@ -13,7 +13,7 @@ type Target struct {
 	Exe            string    `json:"exe"`
 	User           string    `json:"user"`
 	Started        time.Time `json:"started"`
-	Runtime        string    `json:"runtime"` // go, python, java, node or native
+	Runtime        Runtime   `json:"runtime"`
 	RuntimeVersion string    `json:"runtime_version,omitempty"`
 }
 

@@ -46,7 +46,7 @@ type Proc struct {
 	PGRP       int           `json:"pgrp"`
 	Session    int           `json:"session"`
 	Comm       string        `json:"comm"`
-	State      string        `json:"state"`
+	State      ThreadState   `json:"state"`
 	StartTicks uint64        `json:"start_ticks"` // start time, in clock ticks after boot
 	CPUTime    time.Duration `json:"cpu_ns"`      // user + system
 }

@@ -9,7 +9,7 @@ import (
 // Markdown writes the report for an incident ticket.
 func Markdown(w io.Writer, r *Report) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### hangdoc: **%s** (%s confidence)\n\n", strings.ToUpper(string(r.Verdict)), r.Confidence)
+	fmt.Fprintf(&b, "### hangdoc: **%s** (%s confidence)\n\n", strings.ToUpper(r.Verdict), r.Confidence)
 	fmt.Fprintf(&b, "%s\n\n", mdText(r.Summary))
 	if r.Sampling.Partial {
 		fmt.Fprintf(&b, "> **Partial:** %s\n\n", mdText(r.Sampling.PartialReason))

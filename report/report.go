@@ -1,10 +1,10 @@
 // Package report holds the one model of a diagnosis that every output is a
-// view of: text for tickets and terminals, Markdown for tickets, JSON for
-// runbooks (a versioned contract, see docs/json.md).
+// view of — text for tickets and terminals, Markdown for tickets, JSON for
+// runbooks (a versioned contract, see docs/json.md) — and every word of it:
+// classify decides and returns facts, report says them.
 package report
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -18,15 +18,60 @@ import (
 // renaming or removing one, or changing a meaning, bumps it.
 const SchemaVersion = 1
 
-// Report is a diagnosis with what it was made from.
+// Report is a diagnosis in words, with what it was made from. Its fields
+// are the JSON contract (docs/json.md); the text and Markdown views read
+// the same fields.
 type Report struct {
-	SchemaVersion  int          `json:"schema_version"`
-	HangdocVersion string       `json:"hangdoc_version"`
-	Time           time.Time    `json:"time"`
-	Host           model.Host   `json:"host"`
-	Target         model.Target `json:"target"`
-	Sampling       Sampling     `json:"sampling"`
-	classify.Diagnosis
+	SchemaVersion  int       `json:"schema_version"`
+	HangdocVersion string    `json:"hangdoc_version"`
+	Time           time.Time `json:"time"`
+	Host           Host      `json:"host"`
+	Target         Target    `json:"target"`
+	Sampling       Sampling  `json:"sampling"`
+
+	Verdict    string   `json:"verdict"`
+	Summary    string   `json:"summary"`
+	Confidence string   `json:"confidence"`
+	Hint       string   `json:"hint"`
+	Evidence   []string `json:"evidence"`
+	Threads    []Thread `json:"threads"`
+	Locks      []Lock   `json:"locks"`
+	Cycles     [][]Ref  `json:"cycles"`
+	Waits      []Wait   `json:"waits"`
+	Memory     Memory   `json:"memory"`
+	// Processes are the other processes the target's waits lead to.
+	Processes []Process `json:"processes"`
+	// Orphans are processes left behind in the target's process group or
+	// session: their parent exited and they were reparented.
+	Orphans []Orphan `json:"orphans"`
+	// Goroutines and Groups are a Go target's goroutines, from a goroutine
+	// stack source: each one's class, and the groups of goroutines with
+	// the same stack, biggest first. Empty without a Go stack source.
+	Goroutines []Goroutine `json:"goroutines"`
+	Groups     []Group     `json:"groups"`
+
+	// verdict is the typed verdict, for ExitFor and the palette.
+	verdict classify.Verdict
+}
+
+// Host is the machine a report was made on.
+type Host struct {
+	Name   string `json:"name"`
+	Kernel string `json:"kernel"`
+	Arch   string `json:"arch"`
+	CPUs   int    `json:"cpus"`
+}
+
+// Target is the process diagnosed.
+type Target struct {
+	PID            int       `json:"pid"`
+	PPID           int       `json:"ppid"`
+	Cmdline        string    `json:"cmdline"`
+	Exe            string    `json:"exe"`
+	User           string    `json:"user"`
+	Started        time.Time `json:"started"`
+	Runtime        string    `json:"runtime"`
+	RuntimeVersion string    `json:"runtime_version,omitempty"`
 }
 
 // Sampling says how the evidence was taken, and whether the run was cut short.
@@ -41,17 +86,162 @@ type Sampling struct {
 	StackSource   string `json:"stack_source"`
 	// Search says how other processes were scanned for the other ends of
 	// pipes and sockets, and whether the scan finished within its budget.
-	Search model.Search `json:"search"`
-	Notes  []string     `json:"notes"`
+	Search Search   `json:"search"`
+	Notes  []string `json:"notes"`
 }
 
-// New classifies a recording and builds its report.
-func New(rec model.Recording, opts classify.Options) *Report {
+// Search is how the holders of pipes and sockets were looked for.
+type Search struct {
+	Scanned  int   `json:"scanned_processes"`
+	Complete bool  `json:"complete"`
+	BudgetMS int64 `json:"budget_ms"`
+}
+
+// Ref names a thread, a goroutine, or a process.
+type Ref struct {
+	PID       int   `json:"pid"`
+	TID       int   `json:"tid,omitempty"`
+	Goroutine int64 `json:"goroutine,omitempty"`
+}
+
+// Frame is one line of a stack.
+type Frame struct {
+	Func string `json:"func"`
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+	Args string `json:"args,omitempty"`
+}
+
+// Thread is one thread's class and the readings behind it.
+type Thread struct {
+	TID             int      `json:"tid"`
+	Name            string   `json:"name"`
+	Class           string   `json:"class"`
+	CPUPercent      float64  `json:"cpu_percent"`
+	RunqueuePercent float64  `json:"runqueue_percent"`
+	State           string   `json:"state"`
+	Wchan           string   `json:"wchan"`
+	Syscall         *Syscall `json:"syscall"`
+	FD              string   `json:"fd,omitempty"`
+	Voluntary       uint64   `json:"voluntary_switches"`
+	Involuntary     uint64   `json:"involuntary_switches"`
+	Moved           bool     `json:"moved"`
+	Seen            int      `json:"seen_in_samples"`
+	Why             string   `json:"why"`
+	Holds           []string `json:"holds"`
+	Waits           string   `json:"waits_for,omitempty"`
+	Stack           []Frame  `json:"stack"`
+	Python          *Python  `json:"python,omitempty"`
+
+	where string // its innermost frame: "emit (app.py:42)"
+}
+
+// Python is what the stack source says of a Python thread.
+type Python struct {
+	ThreadName string `json:"thread_name"`
+	OwnsGIL    bool   `json:"owns_gil"`
+	Active     bool   `json:"active"`
+}
+
+// Syscall is the call a thread is blocked in, as read and as printed.
+type Syscall struct {
+	Nr   int      `json:"nr"`
+	Name string   `json:"name"`
+	Args []string `json:"args"`
+	Text string   `json:"text"`
+}
+
+// Goroutine is one goroutine's class and the readings behind it, as of the
+// last sample that saw it.
+type Goroutine struct {
+	ID          int64    `json:"id"`
+	State       string   `json:"state"`
+	WaitMinutes int      `json:"wait_minutes"`
+	Class       string   `json:"class"`
+	BlockedOn   string   `json:"blocked_on,omitempty"`
+	Thread      int      `json:"thread,omitempty"`
+	System      bool     `json:"system,omitempty"`
+	Moved       bool     `json:"moved"`
+	Seen        int      `json:"seen_in_samples"`
+	Why         string   `json:"why"`
+	Waits       string   `json:"waits_for,omitempty"`
+	Holds       []string `json:"holds"`
+	Group       int      `json:"group"`
+	Stack       []Frame  `json:"stack"`
+	CreatedBy   *Frame   `json:"created_by,omitempty"`
+
+	where string // see Where
+}
+
+// Group is the goroutines that share a stack and a state.
+type Group struct {
+	Count  int     `json:"count"`
+	State  string  `json:"state"`
+	Class  string  `json:"class"`
+	Title  string  `json:"title"`
+	IDs    []int64 `json:"ids"`
+	Counts []int   `json:"counts"`
+	Grew   bool    `json:"grew"`
+	Stack  []Frame `json:"stack"`
+}
+
+// Lock is something threads or goroutines wait to take.
+type Lock struct {
+	ID      string `json:"id"`
+	Kind    string `json:"kind"`
+	Address string `json:"address"`
+	Holder  *Ref   `json:"holder"`
+	Waiters []Ref  `json:"waiters"`
+	Basis   string `json:"basis"`
+}
+
+// Wait is what one blocked or parked thread waits for.
+type Wait struct {
+	From     Ref    `json:"from"`
+	To       *Ref   `json:"to"`
+	Resource string `json:"resource,omitempty"`
+	Kind     string `json:"kind"`
+	Detail   string `json:"detail"`
+	Chain    string `json:"chain,omitempty"`
+}
+
+// Memory is the resident set size at each sample and its trend.
+type Memory struct {
+	RSSBytes []int64 `json:"rss_bytes"`
+	Trend    string  `json:"trend"`
+}
+
+// Process is a process one of the target's waits leads to.
+type Process struct {
+	PID     int    `json:"pid"`
+	Cmdline string `json:"cmdline"`
+	Depth   int    `json:"depth"`
+	Verdict string `json:"verdict"`
+	State   string `json:"state"`
+}
+
+// Orphan is a process left behind in the target's process group.
+type Orphan struct {
+	PID        int     `json:"pid"`
+	PPID       int     `json:"ppid"`
+	Command    string  `json:"command"`
+	State      string  `json:"state"`
+	AgeSeconds float64 `json:"age_seconds"`
+	CPUPercent float64 `json:"cpu_percent"`
+}
+
+// TypedVerdict is the report's verdict, typed: exit codes branch on it.
+func (r *Report) TypedVerdict() classify.Verdict { return r.verdict }
+
+// New words a diagnosis of a recording.
+func New(rec model.Recording, d classify.Diagnosis) *Report {
+	w := newWords(&rec, &d)
 	r := &Report{
 		SchemaVersion:  SchemaVersion,
 		HangdocVersion: rec.HangdocVersion,
-		Host:           rec.Host,
-		Target:         rec.Target,
+		Host:           Host(rec.Host),
+		Target: Target{PID: rec.Target.PID, PPID: rec.Target.PPID, Cmdline: rec.Target.Cmdline, Exe: rec.Target.Exe,
+			User: rec.Target.User, Started: rec.Target.Started, Runtime: rec.Target.Runtime.String(), RuntimeVersion: rec.Target.RuntimeVersion},
 		Sampling: Sampling{
 			Samples:       len(rec.Samples),
 			Requested:     rec.Requested,
@@ -59,23 +249,29 @@ func New(rec model.Recording, opts classify.Options) *Report {
 			Partial:       rec.PartialReason != "",
 			PartialReason: rec.PartialReason,
 			TargetExited:  rec.TargetExited,
-			StackSource:   cmp.Or(rec.StackSource, "none"),
-			Search:        rec.Search,
+			StackSource:   rec.StackSource.String(),
+			Search:        Search(rec.Search),
 			Notes:         append([]string{}, rec.Notes...),
 		},
-		Diagnosis: classify.Classify(rec.Samples, classify.World{
-			Peers:        rec.Peers,
-			Resources:    rec.Resources,
-			FamilyBefore: rec.FamilyBefore,
-			Family:       rec.Family,
-			BootTime:     rec.BootTime,
-			Sources:      rec.Sources,
-		}, opts),
+		verdict:    d.Verdict,
+		Verdict:    d.Verdict.String(),
+		Confidence: d.Confidence.String(),
+		Memory:     Memory{RSSBytes: d.Memory.RSSBytes, Trend: d.Memory.Trend.String()},
 	}
 	if n := len(rec.Samples); n > 0 {
 		r.Time = rec.Samples[0].Time.UTC()
 		r.Sampling.DurationMS = rec.Samples[n-1].Time.Sub(rec.Samples[0].Time).Milliseconds()
 	}
+	r.Summary, r.Hint = w.summary(d.Cause), w.hint(d.Cause)
+	r.Evidence = w.evidence(d.Evidence)
+	r.Threads = w.threads()
+	r.Locks = w.locks()
+	r.Cycles = w.cycles()
+	r.Waits = w.waits()
+	r.Processes = w.processes()
+	r.Orphans = orphans(d.Orphans)
+	r.Goroutines = w.goroutines()
+	r.Groups = w.groups()
 	if !rec.Search.Complete && len(rec.Resources) > 0 {
 		r.Evidence = append(r.Evidence, fmt.Sprintf("the search for the other ends of pipes and sockets stopped at its %dms budget after %d processes: some ends may be missing",
 			rec.Search.BudgetMS, rec.Search.Scanned))

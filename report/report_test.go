@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"flag"
+	"github.com/hangdoc/hangdoc/model"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -41,7 +42,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r := New(rec, classify.DefaultOptions())
+			r := New(rec, classify.Classify(rec, classify.DefaultOptions()))
 			for _, f := range []struct {
 				ext    string
 				render func(*bytes.Buffer) error
@@ -97,8 +98,8 @@ func TestVerdictsOfRecordings(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := New(rec, classify.DefaultOptions())
-		if r.Verdict != v {
+		r := New(rec, classify.Classify(rec, classify.DefaultOptions()))
+		if r.TypedVerdict() != v {
 			t.Errorf("%s: verdict %s, want %s (%s)", name, r.Verdict, v, r.Summary)
 		}
 		if name == "exited" && (!r.Sampling.Partial || !r.Sampling.TargetExited) {
@@ -113,7 +114,7 @@ func TestJSONHasNoNullLists(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := JSON(&b, New(rec, classify.DefaultOptions())); err != nil {
+	if err := JSON(&b, New(rec, classify.Classify(rec, classify.DefaultOptions()))); err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range []string{`"locks": null`, `"cycles": null`, `"waits": null`, `"evidence": null`, `"threads": null`, `"notes": null`, `"holds": null`, `"stack": null`} {
@@ -126,12 +127,12 @@ func TestJSONHasNoNullLists(t *testing.T) {
 func TestThreadRowsGroupAndBound(t *testing.T) {
 	r := &Report{}
 	for i := range 500 {
-		r.Threads = append(r.Threads, classify.Thread{TID: 1000 + i, Name: "worker-" + strconv.Itoa(i), Class: classify.ClassBlocked, State: "S", Wchan: "futex_do_wait", Waits: "futex:0x10"})
+		r.Threads = append(r.Threads, Thread{TID: 1000 + i, Name: "worker-" + strconv.Itoa(i), Class: "blocked", State: "S", Wchan: "futex_do_wait", Waits: "futex:0x10"})
 	}
 	for i := range 30 {
-		r.Threads = append(r.Threads, classify.Thread{TID: 5000 + i, Name: "odd", Class: classify.ClassIdle, State: "S", Wchan: "w" + string(rune('a'+i))})
+		r.Threads = append(r.Threads, Thread{TID: 5000 + i, Name: "odd", Class: "idle", State: "S", Wchan: "w" + string(rune('a'+i))})
 	}
-	r.Threads = append(r.Threads, classify.Thread{TID: 7, Name: "holder", Class: classify.ClassBlocked, State: "S", Holds: []string{"futex:0x10"}})
+	r.Threads = append(r.Threads, Thread{TID: 7, Name: "holder", Class: "blocked", State: "S", Holds: []string{"futex:0x10"}})
 	rows, hidden := threadRows(r)
 	if len(rows) != maxRows {
 		t.Fatalf("%d rows, want %d", len(rows), maxRows)
@@ -144,5 +145,52 @@ func TestThreadRowsGroupAndBound(t *testing.T) {
 	}
 	if hidden != 30-(maxRows-2) {
 		t.Errorf("hidden = %d, want %d", hidden, 30-(maxRows-2))
+	}
+}
+
+func TestSyscallView(t *testing.T) {
+	call := func(name string, args ...uint64) model.Syscall {
+		sc := model.Syscall{Nr: 1, Name: name}
+		copy(sc.Args[:], args)
+		return sc
+	}
+	tests := []struct {
+		sc   model.Syscall
+		want string
+	}{
+		{model.Syscall{Nr: 202, Name: "futex", Args: [6]uint64{0x7e6e80, 128, 2}}, "futex(0x7e6e80, FUTEX_WAIT_PRIVATE, 2)"},
+		{call("write", 8, 0xc000100000, 512), "write(8, 0xc000100000, 512)"},
+		{call("wait4", 0xffffffff, 0x10), "wait4(-1, …)"},
+		{call("epoll_pwait", 6, 0x10, 128), "epoll_pwait(6, …)"},
+		{model.Syscall{Nr: 999, Args: [6]uint64{1, 0x7fff0000}}, "syscall_999(1, 0x7fff0000, 0)"},
+	}
+	for _, tt := range tests {
+		if got := view(tt.sc).Text; got != tt.want {
+			t.Errorf("view(%+v) = %q, want %q", tt.sc, got, tt.want)
+		}
+	}
+	if view(model.Syscall{Running: true, Nr: -1}) != nil {
+		t.Errorf("a running thread has no call to show")
+	}
+}
+
+// TestEveryKindHasWords: a wait kind added to the model without words
+// would print as an empty phrase.
+func TestEveryKindHasWords(t *testing.T) {
+	for _, k := range model.WaitKinds() {
+		if kindWords(k) == "" {
+			t.Errorf("wait kind %s has no words in report", k)
+		}
+	}
+}
+
+func TestEmptyRecordingHasNoNullLists(t *testing.T) {
+	rec := model.Recording{}
+	var b bytes.Buffer
+	if err := JSON(&b, New(rec, classify.Classify(rec, classify.DefaultOptions()))); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "null") {
+		t.Errorf("JSON of an empty recording has a null:\n%s", b.String())
 	}
 }

@@ -18,7 +18,7 @@ func Text(w io.Writer, r *Report, p Palette) error {
 		fmt.Fprintf(&b, "%s\n", paint(p.Warn, "PARTIAL: "+r.Sampling.PartialReason))
 	}
 	fmt.Fprintln(&b)
-	verdict := paint(p.Bold, paint(p.class(string(r.Verdict)), strings.ToUpper(string(r.Verdict))))
+	verdict := paint(p.Bold, paint(p.class(r.Verdict), strings.ToUpper(r.Verdict)))
 	fmt.Fprintf(&b, "%s  (%s confidence)\n", verdict, r.Confidence)
 	fmt.Fprintf(&b, "%s\n", r.Summary)
 

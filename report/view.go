@@ -7,9 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-
-	"github.com/hangdoc/hangdoc/classify"
-	"github.com/hangdoc/hangdoc/model"
 )
 
 // Palette colours the text view. Its zero value prints no colour; each field
@@ -51,6 +48,12 @@ type row struct {
 	Note    string
 }
 
+// rowKey is what the threads of one table row share.
+type rowKey struct {
+	class, name, state, wchan, call, waits, where, callName string
+	tid                                                     int
+}
+
 // maxRows bounds the thread table; the rest is counted in one line.
 const maxRows = 20
 
@@ -65,7 +68,7 @@ func threadRows(r *Report) (rows []row, hidden int) {
 			alone[ref.TID] = true
 		}
 	}
-	index := map[string]int{}
+	index := map[rowKey]int{}
 	for _, t := range r.Threads {
 		call, note := "", ""
 		if t.Syscall != nil {
@@ -77,14 +80,14 @@ func threadRows(r *Report) (rows []row, hidden int) {
 		if len(t.Holds) > 0 {
 			note = "holds " + strings.Join(t.Holds, ", ")
 		}
-		key := fmt.Sprintf("%s|%s|%s|%s|%s|%s|%s", t.Class, namePattern(t.Name), t.State, t.Wchan, call, t.Waits, t.Where())
-		if t.Class == classify.ClassIdle && t.Syscall != nil {
+		key := rowKey{t.Class, namePattern(t.Name), t.State, t.Wchan, call, t.Waits, t.where, "", 0}
+		if t.Class == "idle" && t.Syscall != nil {
 			// Parked threads group by call, whatever their futex: a runtime's
 			// idle threads each sleep on a word of their own.
-			key = fmt.Sprintf("%s|%s|%s|%s|%s", t.Class, namePattern(t.Name), t.State, t.Wchan, t.Syscall.Name)
+			key = rowKey{class: t.Class, name: namePattern(t.Name), state: t.State, wchan: t.Wchan, callName: t.Syscall.Name}
 		}
-		if len(t.Holds) > 0 || t.Class == classify.ClassSpinning || alone[t.TID] {
-			key = "tid:" + strconv.Itoa(t.TID)
+		if len(t.Holds) > 0 || t.Class == "spinning" || alone[t.TID] {
+			key = rowKey{tid: t.TID}
 		}
 		if i, ok := index[key]; ok {
 			g := &rows[i]
@@ -98,7 +101,7 @@ func threadRows(r *Report) (rows []row, hidden int) {
 			note = strings.TrimPrefix(note+"; waits for "+t.Waits, "; ")
 		}
 		rows = append(rows, row{
-			TIDs: []int{t.TID}, Where: t.Where(), Name: t.Name, Class: string(t.Class), CPU: t.CPUPercent,
+			TIDs: []int{t.TID}, Where: t.where, Name: t.Name, Class: t.Class, CPU: t.CPUPercent,
 			State: t.State, Wchan: t.Wchan, Syscall: call, Note: note,
 		})
 	}
@@ -177,7 +180,7 @@ func tidList(tids []int) string {
 	return strings.Join(parts, ", ")
 }
 
-func refList(refs []classify.Ref) string {
+func refList(refs []Ref) string {
 	tids := make([]int, 0, len(refs))
 	goroutines := false
 	for _, r := range refs {
@@ -197,11 +200,11 @@ func refList(refs []classify.Ref) string {
 
 // threadLabel names a thread by tid and name, from the report's table; a
 // thread of another process by its pid too.
-func threadLabel(r *Report, ref classify.Ref) string {
+func threadLabel(r *Report, ref Ref) string {
 	if ref.Goroutine != 0 {
 		for i := range r.Goroutines {
 			if g := &r.Goroutines[i]; g.ID == ref.Goroutine && len(g.Stack) > 0 {
-				return fmt.Sprintf("goroutine %d (%s)", g.ID, g.Where())
+				return fmt.Sprintf("goroutine %d (%s)", g.ID, g.where)
 			}
 		}
 		return fmt.Sprintf("goroutine %d", ref.Goroutine)
@@ -217,7 +220,7 @@ func threadLabel(r *Report, ref classify.Ref) string {
 	return fmt.Sprintf("tid %d", ref.TID)
 }
 
-func cycleText(r *Report, c []classify.Ref) string {
+func cycleText(r *Report, c []Ref) string {
 	var parts []string
 	for _, ref := range c {
 		parts = append(parts, threadLabel(r, ref))
@@ -277,13 +280,13 @@ func hostText(r *Report) string {
 		r.Time.UTC().Format("2006-01-02 15:04:05 UTC"))
 }
 
-func memoryText(m classify.Memory) string {
+func memoryText(m Memory) string {
 	if len(m.RSSBytes) == 0 || slices.Max(m.RSSBytes) == 0 {
 		return "not read"
 	}
 	var parts []string
 	for _, b := range m.RSSBytes {
-		parts = append(parts, classify.Bytes(b))
+		parts = append(parts, Bytes(b))
 	}
 	if len(parts) > 6 {
 		parts = append(parts[:2], "…", parts[len(parts)-1])
@@ -299,7 +302,7 @@ func shorten(s string, n int) string {
 }
 
 func classCounts(r *Report) string {
-	count := map[classify.Class]int{}
+	count := map[string]int{}
 	for _, t := range r.Threads {
 		count[t.Class]++
 	}
@@ -308,9 +311,9 @@ func classCounts(r *Report) string {
 
 // countText says how many are in each class, spinning first: "1
 // spinning, 8 blocked".
-func countText(count map[classify.Class]int) string {
+func countText(count map[string]int) string {
 	var parts []string
-	for _, c := range []classify.Class{classify.ClassSpinning, classify.ClassWorking, classify.ClassBlocked, classify.ClassIdle} {
+	for _, c := range []string{"spinning", "working", "blocked", "idle"} {
 		if count[c] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", count[c], c))
 		}
@@ -351,7 +354,7 @@ func chainLabel(tids []int) string {
 	return fmt.Sprintf("tids %s", tidList(tids))
 }
 
-func orphanText(o classify.Orphan) string {
+func orphanText(o Orphan) string {
 	return fmt.Sprintf("pid %d (%s), state %s, %.0fs old, %.0f%% CPU, parent now pid %d", o.PID, o.Command, o.State, o.AgeSeconds, o.CPUPercent, o.PPID)
 }
 
@@ -362,12 +365,12 @@ const maxFrames = 10
 
 // stackRows picks the stacks worth printing: one per table row (a group's
 // first thread), for rows that are not idle.
-func stackRows(r *Report, rows []row) []classify.Thread {
-	byTID := map[int]classify.Thread{}
+func stackRows(r *Report, rows []row) []Thread {
+	byTID := map[int]Thread{}
 	for _, t := range r.Threads {
 		byTID[t.TID] = t
 	}
-	var out []classify.Thread
+	var out []Thread
 	for _, x := range rows {
 		t := byTID[x.TIDs[0]]
 		if len(t.Stack) > 0 && x.Class != "idle" {
@@ -396,7 +399,7 @@ type goRow struct {
 	Wait  string // the longest wait the runtime stamped, "" for none
 	Where string
 	Note  string
-	First classify.Goroutine // the group's first goroutine: its stack and id
+	First Goroutine // the group's first goroutine: its stack and id
 }
 
 // goroutineRows turns the groups into table rows in the order an on-call
@@ -406,7 +409,7 @@ type goRow struct {
 func goroutineRows(r *Report) (rows []goRow, hidden, system int) {
 	// One pass over the goroutines gathers what each group's row says.
 	type agg struct {
-		first        *classify.Goroutine
+		first        *Goroutine
 		wait         int
 		holds, waits []string
 	}
@@ -436,7 +439,7 @@ func goroutineRows(r *Report) (rows []goRow, hidden, system int) {
 			system += g.Count
 			continue
 		}
-		x := goRow{Count: g.Count, Class: string(g.Class), State: g.State, First: *a.first, Where: a.first.Where()}
+		x := goRow{Count: g.Count, Class: g.Class, State: g.State, First: *a.first, Where: a.first.where}
 		for _, id := range g.IDs {
 			x.IDs = append(x.IDs, int(id))
 		}
@@ -479,7 +482,7 @@ func goIDCell(x goRow) string {
 
 // goClassCounts says how many goroutines are in each class.
 func goClassCounts(r *Report) string {
-	count := map[classify.Class]int{}
+	count := map[string]int{}
 	for _, g := range r.Goroutines {
 		count[g.Class]++
 	}
@@ -509,16 +512,9 @@ func goStackHeader(x goRow) string {
 }
 
 // frameText prints a frame as a traceback does, arguments included.
-func frameText(f model.Frame) string {
+func frameText(f Frame) string {
 	if f.File == "" {
 		return f.Func + f.Args
 	}
 	return fmt.Sprintf("%s%s (%s:%d)", f.Func, f.Args, f.File, f.Line)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

@@ -120,7 +120,7 @@ func TestSampleFixture(t *testing.T) {
 		if err != nil {
 			t.Fatalf("sample %d: %v", i, err)
 		}
-		if sample.PID != fixturePID || sample.State != "S" || sample.StartTicks != 92769 ||
+		if sample.PID != fixturePID || sample.State != model.StateSleeping || sample.StartTicks != 92769 ||
 			sample.RSSBytes != 630*int64(os.Getpagesize()) || sample.Time.IsZero() {
 			t.Errorf("sample %d: pid %d, state %q, start %d, rss %d bytes, time %v; want %d, S, 92769, 630 pages",
 				i, sample.PID, sample.State, sample.StartTicks, sample.RSSBytes, sample.Time, fixturePID)
@@ -189,7 +189,7 @@ func TestSampleFixture(t *testing.T) {
 				t.Errorf("sample %d: no thread %d", i, want.tid)
 				continue
 			}
-			if th.Name != want.name || th.State != "S" || th.CPUTime != want.cpu ||
+			if th.Name != want.name || th.State != model.StateSleeping || th.CPUTime != want.cpu ||
 				th.Voluntary != want.vol || th.Involuntary != want.inv || th.Wchan != want.wchan || th.Exited {
 				t.Errorf("sample %d: thread %d = %+v; want name %q, state S, cpu %v, ctxt %d/%d, wchan %q",
 					i, want.tid, th, want.name, want.cpu, want.vol, want.inv, want.wchan)
@@ -313,7 +313,7 @@ func TestSampleRunningThread(t *testing.T) {
 			}
 			th, _ := threadByTID(sample, spinner)
 			want := model.Thread{
-				TID: spinner, Name: "worker-3", State: "R",
+				TID: spinner, Name: "worker-3", State: model.StateRunning,
 				Syscall: model.Syscall{Running: true, Nr: -1}, RunDelay: tc.wantDelay,
 				Voluntary: 2,
 			}

@@ -64,7 +64,7 @@ func FuzzParseStat(f *testing.F) {
 		if len(fields) < 22 {
 			t.Fatalf("parseStat(%q) succeeded with %d fields after the comm", b, len(fields))
 		}
-		if s.State != string(fields[0]) {
+		if s.State != model.ParseThreadState(string(fields[0])) {
 			t.Errorf("parseStat(%q): State %q, want field 3, %q", b, s.State, fields[0])
 		}
 		if s.CPUTime < 0 {

@@ -91,9 +91,9 @@ func New(fs FS, pid int) (_ *Sampler, err error) {
 	switch {
 	case st.Flags&pfKthread != 0:
 		return nil, fmt.Errorf("pid %d (%s): %w", pid, st.Comm, ErrKernelThread)
-	case st.State == "Z":
+	case st.State == model.StateZombie:
 		return nil, fmt.Errorf("pid %d (%s): %w", pid, st.Comm, ErrZombie)
-	case st.State == "X":
+	case st.State == model.StateDead:
 		return nil, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
 	}
 	s.start = st.StartTicks
@@ -156,7 +156,7 @@ func (s *Sampler) Sample() (model.Sample, error) {
 	if st.StartTicks != s.start {
 		return model.Sample{}, fmt.Errorf("pid %d: %w", s.pid, ErrPIDReused)
 	}
-	if st.State == "Z" || st.State == "X" {
+	if st.State == model.StateZombie || st.State == model.StateDead {
 		return model.Sample{}, fmt.Errorf("pid %d exited: %w", s.pid, ErrNoProcess)
 	}
 	sample := model.Sample{
@@ -259,7 +259,7 @@ func (s *Sampler) thread(tid int) model.Thread {
 		return gone()
 	}
 	th.Name, th.State, th.CPUTime = st.Comm, st.State, st.CPUTime
-	if still && (st.State == "S" || st.State == "D") && st.State == t.last.State {
+	if still && (st.State == model.StateSleeping || st.State == model.StateDisk) && st.State == t.last.State {
 		th.Voluntary, th.Involuntary = t.last.Voluntary, t.last.Involuntary
 		th.Wchan, th.Syscall, th.KernelStack = t.last.Wchan, t.last.Syscall, t.last.KernelStack
 		return th
@@ -273,7 +273,7 @@ func (s *Sampler) thread(tid int) model.Thread {
 	} else {
 		th.Voluntary, th.Involuntary, _ = parseCtxtSwitches(b)
 	}
-	if th.State == "R" {
+	if th.State == model.StateRunning {
 		// On a CPU or waiting for one: wchan and syscall say nothing
 		// ("0", "running"), and schedstat says how long it waited.
 		th.Syscall = model.Syscall{Running: true, Nr: -1}
@@ -285,7 +285,7 @@ func (s *Sampler) thread(tid int) model.Thread {
 	} else if s.vanished(tid, err) {
 		return gone()
 	}
-	if th.State == "D" {
+	if th.State == model.StateDisk {
 		th.KernelStack = s.kernelStack(tid)
 	}
 	th.Syscall = model.Syscall{Unknown: true, Nr: -1}

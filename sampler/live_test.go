@@ -127,7 +127,7 @@ func waitZombie(t *testing.T, pid int) {
 		if err != nil {
 			t.Fatalf("pid %d vanished before it was reaped: %v", pid, err)
 		}
-		if st, err := parseStat(b); err == nil && st.State == "Z" {
+		if st, err := parseStat(b); err == nil && st.State == model.StateZombie {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)

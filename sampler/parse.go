@@ -20,7 +20,7 @@ const maxTicks = uint64(1<<63-1) / uint64(time.Second/ticksPerSecond)
 type stat struct {
 	PID        int
 	Comm       string
-	State      string
+	State      model.ThreadState
 	PPID       int
 	PGRP       int
 	Session    int
@@ -65,7 +65,7 @@ func parseStat(b []byte) (stat, error) {
 	if n < len(rest) {
 		return s, fmt.Errorf("parsing stat: %w (%d after comm)", errShort, n)
 	}
-	s.State = string(rest[0])
+	s.State = model.ParseThreadState(string(rest[0]))
 	var u [9]uint64
 	for i, idx := range []int{1, 2, 3, 6, 11, 12, 17, 19, 21} {
 		// All of these are counts or ids the kernel prints unsigned; bit

@@ -62,7 +62,7 @@ func TestScanProcsFixture(t *testing.T) {
 	}{{
 		name: "captured pipeholder",
 		root: fixtureRoot,
-		want: []model.Proc{{PID: 32266, PPID: 1, PGRP: 32250, Session: 7923, Comm: "pipeholder", State: "S",
+		want: []model.Proc{{PID: 32266, PPID: 1, PGRP: 32250, Session: 7923, Comm: "pipeholder", State: model.StateSleeping,
 			StartTicks: 92769, CPUTime: 390 * time.Millisecond}},
 	}, {
 		name: "sorted by pid, numerically",

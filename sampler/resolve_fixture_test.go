@@ -114,17 +114,17 @@ func TestScanProcsCaptured(t *testing.T) {
 		name: "pipeline",
 		root: pipelineRoot,
 		want: []model.Proc{
-			{PID: p.shell, PPID: 1, PGRP: p.shell, Session: p.shell, Comm: "sh", State: "S", StartTicks: 430735},
-			{PID: p.writer, PPID: p.shell, PGRP: p.shell, Session: p.shell, Comm: "yes", State: "S", StartTicks: 430735},
-			{PID: p.consumer, PPID: p.shell, PGRP: p.shell, Session: p.shell, Comm: "sleep", State: "S", StartTicks: 430735},
+			{PID: p.shell, PPID: 1, PGRP: p.shell, Session: p.shell, Comm: "sh", State: model.StateSleeping, StartTicks: 430735},
+			{PID: p.writer, PPID: p.shell, PGRP: p.shell, Session: p.shell, Comm: "yes", State: model.StateSleeping, StartTicks: 430735},
+			{PID: p.consumer, PPID: p.shell, PGRP: p.shell, Session: p.shell, Comm: "sleep", State: model.StateSleeping, StartTicks: 430735},
 		},
 	}, {
 		name: "tcp",
 		root: tcpRoot,
 		want: []model.Proc{
-			{PID: c.client, PPID: 1, PGRP: c.client, Session: c.client, Comm: "python3", State: "S",
+			{PID: c.client, PPID: 1, PGRP: c.client, Session: c.client, Comm: "python3", State: model.StateSleeping,
 				StartTicks: 431451, CPUTime: 30 * time.Millisecond},
-			{PID: c.server, PPID: c.client, PGRP: c.client, Session: c.client, Comm: "python3", State: "S",
+			{PID: c.server, PPID: c.client, PGRP: c.client, Session: c.client, Comm: "python3", State: model.StateSleeping,
 				StartTicks: 431455, CPUTime: 20 * time.Millisecond},
 		},
 	}} {

@@ -66,21 +66,21 @@ func (p FS) context() context.Context {
 // detectRuntime names the language runtime: Go from the build information
 // every Go binary carries, the others from the executable's name and the
 // libraries mapped into the process.
-func detectRuntime(fs FS, pid int, exe string) (name, version string) {
+func detectRuntime(fs FS, pid int, exe string) (rt model.Runtime, version string) {
 	if bi, err := buildinfo.ReadFile(fs.pidPath(pid, "exe")); err == nil {
-		return "go", bi.GoVersion
+		return model.RuntimeGo, bi.GoVersion
 	}
 	base := filepath.Base(strings.TrimSuffix(exe, " (deleted)"))
 	maps, _ := readFile(fs.pidPath(pid, "maps"), make([]byte, 64<<10))
 	switch {
 	case strings.HasPrefix(base, "python") || bytes.Contains(maps, []byte("/libpython")):
-		return "python", strings.TrimPrefix(base, "python")
+		return model.RuntimePython, strings.TrimPrefix(base, "python")
 	case base == "java" || bytes.Contains(maps, []byte("/libjvm.so")):
-		return "java", ""
+		return model.RuntimeJava, ""
 	case base == "node":
-		return "node", ""
+		return model.RuntimeNode, ""
 	}
-	return "native", ""
+	return model.RuntimeNative, ""
 }
 
 // DescribeHost names the machine hangdoc runs on.

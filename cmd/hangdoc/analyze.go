@@ -42,7 +42,7 @@ has no CPU or kernel evidence: a live 'hangdoc PID' says more.`,
 			if err != nil {
 				return err
 			}
-			r := report.New(rec, classify.DefaultOptions())
+			r := report.New(rec, classify.Classify(rec, classify.DefaultOptions()))
 			if err := out.write(r, stdout); err != nil {
 				return err
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"github.com/hangdoc/hangdoc/model"
 	"os"
 	"strings"
 	"testing"
@@ -148,7 +149,7 @@ func TestAnalyzeGoFromStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec.Target.Runtime != "go" || len(rec.Samples) != 1 || len(rec.Samples[0].Goroutines) == 0 {
+	if rec.Target.Runtime != model.RuntimeGo || len(rec.Samples) != 1 || len(rec.Samples[0].Goroutines) == 0 {
 		t.Errorf("runtime %q, %d samples: want one Go snapshot with goroutines", rec.Target.Runtime, len(rec.Samples))
 	}
 }

@@ -28,7 +28,7 @@ func Analyze(paths []string, stdin io.Reader) (model.Recording, error) {
 		Samples:        []model.Sample{},
 	}
 	tids := map[string]int{}
-	var formats []string
+	var formats []model.Format
 	for _, path := range paths {
 		b, saved, err := readInput(path, stdin)
 		if err != nil {
@@ -44,10 +44,10 @@ func Analyze(paths []string, stdin io.Reader) (model.Recording, error) {
 		if err != nil {
 			return rec, fmt.Errorf("%s: %w", path, err)
 		}
-		if rec.Target.Runtime == "go" {
+		if rec.Target.Runtime == model.RuntimeGo {
 			return rec, fmt.Errorf("%s: a Python dump after Go goroutine dumps: analyze one program's dumps at a time", path)
 		}
-		rec.Target.Runtime = "python"
+		rec.Target.Runtime = model.RuntimePython
 		for _, d := range dumps {
 			if d.Truncated {
 				rec.Notes = append(rec.Notes, fmt.Sprintf("%s: the dump is truncated; it was read as far as it goes", path))
@@ -62,7 +62,9 @@ func Analyze(paths []string, stdin io.Reader) (model.Recording, error) {
 			// Dumps in one file a second apart, from when the file was saved:
 			// what a file does not say, the report does not invent beyond that.
 			at := saved.Add(time.Duration(len(rec.Samples)) * time.Second)
-			rec.Samples = append(rec.Samples, snapshot(d, at, tids))
+			sm := snapshot(d, at, tids)
+			sm.StackSource = d.Format
+			rec.Samples = append(rec.Samples, sm)
 		}
 	}
 	if len(rec.Samples) == 0 {
@@ -70,13 +72,13 @@ func Analyze(paths []string, stdin io.Reader) (model.Recording, error) {
 	}
 	rec.Target.Cmdline = fmt.Sprintf("(%s)", joinPaths(paths))
 	rec.Requested = len(rec.Samples)
-	if len(formats) > 0 && rec.StackSource == "" {
+	if len(formats) > 0 && rec.StackSource == model.FormatNone {
 		rec.StackSource = formats[0]
 	}
 	for i := range rec.Samples {
 		rec.Samples[i].PID = rec.Target.PID
 	}
-	if rec.Target.Runtime == "python" {
+	if rec.Target.Runtime == model.RuntimePython {
 		rec.Sources = sources(rec.Samples, python.ReadLocalSource)
 	}
 	return rec, nil
@@ -92,10 +94,10 @@ func addGoDumps(rec *model.Recording, path string, b []byte, saved time.Time) er
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if rec.Target.Runtime == "python" {
+	if rec.Target.Runtime == model.RuntimePython {
 		return fmt.Errorf("%s: a Go goroutine dump after Python dumps: analyze one program's dumps at a time", path)
 	}
-	rec.Target.Runtime = "go"
+	rec.Target.Runtime = model.RuntimeGo
 	read := 0
 	for _, d := range dumps {
 		if d.Aggregated {
@@ -106,17 +108,10 @@ func addGoDumps(rec *model.Recording, path string, b []byte, saved time.Time) er
 			rec.Notes = append(rec.Notes, fmt.Sprintf("%s: the goroutine dump is truncated; it was read as far as it goes", path))
 		}
 		read++
-		rec.StackSource = "go dump (" + d.Producer + ")"
+		rec.StackSource = d.Producer
 		at := saved.Add(time.Duration(len(rec.Samples)) * time.Second)
 		gs := goroutines.Samples(d.Goroutines)
-		if d.Producer == goroutines.ProducerStack {
-			// runtime.Stack(buf, true) stops the world: the one goroutine
-			// it shows running is its caller.
-			for i := range gs {
-				gs[i].Observer = gs[i].State == "running"
-			}
-		}
-		rec.Samples = append(rec.Samples, model.Sample{Time: at.UTC(), Threads: []model.Thread{}, Goroutines: gs})
+		rec.Samples = append(rec.Samples, model.Sample{Time: at.UTC(), Threads: []model.Thread{}, Goroutines: gs, StackSource: d.Producer})
 	}
 	if read == 0 {
 		return fmt.Errorf("%s: only pprof goroutine?debug=1 profiles, which count stacks without ids or states: fetch /debug/pprof/goroutine?debug=2 instead", path)

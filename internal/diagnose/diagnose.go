@@ -54,7 +54,7 @@ func Run(ctx context.Context, opts Options) (*report.Report, model.Recording, er
 	if err != nil {
 		return nil, rec, err
 	}
-	return report.New(rec, opts.Classify), rec, nil
+	return report.New(rec, classify.Classify(rec, opts.Classify)), rec, nil
 }
 
 // Record takes the samples and the facts around them, classifying nothing.
@@ -78,7 +78,7 @@ func Record(ctx context.Context, opts Options) (rec model.Recording, err error) 
 	}
 
 	var stacks *pyStacks
-	if rec.Target.Runtime == "python" {
+	if rec.Target.Runtime == model.RuntimePython {
 		var note string
 		if stacks, note = newPyStacks(opts); note != "" {
 			rec.Notes = append(rec.Notes, note)
@@ -86,7 +86,7 @@ func Record(ctx context.Context, opts Options) (rec model.Recording, err error) 
 	}
 	var goroutines *goStacks
 	switch {
-	case rec.Target.Runtime == "go":
+	case rec.Target.Runtime == model.RuntimeGo:
 		goroutines = newGoStacks(fs, opts)
 		// A Delve attach the run's end cut short detaches in the
 		// background: wait for it, or this process may exit first and
@@ -94,7 +94,7 @@ func Record(ctx context.Context, opts Options) (rec model.Recording, err error) 
 		// stopped, and stay stopped.
 		defer delve.Settle(settleTimeout)
 	case opts.Pprof != "" || opts.Sigquit:
-		rec.Notes = append(rec.Notes, fmt.Sprintf("--pprof and --sigquit are for Go programs; pid %d is not one (%s): ignored", opts.PID, orUnnamed(rec.Target.Runtime)))
+		rec.Notes = append(rec.Notes, fmt.Sprintf("--pprof and --sigquit are for Go programs; pid %d is not one (%s): ignored", opts.PID, orUnnamed(rec.Target.Runtime.String())))
 	}
 	defer clearProgress(opts.Progress)
 	f := newFollower(fs, opts.PID, cmp.Or(opts.SearchBudget, time.Second))

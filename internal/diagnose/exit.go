@@ -25,7 +25,7 @@ func ExitFor(r *report.Report) ExitCode {
 	if r.Sampling.TargetExited {
 		return ExitTargetExited
 	}
-	switch r.Verdict {
+	switch r.TypedVerdict() {
 	case classify.Blocked:
 		return ExitBlocked
 	case classify.Spinning:

@@ -14,9 +14,9 @@ import (
 
 // Goroutine stack sources, as the report's stack_source names them.
 const (
-	sourcePprof   = "pprof"
-	sourceDelve   = "delve"
-	sourceSigquit = "sigquit"
+	sourcePprof   = model.SourcePprof
+	sourceDelve   = model.SourceDelve
+	sourceSigquit = model.SourceSigquit
 )
 
 // pprofTimeout bounds one goroutine profile fetch: a hung program's HTTP
@@ -34,7 +34,7 @@ type goStacks struct {
 	opts Options
 	// source is the one in use; "" until one worked, and after every
 	// source failed.
-	source string
+	source model.Format
 	base   string // the pprof endpoint
 	// why collects why each source was not used, for the note that says
 	// why there are no goroutines.
@@ -53,7 +53,7 @@ func (g *goStacks) add(ctx context.Context, sample *model.Sample, rec *model.Rec
 	if g.failures >= maxStackFailures {
 		return
 	}
-	if g.source == "" && len(rec.Samples) == 0 {
+	if g.source == model.FormatNone && len(rec.Samples) == 0 {
 		g.pick(ctx, sample, rec)
 		return
 	}
@@ -73,7 +73,7 @@ func (g *goStacks) add(ctx context.Context, sample *model.Sample, rec *model.Rec
 	}
 	if err != nil {
 		g.failures++
-		rec.Notes = append(rec.Notes, fmt.Sprintf("%s: goroutines of sample %d not read: %v", g.source, len(rec.Samples)+1, err))
+		rec.Notes = append(rec.Notes, fmt.Sprintf("%s: goroutines of sample %d not read: %v", g.source.String(), len(rec.Samples)+1, err))
 		return
 	}
 	g.failures = 0
@@ -122,11 +122,11 @@ func (g *goStacks) pick(ctx context.Context, sample *model.Sample, rec *model.Re
 	}
 }
 
-func (g *goStacks) use(source string, rec *model.Recording) {
+func (g *goStacks) use(source model.Format, rec *model.Recording) {
 	g.source = source
 	rec.StackSource = source
 	if len(g.why) > 0 {
-		rec.Notes = append(rec.Notes, "goroutines from "+source+" ("+strings.Join(g.why, "; ")+")")
+		rec.Notes = append(rec.Notes, "goroutines from "+source.String()+" ("+strings.Join(g.why, "; ")+")")
 	}
 }
 
@@ -141,7 +141,7 @@ func (g *goStacks) finish(ctx context.Context, rec *model.Recording) {
 		}
 		rec.Notes = append(rec.Notes, "delve stopped the target while it read the goroutines (attach to detach): "+strings.Join(parts, ", "))
 	}
-	if g.source != "" || !g.opts.Sigquit || len(rec.Samples) == 0 || rec.TargetExited || ctx.Err() != nil {
+	if g.source != model.FormatNone || !g.opts.Sigquit || len(rec.Samples) == 0 || rec.TargetExited || ctx.Err() != nil {
 		return
 	}
 	gs, err := golive.SigquitDump(ctx, g.fs, g.opts.PID, g.opts.SigquitLog)

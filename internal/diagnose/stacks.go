@@ -57,7 +57,7 @@ func (p *pyStacks) add(ctx context.Context, pid int, sample *model.Sample, rec *
 		}
 		return
 	}
-	rec.StackSource = "py-spy"
+	rec.StackSource = model.SourcePySpy
 	byTID := map[int]int{}
 	for i, t := range sample.Threads {
 		byTID[t.TID] = i
@@ -93,7 +93,7 @@ func sources(samples []model.Sample, read func(path string) ([]string, error)) m
 	}
 	out := map[string][]string{}
 	for _, t := range samples[len(samples)-1].Threads {
-		if len(t.Stack) == 0 || t.State == "R" {
+		if len(t.Stack) == 0 || t.State == model.StateRunning {
 			continue
 		}
 		file := t.Stack[0].File

@@ -415,7 +415,6 @@ func (r *reader) goroutine(g *proc.G) model.Goroutine {
 		system = g.System(r.t)
 		r.system[g.StartPC] = system
 	}
-	out.System = system
 	if g.GoPC != 0 && g.ID != 1 {
 		if loc := g.Go(); loc.Fn != nil {
 			out.CreatedBy = &model.Frame{Func: funcName(loc.Fn.Name), File: loc.File, Line: loc.Line}

@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
+	"github.com/hangdoc/hangdoc/classify"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -152,8 +153,8 @@ func hasFrame(g *model.Goroutine, fn string) bool {
 func dumpText(gs []model.Goroutine) string {
 	var b strings.Builder
 	for _, g := range gs {
-		fmt.Fprintf(&b, "goroutine %d [%s] thread=%d system=%v creator=%d wait=%v refs=%v\n",
-			g.ID, g.State, g.Thread, g.System, g.CreatorID, g.WaitChans, g.ChanRefs)
+		fmt.Fprintf(&b, "goroutine %d [%s] thread=%d creator=%d wait=%v refs=%v\n",
+			g.ID, g.State, g.Thread, g.CreatorID, g.WaitChans, g.ChanRefs)
 		for _, f := range g.Stack {
 			fmt.Fprintf(&b, "  %s%s %s:%d\n", f.Func, f.Args, f.File, f.Line)
 		}
@@ -182,7 +183,7 @@ func TestDump(t *testing.T) {
 	// main, accept loop, holder, waiters, ping, pong, sys.
 	var user []int64
 	for _, g := range gs {
-		if !g.System {
+		if !classify.RuntimeGoroutine(g) {
 			user = append(user, g.ID)
 		}
 	}
@@ -192,7 +193,9 @@ func TestDump(t *testing.T) {
 	if g := byID(gs, 1); g == nil || g.State != "select (no cases)" || !hasFrame(g, "main.main") {
 		t.Errorf("goroutine 1 = %+v, want main.main in [select (no cases)]", g)
 	}
-	if !slices.ContainsFunc(gs, func(g model.Goroutine) bool { return g.System && hasFrame(&g, "runtime.forcegchelper") }) {
+	if !slices.ContainsFunc(gs, func(g model.Goroutine) bool {
+		return classify.RuntimeGoroutine(g) && hasFrame(&g, "runtime.forcegchelper")
+	}) {
 		t.Errorf("no system goroutine running runtime.forcegchelper")
 	}
 

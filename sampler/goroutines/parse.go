@@ -17,14 +17,14 @@ import (
 
 // Producers, as Dump.Producer names them.
 const (
-	ProducerSIGQUIT     = "sigquit"      // kill -QUIT: "SIGQUIT: quit" preamble, runtime frames
-	ProducerPanic       = "panic"        // unrecovered panic
-	ProducerFatal       = "fatal"        // "fatal error: …" or a fatal signal other than SIGQUIT
-	ProducerTestTimeout = "test-timeout" // go test -timeout expiry
-	ProducerPprofDebug2 = "pprof-debug2" // /debug/pprof/goroutine?debug=2
-	ProducerPprofDebug1 = "pprof-debug1" // /debug/pprof/goroutine?debug=1: Aggregated
-	ProducerStack       = "stack"        // runtime.Stack(buf, true) and the like
-	ProducerUnknown     = "unknown"      // goroutine records with nothing to say who printed them
+	ProducerSIGQUIT     = model.GoSigquit     // kill -QUIT: "SIGQUIT: quit" preamble, runtime frames
+	ProducerPanic       = model.GoPanic       // unrecovered panic
+	ProducerFatal       = model.GoFatal       // "fatal error: …" or a fatal signal other than SIGQUIT
+	ProducerTestTimeout = model.GoTestTimeout // go test -timeout expiry
+	ProducerPprofDebug2 = model.GoPprofDebug2 // /debug/pprof/goroutine?debug=2
+	ProducerPprofDebug1 = model.GoPprofDebug1 // /debug/pprof/goroutine?debug=1: Aggregated
+	ProducerStack       = model.GoStack       // runtime.Stack(buf, true) and the like
+	ProducerUnknown     = model.GoUnknown     // goroutine records with nothing to say who printed them
 )
 
 // ErrNoDump is returned when the input holds nothing recognisable as a
@@ -33,7 +33,7 @@ var ErrNoDump = errors.New("no goroutine dump found")
 
 // Dump is one goroutine dump: one SIGQUIT, panic, profile or Stack call.
 type Dump struct {
-	Producer   string // one of the Producer constants
+	Producer   model.Format // one of the Producer constants
 	Goroutines []Goroutine
 	// Aggregated: a pprof debug=1 profile, which has no goroutine ids or
 	// states. It is recognised, not parsed into goroutines.
@@ -301,7 +301,7 @@ func (p *parser) line(s string, nl bool) {
 	case kHeader:
 		p.closeRecord()
 		if p.cur < 0 || p.closed || p.dumps[p.cur].Aggregated {
-			p.newDump("", false)
+			p.newDump(model.FormatNone, false)
 		}
 		p.open(v.g)
 	case kFunc:
@@ -466,7 +466,7 @@ func (p *parser) addFrame(file string, line int, off string) {
 
 func (p *parser) dropPending() { p.pending, p.pendingCrt = false, false }
 
-func (p *parser) newDump(producer string, preamble bool) {
+func (p *parser) newDump(producer model.Format, preamble bool) {
 	p.dumps = append(p.dumps, Dump{Producer: producer})
 	p.cur, p.curN, p.preamble, p.closed = len(p.dumps)-1, 0, preamble, false
 }
@@ -518,7 +518,7 @@ func (p *parser) emit() {
 		// several.
 		starts := g.State == "running"
 		if starts && p.curN > 0 && (d.Producer == ProducerStack || d.Producer == ProducerPprofDebug2) {
-			p.newDump("", false)
+			p.newDump(model.FormatNone, false)
 			d = &p.dumps[p.cur]
 		}
 		if p.curN == 0 {

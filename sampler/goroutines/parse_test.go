@@ -43,7 +43,7 @@ func frame(fn, file string, line int, args, off string) Frame {
 // want is what a test checks of one dump file; the check funcs look at
 // single goroutines picked out by reading the file.
 type want struct {
-	producer  string
+	producer  model.Format
 	n         int
 	truncated bool
 	aggr      bool
@@ -345,7 +345,7 @@ func TestMixed(t *testing.T) {
 		t.Fatal(err)
 	}
 	type short struct {
-		Producer   string
+		Producer   model.Format
 		IDs        []int64
 		Frames     []int
 		Aggregated bool

@@ -2,6 +2,7 @@ package python
 
 import (
 	"bytes"
+	"github.com/hangdoc/hangdoc/model"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,7 +41,7 @@ func addFileSeeds(f *testing.F, globs ...string) {
 // lines (each comes from a line of its own, or in JSON an object), so
 // memory stays linear in the input; and a last line cut short (no
 // newline) shows as Truncated.
-func checkDumps(t *testing.T, parser string, b []byte, dumps []Dump, err error, format string) {
+func checkDumps(t *testing.T, parser string, b []byte, dumps []Dump, err error, format model.Format) {
 	t.Helper()
 	if err != nil {
 		if dumps != nil {
@@ -56,7 +57,7 @@ func checkDumps(t *testing.T, parser string, b []byte, dumps []Dump, err error, 
 	}
 	threads, frames := 0, 0
 	for i, d := range dumps {
-		if format != "" && d.Format != format || d.Format == "" {
+		if format != model.FormatNone && d.Format != format || d.Format == model.FormatNone {
 			t.Errorf("%s(%q): dump %d has format %q, want %q", parser, b, i, d.Format, format)
 		}
 		if d.Format != dumps[0].Format {
@@ -165,7 +166,7 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte, cut uint16) {
 		for _, in := range [][]byte{b, prefix(b, cut)} {
 			dumps, err := Parse(in)
-			checkDumps(t, "Parse", in, dumps, err, "")
+			checkDumps(t, "Parse", in, dumps, err, model.FormatNone)
 		}
 	})
 }

@@ -17,10 +17,10 @@ import (
 
 // Dump formats, as Dump.Format names them.
 const (
-	FormatPySpyJSON     = "py-spy-json"
-	FormatPySpyText     = "py-spy-text"
-	FormatFaulthandler  = "faulthandler"
-	FormatCurrentFrames = "current-frames" // app-printed sys._current_frames() or traceback.print_stack
+	FormatPySpyJSON     = model.FormatPySpyJSON
+	FormatPySpyText     = model.FormatPySpyText
+	FormatFaulthandler  = model.FormatFaulthandler
+	FormatCurrentFrames = model.FormatCurrentFrames // app-printed sys._current_frames() or traceback.print_stack
 )
 
 // ErrNoDump is returned when the input holds nothing recognisable as a
@@ -29,9 +29,9 @@ var ErrNoDump = errors.New("no python stack dump found")
 
 // Dump is one snapshot of a Python process's threads, whatever printed it.
 type Dump struct {
-	Format string // one of the Format constants
-	PID    int    // 0 when the dump does not say
-	Python string // version, "" when unknown
+	Format model.Format // one of the Format constants
+	PID    int          // 0 when the dump does not say
+	Python string       // version, "" when unknown
 	// Threads in the order the dump prints them: py-spy's text puts
 	// MainThread first, its JSON and faulthandler last.
 	Threads []Thread
@@ -160,27 +160,27 @@ var fhBanners = []string{"Fatal Python error: ", "Windows fatal exception: "}
 // it). A traceback-style frame line ("  File "x", line 3, in f"), which
 // exception tracebacks print too, only counts when nothing more
 // distinctive is found.
-func detect(b []byte) string {
+func detect(b []byte) model.Format {
 	lines, offs, _ := splitLines(b)
-	weak := ""
+	weak := model.FormatNone
 	for i, l := range lines {
 		if pySpyProcessRE.MatchString(l) && i+1 < len(lines) && pySpyPythonRE.MatchString(lines[i+1]) {
 			return FormatPySpyText
 		}
-		if f := lineFormat(l); f != "" {
+		if f := lineFormat(l); f != model.FormatNone {
 			return f
 		}
 		if jsonStart(b, offs[i]) >= 0 {
 			return FormatPySpyJSON
 		}
-		if weak == "" && cfTraceFrameRE.MatchString(l) {
+		if weak == model.FormatNone && cfTraceFrameRE.MatchString(l) {
 			weak = FormatCurrentFrames
 		}
 	}
 	return weak
 }
 
-func lineFormat(l string) string {
+func lineFormat(l string) model.Format {
 	switch {
 	case isPySpyThread(l):
 		return FormatPySpyText
@@ -191,7 +191,7 @@ func lineFormat(l string) string {
 	case cfThreadRE.MatchString(l), cfThreadIDRE.MatchString(l), cfRecipeFrameRE.MatchString(l):
 		return FormatCurrentFrames
 	}
-	return ""
+	return model.FormatNone
 }
 
 // hasBanner reports a line that opens a faulthandler dump.
@@ -305,7 +305,7 @@ func (p *builder) dump() *Dump {
 	return &p.dumps[len(p.dumps)-1]
 }
 
-func (p *builder) newDump(format string) *Dump {
+func (p *builder) newDump(format model.Format) *Dump {
 	p.dumps = append(p.dumps, Dump{Format: format})
 	p.thread = nil
 	p.idents, p.natives, p.current = map[uint64]bool{}, map[int]bool{}, false
@@ -316,7 +316,7 @@ func (p *builder) newDump(format string) *Dump {
 // already has t's id: the same thread again means the next dump began
 // (faulthandler on a repeated signal prints dumps back to back with no
 // banner between).
-func (p *builder) addThread(format string, t Thread) {
+func (p *builder) addThread(format model.Format, t Thread) {
 	d := p.dump()
 	if d == nil || t.Ident != 0 && p.idents[t.Ident] || t.NativeID != 0 && p.natives[t.NativeID] || t.Current && p.current {
 		d = p.newDump(format)

@@ -188,7 +188,7 @@ func TestLive(t *testing.T) {
 	}
 	tests := []struct {
 		file, ids string
-		format    string
+		format    model.Format
 		dumps     int
 		// Which facts the format carries.
 		pid, python, native, ident, names, current bool

@@ -1,4 +1,4 @@
-package classify
+package report
 
 import (
 	"fmt"
@@ -10,11 +10,11 @@ import (
 
 // view prints a blocked call the way strace would, as far as the raw
 // arguments allow: descriptors and small numbers in decimal, pointers in hex.
-func view(sc model.Syscall) *SyscallView {
+func view(sc model.Syscall) *Syscall {
 	if !sc.InCall() {
 		return nil
 	}
-	v := &SyscallView{Nr: sc.Nr, Name: sc.Name, Args: make([]string, len(sc.Args))}
+	v := &Syscall{Nr: sc.Nr, Name: sc.Name, Args: make([]string, len(sc.Args))}
 	for i, a := range sc.Args {
 		v.Args[i] = "0x" + strconv.FormatUint(a, 16)
 	}
@@ -25,7 +25,7 @@ func view(sc model.Syscall) *SyscallView {
 	var args []string
 	switch {
 	case name == "futex":
-		args = []string{hex(sc.Args[0]), futexOp(sc.Args[1]), num(sc.Args[2])}
+		args = []string{hex(sc.Args[0]), futexOpText(sc.Args[1]), num(sc.Args[2])}
 	case name == "futex_wait":
 		args = []string{hex(sc.Args[0]), num(sc.Args[1])}
 	case name == "wait4" || name == "waitid" && sc.Args[0] == 1: // P_PID
@@ -66,19 +66,4 @@ var futexOps = []string{
 	5: "FUTEX_WAKE_OP", 6: "FUTEX_LOCK_PI", 7: "FUTEX_UNLOCK_PI", 8: "FUTEX_TRYLOCK_PI",
 	9: "FUTEX_WAIT_BITSET", 10: "FUTEX_WAKE_BITSET", 11: "FUTEX_WAIT_REQUEUE_PI",
 	12: "FUTEX_CMP_REQUEUE_PI", 13: "FUTEX_LOCK_PI2",
-}
-
-func futexOp(op uint64) string {
-	cmd := op & 0x7f
-	if cmd >= uint64(len(futexOps)) {
-		return hex(op)
-	}
-	s := futexOps[cmd]
-	if op&128 != 0 {
-		s += "_PRIVATE"
-	}
-	if op&256 != 0 {
-		s += "|FUTEX_CLOCK_REALTIME"
-	}
-	return s
 }

@@ -1,0 +1,254 @@
+package classify
+
+import "github.com/hangdoc/hangdoc/model"
+
+// Why is the rule that gave an actor its class, with what the rule saw.
+// Report words it.
+type Why struct {
+	Rule WhyRule
+	// N is the rule's count: samples seen, switches got through, others
+	// at the same place.
+	N int
+	// Kind is the wait the rule is about.
+	Kind model.WaitKind
+	// Site is a with-block ("FILE:LINE") or a function the rule names.
+	Site string
+	// Other is another actor the rule names: the thread that spins
+	// while a goroutine runs, the thread a goroutine runs on.
+	Other *Ref
+	// ProcessCPU is the process's CPU across its threads, for the rules
+	// that judge a goroutine by it.
+	ProcessCPU float64
+	// Siblings: this many goroutines started by the same go statement
+	// (SiblingsAt) moved, so a goroutine that looked like it spun is a
+	// busy worker.
+	Siblings   int
+	SiblingsAt *model.Frame
+	// ChanWait: a goroutine in a channel deadlock waits on these
+	// channels, which only these blocked goroutines refer to.
+	ChanWait *ChanWait
+}
+
+// ChanWait is what a goroutine in a channel cycle waits on.
+type ChanWait struct {
+	State string
+	Chans []string
+	Only  []int64
+}
+
+// WhyRule names the rule that classified an actor.
+type WhyRule uint8
+
+const (
+	WhyNone WhyRule = iota
+	// Threads.
+	WhyExited      // gone before the last sample (N: samples seen)
+	WhyOnCPUOnce   // on a CPU in the only sample it was seen in
+	WhySpins       // wants a core, no switch or wait (N: samples; a stack in each when it has one)
+	WhyBusy        // uses CPU
+	WhyStackMoved  // its stack changed between samples
+	WhyRunnable    // runnable in every sample, little CPU (N)
+	WhyParked      // parked in a wait for work (Kind)
+	WhySlow        // waits, but got through N times
+	WhyBlockedOnce // waiting in the only sample it was seen in (Kind)
+	WhyBlocked     // the same wait in N samples, no CPU (Kind)
+	WhyWithBlock   // waits to enter the with-block at Site
+	// Goroutines.
+	WhyGoAside         // the runtime's, or an HTTP server's machinery
+	WhyGoObserver      // the pprof handler writing hangdoc's profile
+	WhyGoDumper        // the program's goroutine writing this dump
+	WhyGoMoved         // its stack or state changed
+	WhyGoRunningOnce   // running in the only sample it was seen in
+	WhyGoBetweenWaits  // ran between waits
+	WhyGoSpinsOnThread // the same stack in N samples, on thread Other using a core
+	WhyGoSpinsWhile    // the same stack in N samples while thread Other spins
+	WhyGoSpinsProcess  // the same loop in N samples while the process uses ProcessCPU
+	WhyGoSpinsInDumps  // the same stack in N dumps, no CPU evidence
+	WhyGoRunsLittle    // the same stack in N samples, but the process uses little CPU
+	WhyGoParked        // parked in a wait for work (Kind)
+	WhyGoAccept        // parked waiting for a connection
+	WhyGoServerRead    // an HTTP server connection waiting for its next request
+	WhyGoSelectForever // select {}
+	WhyGoBlockedOnce   // blocked in the only sample it was seen in (Kind)
+	WhyGoBlocked       // blocked, unchanged in N samples (Kind)
+	WhyGoPool          // parked receiving at Site with N others, nothing left that could send
+)
+
+// Cause is why the verdict: the rung of the ladder that decided it, and
+// the actors, lock, cycle or group it is about.
+type Cause struct {
+	Rule CauseRule
+	// Layer is the kind of actors the ladder judged.
+	Layer ActorKind
+	// Actors are the rung's subjects: the holder, the spinners, the
+	// workers, the blocked, the pool.
+	Actors []Ref
+	Lock   string
+	Cycle  int // index in Diagnosis.Cycles
+	Cycles int // how many cycles there are
+	// Group is the rung's group of goroutines (the biggest blocked or
+	// idle one); -1 for none.
+	Group int
+	// CPU is the workers' CPU in all, or the process's.
+	CPU float64
+	// Kinds are the waits of the rung's subjects, most common first, with
+	// how many wait in each.
+	Kinds []KindCount
+	// SleepOnly: every idle thread sleeps.
+	SleepOnly bool
+	// HolderIO is the pipe a goroutine holder in IO wait is stuck on.
+	HolderIO *IOChain
+}
+
+// KindCount is how many actors wait in one kind of wait.
+type KindCount struct {
+	Kind model.WaitKind
+	N    int
+}
+
+// CauseRule names a rung of the verdict ladder.
+type CauseRule uint8
+
+const (
+	CauseNoSamples     CauseRule = iota // nothing was sampled
+	CauseCrossDeadlock                  // a cycle across processes
+	CauseDeadlock                       // a cycle inside the process (one member: a self-deadlock)
+	CauseHolderSpins                    // a lock's holder spins
+	CauseHolderBlocked                  // a lock's holder is blocked
+	CauseSpinning                       // something spins
+	CauseWorking                        // something works
+	CauseChanDeadlock                   // goroutines blocked sending, nothing left to receive
+	CausePool                           // a pool of workers whose feeder is gone
+	CauseBlocked                        // blocked
+	CauseIdle                           // parked waiting for work
+	CauseThreadsWork                    // goroutines parked in every dump, but the threads work
+	CauseNoLive                         // no live actor
+)
+
+// IOChain is what the kernel says of the pipe a goroutine in IO wait is
+// stuck on: the full one it writes (or the empty one it reads), among
+// those the runtime's poller watches, and the processes at its other end.
+type IOChain struct {
+	Pipe  string
+	Write bool
+	Ends  []int
+}
+
+// Fact is one observation that supports the verdict.
+type Fact struct {
+	Kind FactKind
+	Ref  Ref    // the actor or process it is about
+	Lock string // the lock it is about
+	// Group is the group it is about.
+	Group int
+	// Refs are the actors it is about, when several.
+	Refs []Ref
+	// Cause is the cause a layer of actors gives alone (FactLayer).
+	Cause *Cause
+	// IO is the holder's pipe (FactHolderIO).
+	IO *IOChain
+	// Run counts the samples and actors (FactRun, FactGoroutines).
+	Run *RunCounts
+	// Verdict is the verdict of the layer the fact belongs to (FactMemory:
+	// flat memory with flat waits is a stall).
+	Verdict Verdict
+}
+
+// RunCounts is how many samples saw how many actors, and how many came,
+// went or moved during the run.
+type RunCounts struct {
+	Samples, Actors   int
+	Came, Went, Moved int
+	Aside, Groups     int
+}
+
+// FactKind names an observation.
+type FactKind uint8
+
+const (
+	FactRun         FactKind = iota // the samples and the threads they saw (Run)
+	FactOneSample                   // one sample cannot tell stopped from slow
+	FactActor                       // an actor that matters, with its readings
+	FactLock                        // a lock and its basis
+	FactMemory                      // the memory trend
+	FactGIL                         // a Python thread holds the GIL
+	FactProcess                     // a process the waits lead to
+	FactOrphans                     // processes left behind
+	FactGoroutines                  // the goroutines in the last sample, how many set aside, in how many groups (Run)
+	FactHolderIO                    // a goroutine holder's pipe
+	FactOneDump                     // one goroutine dump
+	FactForever                     // goroutines that can never wake (nil channels)
+	FactPileUp                      // a group grew
+	FactLongestWait                 // the goroutine that has waited longest
+	FactLayer                       // what a layer of actors says alone
+)
+
+// Basis says how a lock's holder was established, or why none is named.
+type Basis struct {
+	Rule BasisRule
+	// Owner is the holder's TID or goroutine.
+	Owner int64
+	PID   int
+	// Word is the lock word as read; PI says a priority-inheritance one.
+	Word int32
+	PI   bool
+	// MutexKind is glibc's __kind.
+	MutexKind int32
+	// Op is a futex operation the waiters use; Value a value one waits for.
+	Op    uint64
+	Value int32
+	TID   int
+	// Err is why the memory could not be read.
+	Err string
+	// Waiters is how many wait.
+	Waiters int
+	// A Python with-block: Site is FILE:LINE, Func its function, Lines
+	// its extent; Inside the threads whose stacks are inside; Agrees: the
+	// futex evidence agrees (Address the futex).
+	Site     string
+	Func     string
+	From, To int
+	Inside   []int
+	Agrees   bool
+	Address  string
+	// A Go mutex: the holder stands in Frame at Line, past the Lock
+	// (Other: waiting there for another mutex), where the waiters call
+	// Lock in WaitFunc at WaitLine; Receiver when the receivers match;
+	// Candidates when several stand there.
+	WaitFunc   string
+	Frame      string
+	Line       int
+	Other      string
+	WaitLine   int
+	Receiver   string
+	Candidates []int64
+}
+
+// BasisRule names how a lock's holder was (or was not) established.
+type BasisRule uint8
+
+const (
+	BasisNone BasisRule = iota
+	// glibc mutexes.
+	BasisGlibcOwner  // __owner read from memory, validated
+	BasisMemoryErr   // the memory could not be read (Err)
+	BasisNotRead     // the futex word was not read
+	BasisFutexWait2  // waiters use futex_wait(2)
+	BasisNotTwo      // a waiter (TID) waits for Value, not 2
+	BasisOtherOp     // waiters use futex operation Op
+	BasisBadKind     // __kind is not a mutex type
+	BasisUnlocked    // the word reads 0
+	BasisNoOwner     // __owner reads ≤ 0 (Owner)
+	BasisOwnerShared // __owner is not a thread of pid: a process-shared mutex
+	BasisOwnerGone   // __owner is not a live thread of pid
+	// Python with-blocks.
+	BasisWithBlock // the with-block at Site; Inside says who is in it
+	// Go mutexes.
+	BasisGoProbable   // one goroutine stands past the Lock
+	BasisGoNone       // nobody stands past the Lock in Frame
+	BasisGoCandidates // several stand past the Lock
+)
+
+// SharedFutex: the basis of a futex several threads share whose word did
+// not validate as a mutex wraps the reason: Waiters threads wait on it.
+func (b Basis) SharedFutex() bool { return b.Rule >= BasisMemoryErr && b.Rule <= BasisOwnerGone }

@@ -1,0 +1,69 @@
+package classify
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/hangdoc/hangdoc/model"
+)
+
+// aside is the one rule that says which goroutines are not the program's
+// story, from the goroutine's own stack and state and the source that read
+// it — never from who created it: an HTTP handler started by the server's
+// accept loop, or a worker started by a goroutine that writes a dump, is
+// the program's.
+func aside(g model.Goroutine, source model.Format) Aside {
+	switch {
+	case RuntimeGoroutine(g):
+		return AsideRuntime
+	case observer(g.Stack):
+		return AsideObserver
+	case plumbing(g.Stack):
+		return AsidePlumbing
+	case source == model.GoStack && (g.State == "running" || g.State == "running (locked to thread)"):
+		// runtime.Stack(buf, true) stops the world: the one goroutine it
+		// shows running is its caller, writing this dump.
+		return AsideDumper
+	}
+	return AsideNone
+}
+
+// RuntimeGoroutine reports a goroutine the runtime started for itself: its
+// stack is all runtime frames and it was created by the runtime (or
+// nothing), as the GC workers, the finalizer and the timer goroutines a
+// traceback shows under GOTRACEBACK=system, in crash dumps and to Delve.
+func RuntimeGoroutine(g model.Goroutine) bool {
+	if g.CreatedBy != nil && !strings.HasPrefix(g.CreatedBy.Func, "runtime.") {
+		return false
+	}
+	for _, f := range g.Stack {
+		if !strings.HasPrefix(f.Func, "runtime.") {
+			return false
+		}
+	}
+	return len(g.Stack) > 0
+}
+
+// observer reports a goroutine that is hangdoc's own look at the process:
+// the pprof handler writing this very profile.
+func observer(stack []model.Frame) bool {
+	return slices.ContainsFunc(stack, func(f model.Frame) bool {
+		return strings.HasPrefix(f.Func, "net/http/pprof.") || strings.HasPrefix(f.Func, "runtime/pprof.writeGoroutine")
+	})
+}
+
+// plumbing reports a goroutine of an HTTP server's own machinery, with
+// none of the program's code inside it: the background read of a
+// connection (this profile's own request, under pprof), the accept loop.
+func plumbing(stack []model.Frame) bool {
+	u := UserFrame(stack)
+	if u < 0 && slices.ContainsFunc(stack, func(f model.Frame) bool {
+		return strings.HasPrefix(f.Func, "net/http.(*connReader).")
+	}) {
+		return true
+	}
+	// An HTTP server's accept loop: it moves whenever a client connects,
+	// and under pprof the client is hangdoc.
+	serve := slices.IndexFunc(stack, func(f model.Frame) bool { return f.Func == "net/http.(*Server).Serve" })
+	return serve >= 0 && (u < 0 || u > serve)
+}

@@ -1,0 +1,488 @@
+package classify
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hangdoc/hangdoc/model"
+)
+
+// The thread adapter: every OS thread of a process is an actor, classified
+// from the kernel's readings across the samples.
+
+// history is one thread across the run: its readings in sample order.
+type history struct {
+	tid      int
+	readings []model.Thread
+	times    []time.Time
+	paused   []bool // a stack source paused the process after this reading
+	// frozen is how long a stack source kept the process stopped after
+	// this reading (Delve): time in which no thread could run.
+	frozen []time.Duration
+}
+
+func (h *history) last() model.Thread { return h.readings[len(h.readings)-1] }
+
+// lastWaiting is the last reading that caught the thread off a CPU, or the
+// last reading if none did.
+func lastWaiting(readings []model.Thread) model.Thread {
+	for i := len(readings) - 1; i >= 0; i-- {
+		if readings[i].State != model.StateRunning {
+			return readings[i]
+		}
+	}
+	return readings[len(readings)-1]
+}
+
+// proc is one sampled process and what the adapters made of it.
+type proc struct {
+	pid     int
+	cmdline string
+	depth   int
+	err     string
+	samples []model.Sample
+
+	threads []Actor
+	byTID   map[int]*Actor
+	live    map[int]bool
+	// waiting is each thread's last wait, from lastWaiting.
+	waiting map[int]model.Thread
+	locks   []Lock
+	lockOf  map[int]*Lock // by waiter TID
+	waits   []Wait
+
+	// The goroutine adapter's, for a Go process with a stack source.
+	goroutines []Actor
+	byGID      map[int64]*Actor
+	groups     []Group
+	gsamples   [][]model.Goroutine
+	// pool are the workers parked receiving with nothing to feed them.
+	pool []Ref
+	// chanEdges tie a goroutine blocked on a channel to the goroutines
+	// that alone could serve it; chanWhy says which channels.
+	chanEdges map[int64][]int64
+	chanWhy   map[int64]*ChanWait
+	// verdict is a peer's own, from its threads.
+	verdict Verdict
+}
+
+// newProc runs the thread adapter over one process's samples. It needs at
+// least one sample.
+func newProc(samples []model.Sample, opts Options) *proc {
+	p := &proc{pid: samples[0].PID, samples: samples, byTID: map[int]*Actor{}, live: map[int]bool{},
+		waiting: map[int]model.Thread{}, lockOf: map[int]*Lock{}}
+	hist := histories(samples)
+	last := samples[len(samples)-1]
+	p.locks = findLocks(p.pid, last)
+	for i := range p.locks {
+		for _, w := range p.locks[i].Waiters {
+			p.lockOf[w.TID] = &p.locks[i]
+		}
+	}
+	for _, t := range last.Threads {
+		p.live[t.TID] = !t.Exited
+	}
+	for _, h := range hist {
+		p.waiting[h.tid] = lastWaiting(h.readings)
+	}
+	p.threads = make([]Actor, 0, len(hist))
+	for _, h := range hist {
+		p.threads = append(p.threads, p.thread(h, opts))
+	}
+	for i := range p.threads {
+		p.byTID[p.threads[i].Ref.TID] = &p.threads[i]
+	}
+	for _, l := range p.locks {
+		for _, w := range l.Waiters {
+			p.byTID[w.TID].WaitsFor = l.ID
+		}
+		if l.Holder != nil {
+			if t := p.byTID[l.Holder.TID]; t != nil {
+				t.Holds = append(t.Holds, l.ID)
+			}
+		}
+	}
+	for i := range p.threads {
+		if w, ok := p.wait(&p.threads[i]); ok {
+			p.waits = append(p.waits, w)
+		}
+	}
+	return p
+}
+
+// histories groups every thread's readings, in TID order. Readings of a
+// thread that had exited are dropped: its absence is the data.
+func histories(samples []model.Sample) []*history {
+	byTID := map[int]*history{}
+	var order []int
+	for _, s := range samples {
+		for _, t := range s.Threads {
+			h := byTID[t.TID]
+			if h == nil {
+				h = &history{tid: t.TID}
+				byTID[t.TID] = h
+				order = append(order, t.TID)
+			}
+			if !t.Exited {
+				h.readings = append(h.readings, t)
+				h.times = append(h.times, s.Time)
+				h.paused = append(h.paused, s.Paused)
+				h.frozen = append(h.frozen, s.Frozen)
+			}
+		}
+	}
+	slices.Sort(order)
+	var out []*history
+	for _, tid := range order {
+		if len(byTID[tid].readings) > 0 {
+			out = append(out, byTID[tid])
+		}
+	}
+	return out
+}
+
+// thread classifies one thread from its readings.
+func (p *proc) thread(h *history, opts Options) Actor {
+	first, last := h.readings[0], h.last()
+	// Its wait is the last one seen: a parked thread caught on a CPU in the
+	// last sample (a runtime's housekeeping) still waits where it was.
+	waiting := lastWaiting(h.readings)
+	t := Actor{
+		Kind:    ActorThread,
+		Ref:     Ref{PID: p.pid, TID: h.tid},
+		Name:    last.Name,
+		State:   waiting.State,
+		Wchan:   waiting.Wchan,
+		Syscall: waiting.Syscall,
+		FD:      waiting.FD,
+		Seen:    len(h.readings),
+		Stack:   last.Stack,
+		Python:  last.Python,
+	}
+	if last.Python != nil && last.Python.ThreadName != "" {
+		// The OS name of a Python thread is the interpreter's (before 3.14).
+		t.Name = last.Python.ThreadName
+	}
+	t.Voluntary = last.Voluntary - first.Voluntary
+	t.Involuntary = last.Involuntary - first.Involuntary
+	// Switches a stack source's pauses caused are not the thread's own.
+	pauses := uint64(0)
+	for _, paused := range h.paused[:len(h.paused)-1] {
+		if paused {
+			pauses++
+		}
+	}
+	own := t.Voluntary - min(t.Voluntary, pauses*opts.PauseSwitches)
+	// CPU is shared out over the time the thread could run: the time a
+	// stack source kept the process stopped is not idleness.
+	elapsed := h.times[len(h.times)-1].Sub(h.times[0])
+	for _, f := range h.frozen[:len(h.frozen)-1] {
+		elapsed -= f
+	}
+	elapsed = max(elapsed, h.times[len(h.times)-1].Sub(h.times[0])/10)
+	share := 0.0
+	if elapsed > 0 {
+		share = float64(last.CPUTime-first.CPUTime) / float64(elapsed)
+		t.CPU.Percent = percent(share)
+	}
+	t.CPU.Known = last.State.Known()
+	// wanted adds the time it waited for a CPU: a spinning thread on a
+	// crowded machine wants a core it does not always get.
+	wanted := share
+	if elapsed > 0 && first.RunDelay > 0 && last.RunDelay > first.RunDelay {
+		wanted += float64(last.RunDelay-first.RunDelay) / float64(elapsed)
+	}
+	t.CPU.RunqueuePercent = percent(wanted - share)
+	stackMoved := false
+	for _, r := range h.readings[1:] {
+		if signature(r) != signature(first) {
+			t.Moved = true
+		}
+		if len(r.Stack) > 0 && len(first.Stack) > 0 && !sameStack(r.Stack, first.Stack) {
+			stackMoved = true
+		}
+	}
+	t.Moved = t.Moved || own > 0 || stackMoved
+	one := len(h.readings) == 1
+
+	kind, res := p.waitKind(waiting)
+	t.Wait, t.Resource = kind, res
+	switch {
+	case !p.live[h.tid]:
+		// Gone before the last sample: it came and went (a reporter, a
+		// short task) and says nothing about what the process is stuck on.
+		t.Class, t.Why = ClassExited, Why{Rule: WhyExited, N: t.Seen}
+	case one && last.State == model.StateRunning:
+		t.Class, t.Why = ClassWorking, Why{Rule: WhyOnCPUOnce}
+	case wanted >= opts.SpinCPU && !stackMoved && float64(own) <= opts.SpinSwitchesPerSecond*elapsed.Seconds():
+		t.Class, t.Why = ClassSpinning, Why{Rule: WhySpins, N: t.Seen}
+	case share >= opts.BusyCPU:
+		t.Class, t.Why = ClassWorking, Why{Rule: WhyBusy}
+	case stackMoved:
+		t.Class, t.Why = ClassWorking, Why{Rule: WhyStackMoved}
+	case waiting.State == model.StateRunning:
+		t.Class, t.Why = ClassWorking, Why{Rule: WhyRunnable, N: t.Seen}
+	case kind.Idle():
+		t.Class, t.Why = ClassIdle, Why{Rule: WhyParked, Kind: kind}
+	case t.Moved:
+		t.Class, t.Why = ClassWorking, Why{Rule: WhySlow, Kind: kind, N: int(own)}
+	case one:
+		t.Class, t.Why = ClassBlocked, Why{Rule: WhyBlockedOnce, Kind: kind}
+	default:
+		t.Class, t.Why = ClassBlocked, Why{Rule: WhyBlocked, Kind: kind, N: t.Seen}
+	}
+	if t.Class == ClassWorking || t.Class == ClassSpinning {
+		t.Wait, t.Resource = model.WaitNone, ""
+	}
+	return t
+}
+
+// sameStack compares two stacks as a loop sees them: the innermost frame by
+// function and file only, since a loop over two lines is caught on either.
+func sameStack(a, b []model.Frame) bool {
+	if len(a) != len(b) || len(a) == 0 {
+		return len(a) == len(b)
+	}
+	if a[0].Func != b[0].Func || a[0].File != b[0].File {
+		return false
+	}
+	return slices.Equal(a[1:], b[1:])
+}
+
+// waitSig is what must stay equal between samples for a thread to count
+// as not moving: where it sleeps and the call it is in.
+type waitSig struct {
+	state   model.ThreadState
+	wchan   string
+	running bool
+	nr      int
+	args    [3]uint64
+}
+
+func signature(t model.Thread) waitSig {
+	if t.State == model.StateRunning {
+		// On a CPU or preempted: the syscall file says "running" or "-1"
+		// by chance of timing.
+		return waitSig{state: model.StateRunning}
+	}
+	sc := t.Syscall
+	return waitSig{state: t.State, wchan: t.Wchan, running: sc.Running, nr: sc.Nr, args: [3]uint64{sc.Args[0], sc.Args[1], sc.Args[2]}}
+}
+
+// memory reads the RSS of every sample and names its trend.
+func memory(samples []model.Sample, opts Options) Memory {
+	m := Memory{RSSBytes: []int64{}, Trend: model.TrendUnknown}
+	for _, s := range samples {
+		m.RSSBytes = append(m.RSSBytes, s.RSSBytes)
+	}
+	if len(m.RSSBytes) < 2 || slices.Max(m.RSSBytes) == 0 {
+		return m // one sample, or dumps from files: no trend
+	}
+	first, last := m.RSSBytes[0], m.RSSBytes[len(m.RSSBytes)-1]
+	delta := last - first
+	limit := max(opts.RSSGrowthBytes, int64(float64(first)*opts.RSSGrowth))
+	switch {
+	case delta > limit:
+		m.Trend = model.TrendGrowing
+	case -delta > limit:
+		m.Trend = model.TrendShrinking
+	default:
+		m.Trend = model.TrendFlat
+	}
+	return m
+}
+
+// percent turns a share of a core into a percentage with one decimal.
+func percent(share float64) float64 { return float64(int(share*1000+0.5)) / 10 }
+
+// wchanKind names a wait from the kernel function alone, for threads whose
+// syscall file cannot be read. Names change between kernels (pipe_write
+// became anon_pipe_write, futex_wait_queue_me futex_do_wait): wchanKindOf
+// also matches on the part that stays.
+var wchanKind = map[string]model.WaitKind{
+	"do_wait":           model.WaitChildExit,
+	"hrtimer_nanosleep": model.WaitSleep, "do_nanosleep": model.WaitSleep,
+	"ep_poll": model.WaitPoll, "do_sys_poll": model.WaitPoll, "do_select": model.WaitPoll, "core_sys_select": model.WaitPoll,
+	"sk_wait_data": model.WaitSocketRead, "unix_stream_read_generic": model.WaitSocketRead,
+	"inet_csk_accept": model.WaitAccept, "n_tty_read": model.WaitTTYRead, "wait_woken": model.WaitSocketRead,
+	"sigsuspend": model.WaitSignal, "do_sigtimedwait": model.WaitSignal,
+}
+
+// callKind names the waits a syscall alone says.
+var callKind = map[string]model.WaitKind{
+	"wait4": model.WaitChildExit, "waitid": model.WaitChildExit,
+	"nanosleep": model.WaitSleep, "clock_nanosleep": model.WaitSleep,
+	"epoll_wait": model.WaitPoll, "epoll_pwait": model.WaitPoll, "epoll_pwait2": model.WaitPoll,
+	"poll": model.WaitPoll, "ppoll": model.WaitPoll, "select": model.WaitPoll, "pselect6": model.WaitPoll,
+	"pause": model.WaitSignal, "rt_sigsuspend": model.WaitSignal, "rt_sigtimedwait": model.WaitSignal,
+}
+
+// ioDir says whether a call on a descriptor reads or writes it.
+var ioDir = map[string]bool{ // true: read
+	"read": true, "readv": true, "pread64": true, "preadv": true, "preadv2": true, "recvfrom": true, "recvmsg": true, "recvmmsg": true,
+	"write": false, "writev": false, "pwrite64": false, "pwritev": false, "pwritev2": false, "sendto": false, "sendmsg": false,
+	"sendmmsg": false, "sendfile": false, "splice": false, "tee": false,
+}
+
+// waitKind names what a thread waits for, from its call, its descriptor and
+// its wchan, and the resource (a descriptor's target or a futex address).
+func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
+	lock := p.lockOf[t.TID]
+	sc := t.Syscall
+	if !t.State.Known() && len(t.Stack) > 0 {
+		// A stack from a file, with no kernel evidence: the stack alone
+		// says what the thread waits in.
+		return stackKind(t.Stack), ""
+	}
+	switch {
+	case t.State.Stopped():
+		return model.WaitStopped, ""
+	case t.State == model.StateDisk:
+		return model.WaitUninterruptible, t.FD
+	case sc.Running:
+		return model.WaitRunning, ""
+	case !sc.InCall():
+		return wchanKindOf(t.Wchan), ""
+	}
+	if addr, ok := model.FutexWait(sc); ok {
+		if lock != nil {
+			return model.WaitLock, lock.ID
+		}
+		if p.joined(sc, addr) > 0 {
+			return model.WaitThreadExit, ""
+		}
+		return model.WaitFutex, "futex:" + model.FutexKey(addr)
+	}
+	if k, ok := callKind[sc.Name]; ok {
+		return k, ""
+	}
+	switch sc.Name {
+	case "accept", "accept4":
+		return model.WaitAccept, t.FD
+	case "connect":
+		return model.WaitSocketConnect, t.FD
+	case "flock":
+		return model.WaitFileLock, t.FD
+	case "fcntl":
+		if sc.Args[1] == 7 || sc.Args[1] == 38 { // F_SETLKW, F_OFD_SETLKW
+			return model.WaitFileLock, t.FD
+		}
+	}
+	fd, isFD := model.FDArg(sc)
+	if !isFD {
+		return model.WaitSyscall, ""
+	}
+	read, isIO := ioDir[sc.Name]
+	if !isIO {
+		return model.WaitSyscall, t.FD
+	}
+	switch {
+	case read && fd == 0 && (isPipe(t.FD) || isTTY(t.FD)):
+		return model.WaitStdin, t.FD
+	case isPipe(t.FD) && read:
+		return model.WaitPipeRead, t.FD
+	case isPipe(t.FD):
+		return model.WaitPipeWrite, t.FD
+	case strings.HasPrefix(t.FD, "socket:") && read:
+		return model.WaitSocketRead, t.FD
+	case strings.HasPrefix(t.FD, "socket:"):
+		return model.WaitSocketWrite, t.FD
+	case isTTY(t.FD) && read:
+		return model.WaitTTYRead, t.FD
+	case isTTY(t.FD):
+		return model.WaitTTYWrite, t.FD
+	case read:
+		return model.WaitFileRead, t.FD
+	}
+	return model.WaitFileWrite, t.FD
+}
+
+func wchanKindOf(wchan string) model.WaitKind {
+	switch {
+	case strings.HasSuffix(wchan, "pipe_write"):
+		return model.WaitPipeWrite
+	case strings.HasSuffix(wchan, "pipe_read"):
+		return model.WaitPipeRead
+	case strings.HasPrefix(wchan, "futex_"):
+		return model.WaitFutex
+	}
+	if k, ok := wchanKind[wchan]; ok {
+		return k
+	}
+	return model.WaitUnknown
+}
+
+func isPipe(fd string) bool { return strings.HasPrefix(fd, "pipe:") }
+
+func isTTY(fd string) bool {
+	return strings.HasPrefix(fd, "/dev/pts/") || strings.HasPrefix(fd, "/dev/tty") || fd == "/dev/console"
+}
+
+// joined returns the thread a pthread_join waits for: glibc sleeps on the
+// joined thread's TID word, expecting the TID itself, until the kernel clears
+// it at exit. 0 when the wait is not a join.
+func (p *proc) joined(sc model.Syscall, addr uint64) int {
+	cmd, val := sc.Args[1]&0x7f, int(int32(sc.Args[2]))
+	if sc.Name != "futex" || (cmd != 0 && cmd != 9) || val <= 0 || !p.live[val] {
+		return 0
+	}
+	f := p.samples[len(p.samples)-1].Futexes[model.FutexKey(addr)]
+	if f.Err != "" || int(f.Word) != val {
+		return 0
+	}
+	return val
+}
+
+// wait says what a blocked or parked thread waits for.
+func (p *proc) wait(t *Actor) (Wait, bool) {
+	if t.Class != ClassBlocked && t.Class != ClassIdle {
+		return Wait{}, false
+	}
+	last := p.waiting[t.Ref.TID]
+	w := Wait{From: t.Ref, Kind: t.Wait, Resource: t.Resource, Syscall: last.Syscall}
+	switch w.Kind {
+	case model.WaitLock:
+		l := p.lockOf[t.Ref.TID]
+		w.Lock, w.To = l.ID, l.Holder
+	case model.WaitThreadExit:
+		w.Joined = p.joined(last.Syscall, last.Syscall.Args[0])
+		w.To = &Ref{PID: p.pid, TID: w.Joined}
+	case model.WaitChildExit:
+		if child := model.WaitedChild(last); child > 0 {
+			w.Child = child
+			w.To = &Ref{PID: child}
+		}
+	case model.WaitPoll:
+		w.Watches = last.Watches
+	case model.WaitUninterruptible:
+		w.KernelStack = last.KernelStack
+	}
+	return w, true
+}
+
+// keyThread is the thread that says what a process is doing: its first
+// blocked thread, else its main thread, else its first.
+func (p *proc) keyThread() *Actor {
+	if len(p.threads) == 0 {
+		return nil
+	}
+	for i := range p.threads {
+		if p.threads[i].Class == ClassBlocked {
+			return &p.threads[i]
+		}
+	}
+	if t := p.byTID[p.pid]; t != nil {
+		return t
+	}
+	return &p.threads[0]
+}
+
+func (p *proc) waitOf(tid int) *Wait {
+	for i := range p.waits {
+		if p.waits[i].From.TID == tid {
+			return &p.waits[i]
+		}
+	}
+	return nil
+}

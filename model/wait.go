@@ -1,0 +1,150 @@
+package model
+
+// WaitKind is what an actor (a thread, a goroutine) waits on. One table
+// says for each kind whether it is a wait for work (idle) or a wait on
+// something (blocked), and its role in the wait-for graph: who is at the
+// other end. The words for each kind are report's.
+type WaitKind uint8
+
+const (
+	WaitNone WaitKind = iota // running, or nothing known
+	// What the kernel shows of a thread.
+	WaitLock            // a futex word several threads share: a lock
+	WaitFutex           // a futex word of its own: a condition, a semaphore, a lock with no recorded owner
+	WaitPipeWrite       // writing to a full pipe
+	WaitPipeRead        // reading an empty pipe
+	WaitSocketWrite     // writing to a socket whose send buffer is full
+	WaitSocketRead      // reading a socket that sends nothing
+	WaitSocketConnect   // connecting a socket
+	WaitAccept          // waiting for a connection
+	WaitStdin           // reading its standard input (a pipe or a terminal)
+	WaitTTYRead         // reading a terminal
+	WaitTTYWrite        // writing to a terminal
+	WaitFileRead        // reading a file
+	WaitFileWrite       // writing a file
+	WaitFileLock        // flock, fcntl(F_SETLKW)
+	WaitChildExit       // wait4, waitid
+	WaitSleep           // nanosleep, time.Sleep
+	WaitPoll            // epoll, poll, select
+	WaitSignal          // pause, sigsuspend, sigtimedwait
+	WaitUninterruptible // D state
+	WaitStopped         // T or t state
+	WaitThreadExit      // pthread_join, Thread.join
+	WaitRunning         // on a CPU
+	WaitSyscall         // some other system call
+	WaitUnknown         // in the kernel, nothing more known
+	// What a Python stack shows.
+	WaitQueue      // queue.get()
+	WaitCondition  // Condition.wait, Event.wait
+	WaitPythonLock // Lock.acquire
+	WaitPython     // in Python code
+	// What a goroutine's state and frames show.
+	WaitMutex     // sync.Mutex
+	WaitRWMutex   // sync.RWMutex
+	WaitChannel   // chan send, chan receive
+	WaitSelect    // select
+	WaitIO        // the runtime's network poller
+	WaitWaitGroup // sync.WaitGroup.Wait
+	WaitCond      // sync.Cond.Wait
+	WaitRuntime   // the runtime's own waits (GC, finalizers)
+	WaitOther     // some other wait reason
+)
+
+// Role is where a wait's edge in the wait-for graph leads.
+type Role uint8
+
+const (
+	RoleNone      Role = iota
+	RoleHeldBy         // a lock's holder
+	RoleJoining        // the thread being joined
+	RoleChild          // the child waited for
+	RoleReadBy         // whoever reads the pipe
+	RoleWrittenBy      // whoever writes the pipe
+	RoleOtherEnd       // whoever holds a socket's other end
+)
+
+type waitInfo struct {
+	name string // the JSON word
+	idle bool   // a wait for work, not on something
+	role Role
+}
+
+var waitKinds = [...]waitInfo{
+	WaitNone:            {"", false, RoleNone},
+	WaitLock:            {"lock", false, RoleHeldBy},
+	WaitFutex:           {"futex", true, RoleNone},
+	WaitPipeWrite:       {"pipe-write", false, RoleReadBy},
+	WaitPipeRead:        {"pipe-read", false, RoleWrittenBy},
+	WaitSocketWrite:     {"socket-write", false, RoleOtherEnd},
+	WaitSocketRead:      {"socket-read", false, RoleOtherEnd},
+	WaitSocketConnect:   {"socket-connect", false, RoleOtherEnd},
+	WaitAccept:          {"accept", true, RoleNone},
+	WaitStdin:           {"stdin", false, RoleWrittenBy},
+	WaitTTYRead:         {"tty-read", false, RoleNone},
+	WaitTTYWrite:        {"tty-write", false, RoleNone},
+	WaitFileRead:        {"file-read", false, RoleNone},
+	WaitFileWrite:       {"file-write", false, RoleNone},
+	WaitFileLock:        {"file-lock", false, RoleNone},
+	WaitChildExit:       {"child-exit", false, RoleChild},
+	WaitSleep:           {"sleep", true, RoleNone},
+	WaitPoll:            {"poll", true, RoleNone},
+	WaitSignal:          {"signal", true, RoleNone},
+	WaitUninterruptible: {"uninterruptible", false, RoleNone},
+	WaitStopped:         {"stopped", false, RoleNone},
+	WaitThreadExit:      {"thread-exit", true, RoleJoining},
+	WaitRunning:         {"running", false, RoleNone},
+	WaitSyscall:         {"syscall", false, RoleNone},
+	WaitUnknown:         {"unknown", false, RoleNone},
+	WaitQueue:           {"queue", true, RoleNone},
+	WaitCondition:       {"condition", true, RoleNone},
+	WaitPythonLock:      {"python-lock", false, RoleHeldBy},
+	WaitPython:          {"python", false, RoleNone},
+	WaitMutex:           {"mutex", false, RoleHeldBy},
+	WaitRWMutex:         {"rwmutex", false, RoleHeldBy},
+	WaitChannel:         {"channel", false, RoleNone},
+	WaitSelect:          {"select", false, RoleNone},
+	WaitIO:              {"io", false, RoleNone},
+	WaitWaitGroup:       {"waitgroup", false, RoleNone},
+	WaitCond:            {"cond", false, RoleNone},
+	WaitRuntime:         {"runtime", true, RoleNone},
+	WaitOther:           {"other", false, RoleNone},
+}
+
+// WaitKinds lists every kind but WaitNone, in table order: for tests that
+// every kind has its words.
+func WaitKinds() []WaitKind {
+	out := make([]WaitKind, 0, len(waitKinds)-1)
+	for k := WaitKind(1); int(k) < len(waitKinds); k++ {
+		out = append(out, k)
+	}
+	return out
+}
+
+func (k WaitKind) info() waitInfo {
+	if int(k) < len(waitKinds) {
+		return waitKinds[k]
+	}
+	return waitInfo{name: "unknown"}
+}
+
+// String is the kind's JSON word: "pipe-write".
+func (k WaitKind) String() string { return k.info().name }
+
+// Idle reports a wait for work: a thread parked in one is idle, not blocked.
+func (k WaitKind) Idle() bool { return k.info().idle }
+
+// Role says where the kind's edge in the wait-for graph leads.
+func (k WaitKind) Role() Role { return k.info().role }
+
+func (k WaitKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+func (k *WaitKind) UnmarshalText(b []byte) error {
+	for i, w := range waitKinds {
+		if w.name == string(b) {
+			*k = WaitKind(i)
+			return nil
+		}
+	}
+	*k = WaitUnknown
+	return nil
+}

@@ -1,0 +1,94 @@
+package report
+
+import (
+	"github.com/hangdoc/hangdoc/classify"
+	"github.com/hangdoc/hangdoc/model"
+)
+
+// The report's tables, built from classify's actors, locks and groups.
+
+func frames(fs []model.Frame) []Frame {
+	out := make([]Frame, len(fs))
+	for i, f := range fs {
+		out[i] = Frame(f)
+	}
+	return out
+}
+
+func refs(rs []classify.Ref) []Ref {
+	out := make([]Ref, len(rs))
+	for i, r := range rs {
+		out[i] = ref(r)
+	}
+	return out
+}
+
+func (w *words) threads() []Thread {
+	out := make([]Thread, 0, len(w.d.Threads))
+	for i := range w.d.Threads {
+		t := &w.d.Threads[i]
+		x := Thread{
+			TID: t.Ref.TID, Name: t.Name, Class: t.Class.String(),
+			CPUPercent: t.CPU.Percent, RunqueuePercent: t.CPU.RunqueuePercent,
+			State: t.State.String(), Wchan: t.Wchan, Syscall: view(t.Syscall), FD: t.FD,
+			Voluntary: t.Voluntary, Involuntary: t.Involuntary, Moved: t.Moved, Seen: t.Seen,
+			Why: w.whyText(t), Holds: append([]string{}, t.Holds...), Waits: t.WaitsFor, Stack: frames(t.Stack),
+			where: threadWhere(t.Stack),
+		}
+		if p := t.Python; p != nil {
+			x.Python = &Python{ThreadName: p.ThreadName, OwnsGIL: p.OwnsGIL, Active: p.Active}
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func (w *words) goroutines() []Goroutine {
+	out := make([]Goroutine, 0, len(w.d.Goroutines))
+	for i := range w.d.Goroutines {
+		g := &w.d.Goroutines[i]
+		x := Goroutine{
+			ID: g.Ref.Goroutine, State: g.GoState, WaitMinutes: g.WaitMinutes, Class: g.Class.String(),
+			BlockedOn: g.Wait.String(), Thread: g.Thread, System: g.Aside.Machinery(), Moved: g.Moved, Seen: g.Seen,
+			Why: w.whyText(g), Waits: g.WaitsFor, Holds: append([]string{}, g.Holds...), Group: g.Group,
+			Stack: frames(g.Stack), where: Where(g.Stack),
+		}
+		if g.CreatedBy != nil {
+			c := Frame(*g.CreatedBy)
+			x.CreatedBy = &c
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func (w *words) groups() []Group {
+	out := make([]Group, 0, len(w.d.Groups))
+	for _, g := range w.d.Groups {
+		out = append(out, Group{Count: g.Count, State: g.State, Class: g.Class.String(), Title: groupTitle(g),
+			IDs: append([]int64{}, g.IDs...), Counts: g.Counts, Grew: g.Grew, Stack: frames(g.Stack)})
+	}
+	return out
+}
+
+func (w *words) locks() []Lock {
+	out := make([]Lock, 0, len(w.d.Locks))
+	for i := range w.d.Locks {
+		l := &w.d.Locks[i]
+		x := Lock{ID: l.ID, Kind: l.Kind.String(), Address: l.Address, Waiters: refs(l.Waiters), Basis: basisText(l)}
+		if l.Holder != nil {
+			h := ref(*l.Holder)
+			x.Holder = &h
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func (w *words) cycles() [][]Ref {
+	out := make([][]Ref, 0, len(w.d.Cycles))
+	for _, c := range w.d.Cycles {
+		out = append(out, refs(c))
+	}
+	return out
+}

@@ -1,0 +1,158 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hangdoc/hangdoc/classify"
+	"github.com/hangdoc/hangdoc/model"
+)
+
+// evidence words the observations behind the verdict, in classify's order.
+func (w *words) evidence(facts []classify.Fact) []string {
+	out := make([]string, 0, len(facts))
+	for _, f := range facts {
+		if s := w.fact(f); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (w *words) fact(f classify.Fact) string {
+	switch f.Kind {
+	case classify.FactRun:
+		return runText(w.rec.Samples, f.Run)
+	case classify.FactOneSample:
+		return "only one sample: it cannot tell stopped from slow, and CPU use is unknown"
+	case classify.FactActor:
+		a := w.actors[f.Ref]
+		if a.Kind == classify.ActorGoroutine {
+			return w.goroutineLine(a)
+		}
+		return w.threadLine(a)
+	case classify.FactLock:
+		l := w.lock(f.Lock)
+		who := plural(len(l.Waiters), "thread waits", "threads wait")
+		if l.Kind == classify.LockGoMutex || l.Kind == classify.LockGoRWMutex {
+			who = plural(len(l.Waiters), "goroutine waits", "goroutines wait")
+		}
+		return fmt.Sprintf("%s: %s on it; %s", l.ID, who, basisText(l))
+	case classify.FactMemory:
+		return memoryEvidence(w.d.Memory, f.Verdict)
+	case classify.FactGIL:
+		t := w.actors[f.Ref]
+		return fmt.Sprintf("tid %d (%s) holds the GIL at %s", t.Ref.TID, t.Name, threadWhere(t.Stack))
+	case classify.FactProcess:
+		p := w.procs[f.Ref.PID]
+		return fmt.Sprintf("pid %d (%s), %d wait(s) away: %s", p.PID, shortCmd(p.Cmdline), p.Depth, w.stateOf(p.PID))
+	case classify.FactOrphans:
+		var pids []string
+		for _, o := range w.d.Orphans {
+			pids = append(pids, fmt.Sprintf("%d (%s)", o.PID, o.Command))
+		}
+		return fmt.Sprintf("%s left behind in its process group, reparented when their parent exited: %s",
+			plural(len(w.d.Orphans), "process", "processes"), strings.Join(pids, ", "))
+	case classify.FactGoroutines:
+		r := f.Run
+		moved := "one dump"
+		if r.Samples > 1 {
+			moved = fmt.Sprintf("across %d dumps %d moved, %d appeared and %d ended", r.Samples, r.Moved, r.Came, r.Went)
+		}
+		return fmt.Sprintf("%s in the last sample (%d of them the runtime's, the profiler's or an HTTP server's machinery), in %s; %s",
+			plural(r.Actors, "goroutine", "goroutines"), r.Aside, plural(r.Groups, "group", "groups"), moved)
+	case classify.FactHolderIO:
+		return fmt.Sprintf("goroutine %d [IO wait] waits in the runtime's poller; the kernel says the descriptor is %s", f.Ref.Goroutine, w.ioChainText(f.IO))
+	case classify.FactOneDump:
+		return "only one goroutine dump: it cannot tell stopped from slow"
+	case classify.FactForever:
+		return fmt.Sprintf("%s can never wake: %s", plural(len(f.Refs), "goroutine", "goroutines"), goList(w.actorsOf(f.Refs)))
+	case classify.FactPileUp:
+		g := w.d.Groups[f.Group]
+		return fmt.Sprintf("pile-up: %s grew from %d to %d during the run", groupTitle(g), g.Counts[0], g.Counts[len(g.Counts)-1])
+	case classify.FactLongestWait:
+		g := w.actors[f.Ref]
+		return fmt.Sprintf("goroutine %d has waited at least %d minutes; the runtime stamps wait times only at garbage collection, so every figure is a lower bound and a goroutine without one may have waited as long",
+			g.Ref.Goroutine, g.WaitMinutes)
+	case classify.FactLayer:
+		return "the OS threads alone: " + w.summary(*f.Cause)
+	}
+	return ""
+}
+
+func runText(samples []model.Sample, r *classify.RunCounts) string {
+	s := plural(r.Samples, "sample", "samples")
+	if len(samples) > 1 {
+		s += fmt.Sprintf(" over %.1fs", samples[len(samples)-1].Time.Sub(samples[0].Time).Seconds())
+	}
+	s += ", " + plural(r.Actors, "thread", "threads")
+	if r.Came+r.Went == 0 {
+		return s + ", none came or went"
+	}
+	return s + fmt.Sprintf(", %d appeared and %d exited during the run", r.Came, r.Went)
+}
+
+// threadLine is a thread's readings in one line.
+func (w *words) threadLine(t *classify.Actor) string {
+	line := fmt.Sprintf("%s: %s; %.1f%% CPU", threadName(t), w.whyText(t), t.CPU.Percent)
+	if t.State.Known() {
+		line += ", state " + t.State.String()
+	}
+	if wh := threadWhere(t.Stack); wh != "" {
+		line += ", at " + wh
+	}
+	if t.Wchan != "" {
+		line += ", wchan " + t.Wchan
+	}
+	if c := callText(t.Syscall); c != "" {
+		line += ", " + c
+	}
+	if t.FD != "" {
+		line += " → " + t.FD
+	}
+	return line + fmt.Sprintf(", %d voluntary switches", t.Voluntary)
+}
+
+// goroutineLine is a goroutine's readings in one line.
+func (w *words) goroutineLine(g *classify.Actor) string {
+	line := fmt.Sprintf("goroutine %d [%s]: %s; at %s", g.Ref.Goroutine, g.GoState, w.whyText(g), Where(g.Stack))
+	if g.Thread != 0 {
+		line += fmt.Sprintf(", on tid %d", g.Thread)
+	}
+	return line
+}
+
+func memoryEvidence(m classify.Memory, v classify.Verdict) string {
+	if len(m.RSSBytes) == 0 || slices.Max(m.RSSBytes) == 0 {
+		return "memory: not read"
+	}
+	first, last := m.RSSBytes[0], m.RSSBytes[len(m.RSSBytes)-1]
+	switch m.Trend {
+	case model.TrendFlat:
+		s := fmt.Sprintf("RSS flat at %s", Bytes(last))
+		if v == classify.Blocked || v == classify.Deadlock || v == classify.Idle || v == classify.Spinning {
+			s += ": flat memory with flat waits, a stall"
+		}
+		return s
+	case model.TrendGrowing:
+		return fmt.Sprintf("RSS grows from %s to %s during the run", Bytes(first), Bytes(last))
+	case model.TrendShrinking:
+		return fmt.Sprintf("RSS shrinks from %s to %s during the run", Bytes(first), Bytes(last))
+	}
+	return fmt.Sprintf("RSS %s (one sample, no trend)", Bytes(last))
+}
+
+// Bytes prints a size the way people read it: 1.2 MiB.
+func Bytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,399 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hangdoc/hangdoc/classify"
+	"github.com/hangdoc/hangdoc/model"
+)
+
+// The verdict's cause in words: the summary line that names what the
+// process is stuck on, and the hint that says what to do next.
+
+func (w *words) actorsOf(refs []classify.Ref) []*classify.Actor {
+	out := make([]*classify.Actor, 0, len(refs))
+	for _, r := range refs {
+		if a := w.actors[r]; a != nil {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func (w *words) groupTitle(i int) string {
+	if i < 0 || i >= len(w.d.Groups) {
+		return "none"
+	}
+	return groupTitle(w.d.Groups[i])
+}
+
+// groupTitle is a group in one line: "412 goroutines [sync.Mutex.Lock] in
+// sync.(*Mutex).Lock ← db.(*Pool).Get".
+func groupTitle(g classify.Group) string {
+	return fmt.Sprintf("%s [%s] in %s", plural(g.Count, "goroutine", "goroutines"), g.State, Where(g.Stack))
+}
+
+// summary is the cause in one line, for a ticket's title.
+func (w *words) summary(c classify.Cause) string {
+	as := w.actorsOf(c.Actors)
+	goroutines := c.Layer == classify.ActorGoroutine
+	switch c.Rule {
+	case classify.CauseNoSamples:
+		return "no samples were taken"
+	case classify.CauseCrossDeadlock:
+		return w.crossDeadlock(w.d.Cycles[c.Cycle])
+	case classify.CauseDeadlock:
+		return w.deadlockSummary(c)
+	case classify.CauseHolderSpins:
+		h, l := as[0], w.lock(c.Lock)
+		if goroutines {
+			return fmt.Sprintf("goroutine %d spins in %s while probably holding %s; %s for it",
+				h.Ref.Goroutine, Where(h.Stack), l.ID, plural(len(l.Waiters), "goroutine waits", "goroutines wait"))
+		}
+		return fmt.Sprintf("%s spins (%s) while holding %s %s; %s for it",
+			threadName(h), cpuText(h), l.Kind, l.Address, plural(len(l.Waiters), "thread waits", "threads wait"))
+	case classify.CauseHolderBlocked:
+		h, l := as[0], w.lock(c.Lock)
+		if goroutines {
+			what := fmt.Sprintf("%s in %s", goKindWords(h.Wait), Where(h.Stack))
+			if c.HolderIO != nil {
+				what = fmt.Sprintf("blocked in %s on %s", Where(h.Stack), w.ioChainText(c.HolderIO))
+			}
+			return fmt.Sprintf("goroutine %d probably holds %s and is %s; %s for the mutex",
+				h.Ref.Goroutine, l.ID, what, plural(len(l.Waiters), "goroutine waits", "goroutines wait"))
+		}
+		what := kindWords(h.Wait)
+		if call := callText(h.Syscall); call != "" {
+			what = "blocked in " + call
+		}
+		if h.Resource != "" && !strings.HasPrefix(h.Resource, "futex:") {
+			what += " on " + h.Resource
+		}
+		return fmt.Sprintf("%s holds %s %s and is %s; %s for the lock%s",
+			threadName(h), l.Kind, l.Address, what, plural(len(l.Waiters), "thread waits", "threads wait"), w.beyond(h.Ref))
+	case classify.CauseSpinning:
+		if goroutines {
+			if len(as) > 1 {
+				return fmt.Sprintf("%d goroutines spin, goroutine %d first, in %s", len(as), as[0].Ref.Goroutine, Where(as[0].Stack))
+			}
+			return fmt.Sprintf("goroutine %d spins in %s: %s", as[0].Ref.Goroutine, Where(as[0].Stack), w.whyText(as[0]))
+		}
+		who := threadName(as[0]) + " spins"
+		if len(as) > 1 {
+			who = fmt.Sprintf("%d threads spin, %s first,", len(as), threadName(as[0]))
+		}
+		return fmt.Sprintf("%s (%s) with no syscall wait and no voluntary switch in any sample", who, cpuText(as[0]))
+	case classify.CauseWorking:
+		if goroutines {
+			s := fmt.Sprintf("%s working: their stacks move between samples; slow, not stopped", plural(len(as), "goroutine is", "goroutines are"))
+			if c.Group >= 0 {
+				s += fmt.Sprintf("; but %s did not move during the run, more than are working: look there first", w.groupTitle(c.Group))
+			}
+			return s
+		}
+		return fmt.Sprintf("%s working (%.0f%% CPU in all) and the waits move: slow, not stopped", plural(len(as), "thread is", "threads are"), c.CPU)
+	case classify.CauseChanDeadlock:
+		return fmt.Sprintf("%s blocked sending on channels (%s), and no goroutine is running or can run to receive: a probable channel deadlock, which the runtime does not report because something (a listener, a timer) keeps the program alive",
+			plural(len(as), "goroutine is", "goroutines are"), goList(as))
+	case classify.CausePool:
+		if goroutines {
+			return fmt.Sprintf("all %s wait in %s and no goroutine is left that could send: whatever feeds the pool stopped — the feeder goroutine is gone",
+				plural(len(as), "worker", "workers"), Where(as[0].Stack)+" ["+as[0].GoState+"]")
+		}
+		return fmt.Sprintf("all %d workers (%s) wait in queue.get() and no thread is left that could feed the queue: whatever feeds the pool stopped — the feeder thread is gone", len(as), namesOf(as))
+	case classify.CauseBlocked:
+		if goroutines {
+			return fmt.Sprintf("%s blocked and none runs; the biggest group: %s", plural(len(as), "goroutine is", "goroutines are"), w.groupTitle(c.Group))
+		}
+		if len(as) == 1 {
+			return fmt.Sprintf("%s is blocked, %s, for the whole run; no thread uses CPU%s", threadName(as[0]), blockedText(as[0]), w.beyond(as[0].Ref))
+		}
+		return fmt.Sprintf("%s blocked (%s); no thread uses CPU", plural(len(as), "thread is", "threads are"), kindsText(c.Kinds))
+	case classify.CauseIdle:
+		if goroutines {
+			return fmt.Sprintf("all goroutines are parked waiting for work (%s): whatever feeds the program stopped", w.groupTitle(c.Group))
+		}
+		who := fmt.Sprintf("all %d threads are", len(as))
+		if len(as) == 1 {
+			who = "its only thread is"
+		}
+		if c.SleepOnly {
+			return fmt.Sprintf("%s sleeping (nanosleep) with no CPU: a loop that polls, retries or backs off", who)
+		}
+		return fmt.Sprintf("%s parked waiting for work (%s) with no CPU: whatever feeds the process stopped", who, kindsText(c.Kinds))
+	case classify.CauseThreadsWork:
+		return fmt.Sprintf("the goroutines were parked in every dump, but the threads use %.0f%% CPU and their waits move: the work happens between the dumps; slow, not stopped", c.CPU)
+	case classify.CauseNoLive:
+		return "no live thread was seen: the process exited"
+	}
+	return ""
+}
+
+// hint says what to do next, drawn from the cause.
+func (w *words) hint(c classify.Cause) string {
+	as := w.actorsOf(c.Actors)
+	goroutines := c.Layer == classify.ActorGoroutine
+	switch c.Rule {
+	case classify.CauseCrossDeadlock:
+		return crossHint(w.cycleKinds(w.d.Cycles[c.Cycle]))
+	case classify.CauseDeadlock:
+		if cy := w.d.Cycles[c.Cycle]; cy[0].Goroutine != 0 {
+			return "Goroutines wait on each other: for mutexes, take them in one global order; for channels, one side must not block (a buffered channel, a select with the other case, or a goroutine per direction). Only a restart frees them."
+		}
+		if len(w.d.Cycles[c.Cycle]) == 1 {
+			return "A thread locks a non-recursive mutex it already holds: it can never get it. Unlock before relocking, or restructure the call path; only a restart frees it."
+		}
+		return "Threads take the same locks in opposite orders: fix one global lock order (or try-lock and back off); only a restart frees these threads."
+	case classify.CauseHolderSpins:
+		if goroutines {
+			return "One goroutine loops while holding the mutex the others want: look for a loop whose exit condition never becomes true under this lock (its stack is in STACKS), and never hold a lock across a loop that waits for something."
+		}
+		return "One thread spins while holding the lock the others want: look for a loop whose exit condition never becomes true in the code that runs under this lock. Take two stacks of the holder a second apart (gdb -p PID -batch -ex 'thread apply all bt') to see the loop."
+	case classify.CauseHolderBlocked:
+		if goroutines {
+			return goHolderHint(as[0])
+		}
+		return holderHint(as[0])
+	case classify.CauseSpinning:
+		if goroutines {
+			return "A goroutine runs with the same stack in every sample while a core is pinned: a tight loop. Its stack is in STACKS; look for the loop's exit condition."
+		}
+		return "A core is pinned and nothing moves: a tight loop, or a long computation or C call the kernel cannot see into. Two stacks a second apart tell which (gdb, py-spy dump, or a goroutine dump)."
+	case classify.CauseWorking, classify.CauseThreadsWork:
+		if goroutines {
+			return "It is making progress. Look for what makes it slow (go tool pprof on /debug/pprof/profile, or perf) rather than for a hang."
+		}
+		return "It is making progress. Look for what makes it slow (perf top -p PID, a profiler) rather than for a hang."
+	case classify.CauseChanDeadlock:
+		return "Goroutines wait on channels nobody will serve: find which goroutine was meant to receive (the dump does not say which channel each waits on; --no-stop off lets hangdoc read it with Delve). One side must not block: a buffered channel, or a select with a way out."
+	case classify.CausePool:
+		if goroutines {
+			return "The goroutine that sent work to the pool returned or died without closing the channel: find why it stopped (a recovered panic, an early return on error), and close the channel (or cancel a context) on every exit path so the pool ends loudly."
+		}
+		return "The thread that put work on the queue died or returned: look for the exception that ended it (set threading.excepthook, check the logs), and make a feeder's failure stop the pool loudly."
+	case classify.CauseBlocked:
+		if goroutines {
+			return goBlockedHint(c.Kinds)
+		}
+		return blockedHint(c.Kinds)
+	case classify.CauseIdle:
+		if !goroutines && c.SleepOnly {
+			return "It waits for time, not for a resource: find what the loop polls for (a file, a flag, a service) and why it never comes."
+		}
+		return "Nothing here is stuck on anything of its own: look upstream, at whatever should hand it work (a producer, a connection, a timer) and why it stopped."
+	case classify.CauseNoLive, classify.CauseNoSamples:
+		return "Nothing here is stuck on anything of its own: look upstream, at whatever should hand it work (a producer, a connection, a timer) and why it stopped."
+	}
+	return ""
+}
+
+func (w *words) deadlockSummary(c classify.Cause) string {
+	cycle := w.d.Cycles[c.Cycle]
+	more := ""
+	if c.Cycles > 1 {
+		more = fmt.Sprintf(" (and %d more cycles)", c.Cycles-1)
+	}
+	var parts []string
+	if len(cycle) > 0 && cycle[0].Goroutine != 0 {
+		for _, r := range cycle {
+			g := w.actors[r]
+			if l := w.lock(g.WaitsFor); l != nil && l.Holder != nil {
+				parts = append(parts, fmt.Sprintf("goroutine %d (%s) waits for %s, probably held by goroutine %d", g.Ref.Goroutine, ownFunc(g.Stack), l.ID, l.Holder.Goroutine))
+				continue
+			}
+			why := ""
+			if g.Why.ChanWait != nil {
+				why = chanWaitText(g.Why.ChanWait)
+			}
+			parts = append(parts, fmt.Sprintf("goroutine %d (%s) is blocked in %s", g.Ref.Goroutine, ownFunc(g.Stack), why))
+		}
+		return fmt.Sprintf("deadlock between %s: %s%s", plural(len(cycle), "goroutine", "goroutines"), strings.Join(parts, "; "), more)
+	}
+	for _, r := range cycle {
+		t := w.actors[r]
+		if t != nil {
+			if l := w.lock(t.WaitsFor); l != nil && l.Holder != nil {
+				parts = append(parts, fmt.Sprintf("%s waits for %s %s held by %s", threadName(t), l.Kind, l.Address, threadName(w.actors[*l.Holder])))
+				continue
+			}
+		}
+		detail := ""
+		if wt := w.waitOf[r]; wt != nil {
+			detail = w.detail(wt)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", threadName(t), detail))
+	}
+	return fmt.Sprintf("deadlock between %s: %s%s", plural(len(cycle), "thread", "threads"), strings.Join(parts, "; "), more)
+}
+
+// crossDeadlock names a cycle across processes.
+func (w *words) crossDeadlock(cycle classify.Cycle) string {
+	var parts []string
+	for _, r := range cycle {
+		wt := w.waitOf[r]
+		if wt == nil {
+			continue
+		}
+		what := kindWords(wt.Kind)
+		if t := w.actors[r]; t != nil {
+			if c := callText(t.Syscall); c != "" {
+				what += " in " + c
+			}
+		}
+		if wt.Resource != "" && !strings.HasPrefix(wt.Resource, "futex:") {
+			what += " on " + wt.Resource
+			if extra := resourceText(w.rec.Resources[wt.Resource]); extra != "" {
+				what += " (" + extra + ")"
+			}
+		}
+		if wt.To != nil {
+			what += ", " + roleWords(wt.Kind) + " " + w.endName(wt, wt.To.PID)
+		}
+		parts = append(parts, fmt.Sprintf("%s tid %d is %s", w.procName(r.PID), r.TID, what))
+	}
+	var pids []int
+	for _, r := range cycle {
+		if !slices.Contains(pids, r.PID) {
+			pids = append(pids, r.PID)
+		}
+	}
+	return fmt.Sprintf("deadlock across %d processes: %s", len(pids), strings.Join(parts, "; "))
+}
+
+func (w *words) cycleKinds(cycle classify.Cycle) map[model.WaitKind]bool {
+	kinds := map[model.WaitKind]bool{}
+	for _, r := range cycle {
+		if wt := w.waitOf[r]; wt != nil {
+			kinds[wt.Kind] = true
+		}
+	}
+	return kinds
+}
+
+// crossHint is the fix a cross-process cycle's shape points at.
+func crossHint(kinds map[model.WaitKind]bool) string {
+	switch {
+	case kinds[model.WaitChildExit] && kinds[model.WaitPipeWrite]:
+		return "The parent waits for its child to exit while the child waits for the parent to read the pipe it filled: read the pipes while waiting — Python: communicate() instead of wait(); Go: read StdoutPipe/StderrPipe to EOF before cmd.Wait(); or send the output to a file."
+	case kinds[model.WaitChildExit] && (kinds[model.WaitStdin] || kinds[model.WaitPipeRead]):
+		return "The child waits for input on a pipe that the parent, waiting for it to exit, never writes or closes: give the child stdin from /dev/null (stdin=subprocess.DEVNULL), or close the pipe after writing (for git: GIT_TERMINAL_PROMPT=0)."
+	}
+	return "Processes wait on each other in a cycle: none can move until one is killed. Break the cycle where a wait can get a timeout or a non-blocking read."
+}
+
+func holderHint(holder *classify.Actor) string {
+	call := "a blocking call"
+	if holder.Syscall.InCall() {
+		call = holder.Syscall.Name + "()"
+	}
+	switch holder.Wait {
+	case model.WaitPipeWrite, model.WaitSocketWrite, model.WaitTTYWrite, model.WaitFileWrite:
+		fd := holder.FD
+		if fd == "" {
+			fd = "the descriptor"
+		}
+		return fmt.Sprintf("One thread holds the lock the others want and is itself blocked in %s: never hold a lock across blocking I/O. Find who should drain %s and why it stopped.", call, fd)
+	case model.WaitPipeRead, model.WaitSocketRead, model.WaitStdin, model.WaitTTYRead:
+		return fmt.Sprintf("One thread holds the lock the others want and waits in %s for input that does not come: never hold a lock across blocking I/O, and put a timeout on the read.", call)
+	case model.WaitChildExit:
+		return "One thread holds the lock the others want while it waits for a child process: release the lock first, and look at the child."
+	case model.WaitLock:
+		return "The lock holder waits for another lock: a chain of locks. Follow the chain to its end."
+	}
+	return fmt.Sprintf("One thread holds the lock the others want and is itself %s: never hold a lock across a blocking call.", kindWords(holder.Wait))
+}
+
+func goHolderHint(h *classify.Actor) string {
+	switch h.Wait {
+	case model.WaitIO, model.WaitSyscall:
+		return "One goroutine holds the mutex the others want and is itself blocked on I/O: never hold a lock across blocking I/O. Find who should drain (or answer) the other end and why it stopped, and put a deadline on the I/O."
+	case model.WaitChannel, model.WaitSelect:
+		return "One goroutine holds the mutex the others want while it waits on a channel: release the lock before the channel operation, and look at who should serve that channel."
+	case model.WaitMutex, model.WaitRWMutex:
+		return "The holder waits for another mutex: a chain of locks. Follow the chain to its end (LOCKS)."
+	}
+	return "One goroutine holds the mutex the others want and is itself " + goKindWords(h.Wait) + ": never hold a lock across a blocking call."
+}
+
+func hasKind(kinds []classify.KindCount, ks ...model.WaitKind) bool {
+	return slices.ContainsFunc(kinds, func(kc classify.KindCount) bool { return slices.Contains(ks, kc.Kind) })
+}
+
+func blockedHint(kinds []classify.KindCount) string {
+	switch {
+	case hasKind(kinds, model.WaitUninterruptible):
+		return "A thread is in uninterruptible sleep: nothing in user space will move it, not even SIGKILL. Look at the device or filesystem it waits on (as root: cat /proc/PID/task/TID/stack)."
+	case hasKind(kinds, model.WaitStopped):
+		return "A thread is stopped by a signal or a tracer: send SIGCONT, or detach the debugger."
+	case hasKind(kinds, model.WaitChildExit):
+		return "It waits for a child process to exit: diagnose the child (hangdoc CHILD_PID); if the child writes to a pipe this process never reads, read while waiting (communicate())."
+	case hasKind(kinds, model.WaitStdin):
+		return "It waits for input on its standard input that nobody sends: run it with stdin from /dev/null (for git: GIT_TERMINAL_PROMPT=0)."
+	case hasKind(kinds, model.WaitPipeWrite, model.WaitSocketWrite):
+		return "It is blocked writing because the other end does not drain: look at the reader, and put a timeout on the write."
+	case hasKind(kinds, model.WaitLock):
+		return "Threads wait on a lock whose holder is not recorded (not a glibc mutex): take stacks to see who holds it."
+	}
+	return "Blocked on the outside world: the fix is a timeout, not a lock change."
+}
+
+func goBlockedHint(kinds []classify.KindCount) string {
+	switch {
+	case hasKind(kinds, model.WaitMutex, model.WaitRWMutex):
+		return "Goroutines wait for a mutex whose holder the dumps do not show: look for a path that returns without Unlock (use defer mu.Unlock()), or a holder blocked elsewhere."
+	case hasKind(kinds, model.WaitWaitGroup):
+		return "A WaitGroup waits for goroutines that will never call Done: look for a path that returns before Done (use defer wg.Done()), or workers blocked elsewhere."
+	case hasKind(kinds, model.WaitIO, model.WaitSyscall):
+		return "Goroutines wait on the outside world (a socket, a file, a child): the fix is a deadline or timeout on that I/O; find why the other end stopped."
+	case hasKind(kinds, model.WaitChannel, model.WaitSelect):
+		return "Goroutines wait on channels nobody serves: find the goroutine that should send or receive and why it stopped."
+	}
+	return "Blocked: follow what the biggest group waits for."
+}
+
+// kindsText says what a set of threads waits for: "7 waiting for a lock, 1
+// writing to a full pipe".
+func kindsText(kinds []classify.KindCount) string {
+	var parts []string
+	for _, kc := range kinds {
+		parts = append(parts, fmt.Sprintf("%d %s", kc.N, kindWords(kc.Kind)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func blockedText(t *classify.Actor) string {
+	text := kindWords(t.Wait)
+	if c := callText(t.Syscall); c != "" {
+		text += " in " + c
+	}
+	if t.Resource != "" {
+		text += " on " + t.Resource
+	}
+	return text
+}
+
+// namesOf lists thread names compactly: "worker-0…worker-7".
+func namesOf(ts []*classify.Actor) string {
+	if len(ts) == 0 {
+		return ""
+	}
+	if len(ts) > 2 {
+		return ts[0].Name + "…" + ts[len(ts)-1].Name
+	}
+	return ts[0].Name + ", " + ts[len(ts)-1].Name
+}
+
+// goList names goroutines compactly: "goroutine 7 (main.ping), goroutine 8 (main.pong)".
+func goList(gs []*classify.Actor) string {
+	var parts []string
+	for i, g := range gs {
+		if i == 4 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(gs)-i))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("goroutine %d (%s)", g.Ref.Goroutine, Where(g.Stack)))
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,326 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hangdoc/hangdoc/classify"
+	"github.com/hangdoc/hangdoc/model"
+)
+
+// What the waits say across processes: each wait in words, the chains of
+// waits to where they end, and what the processes at the other end do.
+
+// waits words every wait of the target's threads.
+func (w *words) waits() []Wait {
+	out := make([]Wait, 0, len(w.d.Waits))
+	for i := range w.d.Waits {
+		wt := &w.d.Waits[i]
+		x := Wait{From: ref(wt.From), Resource: wt.Resource, Kind: wt.Kind.String(), Detail: w.detail(wt), Chain: w.chain(wt)}
+		if wt.To != nil {
+			r := ref(*wt.To)
+			x.To = &r
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+func ref(r classify.Ref) Ref { return Ref{PID: r.PID, TID: r.TID, Goroutine: r.Goroutine} }
+
+func (w *words) lock(id string) *classify.Lock {
+	for i := range w.d.Locks {
+		if w.d.Locks[i].ID == id {
+			return &w.d.Locks[i]
+		}
+	}
+	return nil
+}
+
+// detail words a wait, with what the kernel says of its resource and who
+// holds the other end.
+func (w *words) detail(wt *classify.Wait) string {
+	call := ""
+	if c := callText(wt.Syscall); c != "" {
+		call = " in " + c
+	}
+	var s string
+	l := w.lock(wt.Lock)
+	switch {
+	case wt.WithSite != "":
+		s = "waits to enter the with-block at " + wt.WithSite
+		if wt.To != nil {
+			s += fmt.Sprintf(", held by tid %d", wt.To.TID)
+		}
+	case wt.Kind == model.WaitLock && l != nil && l.Holder != nil:
+		s = fmt.Sprintf("waits for %s %s held by tid %d", l.Kind, l.Address, l.Holder.TID)
+	case wt.Kind == model.WaitLock && l != nil:
+		s = fmt.Sprintf("waits on futex %s with %d other threads; holder unknown", l.Address, len(l.Waiters)-1)
+	case wt.Kind == model.WaitThreadExit:
+		s = fmt.Sprintf("waits for thread %d to exit (pthread_join)", wt.Joined)
+	case wt.Kind == model.WaitChildExit && wt.Child > 0:
+		s = fmt.Sprintf("waits for child pid %d to exit", wt.Child)
+	case wt.Kind == model.WaitChildExit:
+		s = "waits for any child to exit" + call
+	case wt.Kind == model.WaitPoll && len(wt.Watches) > 0:
+		s = kindWords(wt.Kind) + call + ", watching " + strings.Join(wt.Watches, ", ")
+	case wt.Kind == model.WaitUninterruptible && len(wt.KernelStack) > 0:
+		s = kindWords(wt.Kind) + call + ", in the kernel at " + strings.Join(wt.KernelStack[:min(4, len(wt.KernelStack))], " ← ")
+	case wt.Resource != "" && !strings.HasPrefix(wt.Resource, "futex:"):
+		s = kindWords(wt.Kind) + call + " on " + wt.Resource
+	default:
+		s = kindWords(wt.Kind) + call
+	}
+	if !wt.Looked {
+		return s
+	}
+	res := w.rec.Resources[wt.Resource]
+	if extra := resourceText(res); extra != "" {
+		s += "; " + extra
+	}
+	if len(wt.Ends) == 0 {
+		if wt.Kind != model.WaitChildExit && wt.Resource != "" {
+			s += "; no process was found holding the other end"
+		}
+		return s
+	}
+	var names []string
+	for _, pid := range wt.Ends {
+		names = append(names, w.procName(pid)+fdsOf(res, pid))
+	}
+	return s + "; " + roleWords(wt.Kind) + " " + strings.Join(names, ", ")
+}
+
+// fdsOf names the descriptors a process holds a resource on: " on fd 0".
+func fdsOf(res model.Resource, pid int) string {
+	var fds []string
+	for _, h := range res.Holders {
+		if h.PID == pid {
+			fds = append(fds, strconv.Itoa(h.FD))
+		}
+	}
+	if len(fds) == 0 {
+		return ""
+	}
+	return " on fd " + strings.Join(fds, ", ")
+}
+
+// resourceText is what the kernel says of a resource: how full a pipe is,
+// a TCP connection's addresses, state and queues.
+func resourceText(res model.Resource) string {
+	switch {
+	case res.Pipe != nil:
+		return fmt.Sprintf("%d/%d bytes queued", res.Pipe.Queued, res.Pipe.Capacity)
+	case res.TCP != nil:
+		c := res.TCP
+		return fmt.Sprintf("TCP %s → %s %s, %d bytes to send, %d to read", c.Local, c.Remote, c.State, c.TxQueue, c.RxQueue)
+	}
+	return ""
+}
+
+// procName names a process: "pid 9141 (python3 feeder.py)".
+func (w *words) procName(pid int) string {
+	if p := w.procs[pid]; p != nil && p.Cmdline != "" {
+		return fmt.Sprintf("pid %d (%s)", pid, shortCmd(p.Cmdline))
+	}
+	for _, p := range w.rec.Family {
+		if p.PID == pid {
+			return fmt.Sprintf("pid %d (%s)", pid, p.Comm)
+		}
+	}
+	if pid == w.rec.Target.PID || len(w.rec.Samples) > 0 && pid == w.rec.Samples[0].PID {
+		return fmt.Sprintf("pid %d (the target)", pid)
+	}
+	return fmt.Sprintf("pid %d", pid)
+}
+
+// shortCmd shortens a command line for a one-line report: the program's
+// base name and as much of its arguments as fits.
+func shortCmd(s string) string {
+	prog, args, _ := strings.Cut(strings.Join(strings.Fields(s), " "), " ")
+	if i := strings.LastIndexByte(prog, '/'); i >= 0 {
+		prog = prog[i+1:]
+	}
+	s = strings.TrimSpace(prog + " " + args)
+	if r := []rune(s); len(r) > 48 {
+		return string(r[:47]) + "…"
+	}
+	return s
+}
+
+// stateOf says in a few words what a process is doing.
+func (w *words) stateOf(pid int) string {
+	p := w.procs[pid]
+	if p == nil {
+		return "not sampled"
+	}
+	if p.Err != "" {
+		return "not sampled: " + p.Err
+	}
+	t := p.Key
+	if t == nil {
+		return "no threads seen"
+	}
+	var s string
+	switch t.Class {
+	case classify.ClassWorking, classify.ClassSpinning:
+		s = t.Class.String()
+	default:
+		s = w.whyText(t)
+		if wt := w.waitOf[t.Ref]; wt != nil {
+			s = kindWords(wt.Kind)
+		}
+		if c := callText(t.Syscall); c != "" {
+			s += " in " + c
+		}
+	}
+	s += fmt.Sprintf(", %.0f%% CPU", t.CPU.Percent)
+	if n := len(p.Actors); n > 1 {
+		s += fmt.Sprintf(" (tid %d, one of %d threads)", t.Ref.TID, n)
+	}
+	return s
+}
+
+// threadState says what a thread of any process is doing.
+func (w *words) threadState(r classify.Ref) string {
+	t := w.actors[r]
+	if t == nil {
+		return "not seen"
+	}
+	s := t.Class.String()
+	if c := callText(t.Syscall); c != "" {
+		s += " in " + c
+	}
+	return s + fmt.Sprintf(", %.0f%% CPU", t.CPU.Percent)
+}
+
+func (w *words) threadLabel(r classify.Ref) string {
+	if t := w.actors[r]; t != nil {
+		return fmt.Sprintf("tid %d (%s)", r.TID, t.Name)
+	}
+	return fmt.Sprintf("tid %d", r.TID)
+}
+
+// endName names the process at the other end of a wait, with the
+// descriptors it holds there: "pid 9141 (python3 feeder.py) on fd 0".
+func (w *words) endName(wt *classify.Wait, pid int) string {
+	res := w.rec.Resources[wt.Resource]
+	if res.Peer != "" {
+		res = w.rec.Resources[res.Peer]
+	}
+	return w.procName(pid) + fdsOf(res, pid) + w.peerEnd(wt)
+}
+
+// peerEnd says what the other end of a TCP connection holds unread: a
+// request the server never read, or an answer the client never read.
+func (w *words) peerEnd(wt *classify.Wait) string {
+	res := w.rec.Resources[wt.Resource]
+	if res.Peer == "" {
+		return ""
+	}
+	if c := w.rec.Resources[res.Peer].TCP; c != nil && c.RxQueue > 0 {
+		return fmt.Sprintf(" (with %d bytes it has not read)", c.RxQueue)
+	}
+	return ""
+}
+
+// chain words a blocked thread's wait followed to where it ends:
+// "tid 9139 write(1, …) → pipe:[32921], 65536/65536 bytes queued → read by
+// pid 9141 (python3 feeder.py) on fd 0: sleeping in clock_nanosleep(…), 0% CPU".
+func (w *words) chain(wt *classify.Wait) string {
+	var b strings.Builder
+	for i, st := range wt.Chain {
+		next := w.waitOf[st.From]
+		if next == nil {
+			next = &classify.Wait{From: st.From, Kind: st.Kind, Resource: st.Resource, To: st.To}
+		}
+		if i > 0 {
+			if prev := wt.Chain[i-1]; prev.To != nil && prev.To.IsProcess() {
+				b.WriteString(", whose ")
+			} else {
+				b.WriteString(" → ")
+			}
+		}
+		fmt.Fprintf(&b, "tid %d", st.From.TID)
+		if t := w.actors[st.From]; t != nil {
+			if c := callText(t.Syscall); c != "" {
+				b.WriteString(" " + c)
+			}
+		}
+		if st.Resource != "" && !strings.HasPrefix(st.Resource, "futex:") {
+			b.WriteString(" → " + st.Resource)
+			if extra := resourceText(w.rec.Resources[st.Resource]); extra != "" {
+				b.WriteString(", " + extra)
+			}
+		}
+		role := roleWords(st.Kind)
+		switch st.End {
+		case classify.EndHere:
+		case classify.EndNoOtherEnd:
+			b.WriteString(" → no other end found")
+		case classify.EndThreadState:
+			fmt.Fprintf(&b, " → %s %s: %s", role, w.threadLabel(*st.To), w.threadState(*st.To))
+		case classify.EndSelfCycle:
+			fmt.Fprintf(&b, " → %s %s (itself: a cycle)", role, w.threadLabel(*st.To))
+		case classify.EndOwnProcess:
+			fmt.Fprintf(&b, " → %s its own process: another of its threads must drain it", role)
+		case classify.EndCycle:
+			fmt.Fprintf(&b, " → %s %s (back where the chain began: a cycle)", role, w.endName(next, st.To.PID))
+		case classify.EndProcessState:
+			fmt.Fprintf(&b, " → %s %s: %s", role, w.endName(next, st.To.PID), w.stateOf(st.To.PID))
+		case classify.EndTooDeep:
+			fmt.Fprintf(&b, " → %s %s: %s → …", role, w.endName(next, st.To.PID), w.stateOf(st.To.PID))
+		default: // goes on
+			if st.To.IsProcess() {
+				fmt.Fprintf(&b, " → %s %s", role, w.endName(next, st.To.PID))
+			} else {
+				fmt.Fprintf(&b, " → %s %s", role, w.threadLabel(*st.To))
+			}
+		}
+	}
+	return b.String()
+}
+
+// beyond says, for a blocked thread of the target whose wait leads to
+// another process, who is at the other end and what it is doing.
+func (w *words) beyond(r classify.Ref) string {
+	wt := w.waitOf[r]
+	if wt == nil || wt.To == nil || wt.To.PID == r.PID || !wt.To.IsProcess() {
+		return ""
+	}
+	return fmt.Sprintf("; %s %s, which is %s", roleWords(wt.Kind), w.endName(wt, wt.To.PID), w.stateOf(wt.To.PID))
+}
+
+// processes words the peers.
+func (w *words) processes() []Process {
+	out := make([]Process, 0, len(w.d.Processes))
+	for _, p := range w.d.Processes {
+		out = append(out, Process{PID: p.PID, Cmdline: p.Cmdline, Depth: p.Depth, Verdict: p.Verdict.String(), State: w.stateOf(p.PID)})
+	}
+	return out
+}
+
+func orphans(os []classify.Orphan) []Orphan {
+	out := make([]Orphan, 0, len(os))
+	for _, o := range os {
+		out = append(out, Orphan{PID: o.PID, PPID: o.PPID, Command: o.Command, State: o.State.String(), AgeSeconds: o.AgeSeconds, CPUPercent: o.CPUPercent})
+	}
+	return out
+}
+
+// ioChainText words the pipe a goroutine holder in IO wait is stuck on:
+// "pipe:[9417289] on fd 9, 65536/65536 bytes queued → read by pid 31160
+// (sleep 3600) on fd 0: sleeping in clock_nanosleep(…), 0% CPU".
+func (w *words) ioChainText(c *classify.IOChain) string {
+	res := w.rec.Resources[c.Pipe]
+	verb := "read by"
+	if !c.Write {
+		verb = "written by"
+	}
+	var ends []string
+	for _, pid := range c.Ends {
+		ends = append(ends, fmt.Sprintf("%s%s: %s", w.procName(pid), fdsOf(res, pid), w.stateOf(pid)))
+	}
+	return fmt.Sprintf("%s%s, %s → %s %s", c.Pipe, fdsOf(res, w.rec.Samples[0].PID), resourceText(res), verb, strings.Join(ends, "; "))
+}

@@ -1,0 +1,344 @@
+package report
+
+import (
+	"fmt"
+
+	"strconv"
+	"strings"
+
+	"github.com/hangdoc/hangdoc/classify"
+	"github.com/hangdoc/hangdoc/model"
+)
+
+// words turns one diagnosis into words: it knows the recording (the
+// resources, the family of processes) and every actor of every process.
+type words struct {
+	rec    *model.Recording
+	d      *classify.Diagnosis
+	actors map[classify.Ref]*classify.Actor
+	procs  map[int]*classify.Process
+	waitOf map[classify.Ref]*classify.Wait
+}
+
+func newWords(rec *model.Recording, d *classify.Diagnosis) *words {
+	w := &words{rec: rec, d: d, actors: map[classify.Ref]*classify.Actor{}, procs: map[int]*classify.Process{},
+		waitOf: map[classify.Ref]*classify.Wait{}}
+	for _, list := range [][]classify.Actor{d.Threads, d.Goroutines} {
+		for i := range list {
+			w.actors[list[i].Ref] = &list[i]
+		}
+	}
+	for i := range d.Waits {
+		w.waitOf[d.Waits[i].From] = &d.Waits[i]
+	}
+	for i := range d.Processes {
+		p := &d.Processes[i]
+		w.procs[p.PID] = p
+		for j := range p.Actors {
+			w.actors[p.Actors[j].Ref] = &p.Actors[j]
+		}
+		for j := range p.Waits {
+			w.waitOf[p.Waits[j].From] = &p.Waits[j]
+		}
+	}
+	return w
+}
+
+// kindText words what a thread waits for.
+var kindText = map[model.WaitKind]string{
+	model.WaitLock:            "waiting for a lock",
+	model.WaitFutex:           "waiting on a futex (a condition, a semaphore, or a lock with no recorded owner)",
+	model.WaitPipeWrite:       "writing to a full pipe",
+	model.WaitPipeRead:        "reading an empty pipe",
+	model.WaitSocketWrite:     "writing to a socket whose send buffer is full",
+	model.WaitSocketRead:      "reading a socket that sends nothing",
+	model.WaitSocketConnect:   "connecting a socket",
+	model.WaitAccept:          "waiting for a connection",
+	model.WaitStdin:           "reading its standard input",
+	model.WaitTTYRead:         "reading a terminal",
+	model.WaitTTYWrite:        "writing to a terminal",
+	model.WaitFileRead:        "reading a file",
+	model.WaitFileWrite:       "writing a file",
+	model.WaitFileLock:        "waiting for a file lock",
+	model.WaitChildExit:       "waiting for a child process to exit",
+	model.WaitSleep:           "sleeping",
+	model.WaitPoll:            "waiting for events (epoll, poll, select)",
+	model.WaitSignal:          "waiting for a signal",
+	model.WaitUninterruptible: "in uninterruptible sleep (D)",
+	model.WaitStopped:         "stopped (SIGSTOP or a tracer)",
+	model.WaitThreadExit:      "waiting for another thread to exit (join)",
+	model.WaitQueue:           "waiting in queue.get() for work",
+	model.WaitCondition:       "waiting on a condition (Condition.wait, Event.wait)",
+	model.WaitPythonLock:      "waiting to acquire a lock",
+	model.WaitPython:          "in Python code",
+	model.WaitRunning:         "running",
+	model.WaitSyscall:         "in a syscall",
+	model.WaitUnknown:         "waiting in the kernel",
+	model.WaitMutex:           "waiting for a sync.Mutex",
+	model.WaitRWMutex:         "waiting for a sync.RWMutex",
+	model.WaitChannel:         "blocked on a channel",
+	model.WaitSelect:          "blocked in select",
+	model.WaitIO:              "waiting for network or file I/O (netpoll)",
+	model.WaitWaitGroup:       "waiting in sync.WaitGroup.Wait",
+	model.WaitCond:            "waiting in sync.Cond.Wait",
+	model.WaitRuntime:         "a runtime wait",
+	model.WaitOther:           "waiting",
+}
+
+// goKindText words what a goroutine waits for, where it says it otherwise
+// than a thread's.
+var goKindText = map[model.WaitKind]string{
+	model.WaitSyscall: "in a system call",
+}
+
+func kindWords(k model.WaitKind) string { return kindText[k] }
+
+func goKindWords(k model.WaitKind) string {
+	if s, ok := goKindText[k]; ok {
+		return s
+	}
+	return kindText[k]
+}
+
+// roleText words where a wait's edge leads.
+var roleText = map[model.Role]string{
+	model.RoleHeldBy:    "held by",
+	model.RoleJoining:   "joining",
+	model.RoleChild:     "child",
+	model.RoleReadBy:    "read by",
+	model.RoleWrittenBy: "written by",
+	model.RoleOtherEnd:  "the other end held by",
+}
+
+func roleWords(k model.WaitKind) string {
+	if s, ok := roleText[k.Role()]; ok && k.Role() != model.RoleNone {
+		return s
+	}
+	return "the other end held by"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// cpuText says how much of a core a thread used, and, when the machine was
+// too busy to give it all it wanted, how long it waited for one.
+func cpuText(a *classify.Actor) string {
+	if a.CPU.RunqueuePercent >= 5 {
+		return fmt.Sprintf("%.0f%% of a core, and %.0f%% waiting for one (the machine is busy)", a.CPU.Percent, a.CPU.RunqueuePercent)
+	}
+	return fmt.Sprintf("%.0f%% of a core", a.CPU.Percent)
+}
+
+func threadName(a *classify.Actor) string {
+	if a == nil {
+		return "?"
+	}
+	return fmt.Sprintf("tid %d (%s)", a.Ref.TID, a.Name)
+}
+
+// callText is a thread's call as strace would print it, "" when it is in none.
+func callText(sc model.Syscall) string {
+	if v := view(sc); v != nil {
+		return v.Text
+	}
+	return ""
+}
+
+// whyText words the rule that classified an actor.
+func (w *words) whyText(a *classify.Actor) string {
+	y := a.Why
+	var s string
+	switch y.Rule {
+	case classify.WhyExited:
+		s = fmt.Sprintf("exited during the run, after %d of the samples", y.N)
+	case classify.WhyOnCPUOnce:
+		s = "on a CPU in the only sample it was seen in"
+	case classify.WhySpins:
+		s = fmt.Sprintf("%s with no voluntary switch or syscall wait in %d samples", cpuText(a), y.N)
+		if len(a.Stack) > 0 {
+			s += " and the same stack in each"
+		}
+	case classify.WhyBusy:
+		s = fmt.Sprintf("%.1f%% CPU", a.CPU.Percent)
+		if a.Moved {
+			s += ", and it moves"
+		}
+	case classify.WhyStackMoved:
+		s = "its stack changed between samples"
+	case classify.WhyRunnable:
+		s = fmt.Sprintf("runnable in all %d samples, with little CPU", y.N)
+	case classify.WhyParked:
+		s = "parked: " + kindWords(y.Kind)
+	case classify.WhySlow:
+		s = fmt.Sprintf("%s, but got through %d times during the run: slow, not stopped", kindWords(y.Kind), y.N)
+	case classify.WhyBlockedOnce:
+		s = "waiting in the only sample it was seen in: " + kindWords(y.Kind)
+	case classify.WhyBlocked:
+		s = fmt.Sprintf("%s, unchanged in %d samples, no CPU", kindWords(y.Kind), y.N)
+	case classify.WhyWithBlock:
+		s = "waits to enter the with-block at " + y.Site
+	case classify.WhyGoAside:
+		s = "a runtime goroutine, or an HTTP server's own connection handling"
+	case classify.WhyGoObserver:
+		s = "the pprof handler writing this goroutine profile (hangdoc's own request)"
+	case classify.WhyGoDumper:
+		s = "the program's own goroutine writing this dump (runtime.Stack): caught running by its own dump"
+	case classify.WhyGoMoved:
+		s = "its stack or state changed between samples"
+	case classify.WhyGoRunningOnce:
+		s = fmt.Sprintf("%s in the only sample it was seen in", a.GoState)
+	case classify.WhyGoBetweenWaits:
+		s = "ran between waits"
+	case classify.WhyGoSpinsOnThread:
+		t := w.actors[*y.Other]
+		s = fmt.Sprintf("%s in all %d samples with the same stack, on tid %d using %s", a.GoState, y.N, y.Other.TID, cpuText(t))
+	case classify.WhyGoSpinsWhile:
+		t := w.actors[*y.Other]
+		s = fmt.Sprintf("%s in all %d samples with the same stack, while %s spins (%s); the source does not say which thread runs it", a.GoState, y.N, threadName(t), cpuText(t))
+	case classify.WhyGoSpinsProcess:
+		s = fmt.Sprintf("%s in all %d samples in the same loop, while the process uses %.0f%% of a core across its threads (the scheduler moves a goroutine between threads)", a.GoState, y.N, y.ProcessCPU)
+	case classify.WhyGoSpinsInDumps:
+		s = fmt.Sprintf("%s in all %d dumps with the same stack (no CPU evidence in a file: probably spinning)", a.GoState, y.N)
+	case classify.WhyGoRunsLittle:
+		s = fmt.Sprintf("%s in all %d samples, but the process uses only %.0f%% of a core", a.GoState, y.N, y.ProcessCPU)
+	case classify.WhyGoParked:
+		s = "parked: " + goKindWords(y.Kind)
+	case classify.WhyGoAccept:
+		s = "parked: waiting for a connection"
+	case classify.WhyGoServerRead:
+		s = "parked: an HTTP server connection waiting for its next request"
+	case classify.WhyGoSelectForever:
+		s = "parked for good in select {} (usually on purpose: a main that leaves the work to others)"
+	case classify.WhyGoBlockedOnce:
+		s = fmt.Sprintf("%s in the only sample it was seen in", goKindWords(y.Kind))
+	case classify.WhyGoBlocked:
+		s = fmt.Sprintf("%s, unchanged in %d samples", goKindWords(y.Kind), y.N)
+	case classify.WhyGoPool:
+		s = fmt.Sprintf("parked receiving in %s with %d others at the same place; nothing is left that could send", Where(a.Stack), y.N)
+	}
+	if a.Kind == classify.ActorGoroutine && a.WaitMinutes > 0 && a.Class == classify.ClassBlocked {
+		s += fmt.Sprintf(", for at least %d minutes", a.WaitMinutes)
+	}
+	if y.Siblings > 0 {
+		s = fmt.Sprintf("%s; but %s started by the same go statement (%s:%d) moved: a busy worker caught in one long task", s,
+			plural(y.Siblings, "goroutine", "goroutines"), y.SiblingsAt.Func, y.SiblingsAt.Line)
+	}
+	if y.ChanWait != nil {
+		s = fmt.Sprintf("%s; blocked %s", s, chanWaitText(y.ChanWait))
+	}
+	return s
+}
+
+// chanWaitText words a goroutine's wait in a channel deadlock.
+func chanWaitText(c *classify.ChanWait) string {
+	var others []string
+	for _, o := range c.Only {
+		others = append(others, strconv.FormatInt(o, 10))
+	}
+	return fmt.Sprintf("%s on chan %s, which only goroutine %s (itself blocked) refers to", c.State, strings.Join(c.Chans, ", "), strings.Join(others, ", "))
+}
+
+// mutexKindNames are glibc's mutex types.
+var mutexKindNames = []string{"normal", "recursive", "error-checking", "adaptive"}
+
+// mutexKindText words glibc's __kind: "kind normal, robust".
+func mutexKindText(k int32) string {
+	s := []string{"kind " + mutexKindNames[k&3]}
+	for _, f := range []struct {
+		bit  int32
+		name string
+	}{{classify.MutexRobust, "robust"}, {classify.MutexPI, "priority-inheritance"}, {classify.MutexPP, "priority-protect"}, {classify.MutexPShared, "process-shared"}} {
+		if k&f.bit != 0 {
+			s = append(s, f.name)
+		}
+	}
+	return strings.Join(s, ", ")
+}
+
+// futexOpText words a futex operation: FUTEX_WAIT_PRIVATE.
+func futexOpText(op uint64) string {
+	cmd := op & 0x7f
+	if cmd >= uint64(len(futexOps)) {
+		return hex(op)
+	}
+	s := futexOps[cmd]
+	if op&128 != 0 {
+		s += "_PRIVATE"
+	}
+	if op&256 != 0 {
+		s += "|FUTEX_CLOCK_REALTIME"
+	}
+	return s
+}
+
+// basisText words how a lock's holder was established, or why none is.
+func basisText(l *classify.Lock) string {
+	b := l.Basis
+	reason := ""
+	switch b.Rule {
+	case classify.BasisGlibcOwner:
+		word := fmt.Sprintf("lock word %d", b.Word)
+		if b.PI {
+			word = fmt.Sprintf("priority-inheritance lock word 0x%x", uint32(b.Word))
+		}
+		return fmt.Sprintf("glibc mutex: __owner %d read at +8 from the target's memory, a live thread of pid %d; %s, %s", b.Owner, b.PID, word, mutexKindText(b.MutexKind))
+	case classify.BasisMemoryErr:
+		reason = "its memory could not be read (" + b.Err + ")"
+	case classify.BasisNotRead:
+		reason = "the futex word was not read"
+	case classify.BasisFutexWait2:
+		reason = "the waiters use futex_wait(2), which glibc mutexes do not"
+	case classify.BasisNotTwo:
+		reason = fmt.Sprintf("tid %d waits for the value %d, not a contended mutex's 2", b.TID, b.Value)
+	case classify.BasisOtherOp:
+		reason = "the waiters use " + futexOpText(b.Op)
+	case classify.BasisBadKind:
+		reason = fmt.Sprintf("its __kind %d is not a mutex type", b.MutexKind)
+	case classify.BasisUnlocked:
+		reason = "the word reads 0, unlocked (it was released as it was read)"
+	case classify.BasisNoOwner:
+		reason = fmt.Sprintf("its __owner reads %d", b.Owner)
+	case classify.BasisOwnerShared:
+		reason = fmt.Sprintf("its __owner %d is not a thread of pid %d: a process-shared mutex held by another process", b.Owner, b.PID)
+	case classify.BasisOwnerGone:
+		reason = fmt.Sprintf("its __owner %d is not a live thread of pid %d (an owner that exited, or not a mutex)", b.Owner, b.PID)
+	case classify.BasisWithBlock:
+		s := fmt.Sprintf("source: with-block at %s (lines %d-%d of %s())", b.Site, b.From, b.To, b.Func)
+		switch len(b.Inside) {
+		case 0:
+			s += "; no thread's stack is inside the block, so no holder is named"
+		case 1:
+			s += fmt.Sprintf("; tid %d's stack is inside it", b.Inside[0])
+		default:
+			s += fmt.Sprintf("; %d threads' stacks are inside it (%v), so no single holder is named", len(b.Inside), b.Inside)
+		}
+		if b.Agrees {
+			s += fmt.Sprintf("; the futex evidence agrees: the %d waiters share futex %s and the holder is not among them", b.Waiters, b.Address)
+		}
+		return s
+	case classify.BasisGoNone:
+		return fmt.Sprintf("no goroutine stands inside %s past its Lock call: the holder locked it elsewhere, or a path returned without Unlock (the runtime does not record mutex owners)", b.WaitFunc)
+	case classify.BasisGoProbable:
+		past := "past the Lock call"
+		if b.Other != "" {
+			past = fmt.Sprintf("waiting there for another mutex (%s), so past this one's Lock", b.Other)
+		}
+		s := fmt.Sprintf("probable holder: goroutine %d is inside %s at line %d, %s (%s, where the waiters call Lock at line %d), and does not wait for this mutex",
+			b.Owner, b.Frame, b.Line, past, b.WaitFunc, b.WaitLine)
+		if b.Receiver != "" {
+			s += "; same receiver " + b.Receiver
+		}
+		return s + "; the runtime does not record mutex owners, so this is an inference"
+	case classify.BasisGoCandidates:
+		var ids []string
+		for _, c := range b.Candidates {
+			ids = append(ids, strconv.FormatInt(c, 10))
+		}
+		return fmt.Sprintf("goroutines %s are all inside %s past its Lock call: one of them probably holds it (the runtime does not record mutex owners)", strings.Join(ids, ", "), b.WaitFunc)
+	}
+	return fmt.Sprintf("%d threads wait on the same futex word; %s, so no holder is named", b.Waiters, reason)
+}
