@@ -5,9 +5,7 @@
 package report
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/hangdoc/hangdoc/classify"
@@ -280,29 +278,4 @@ func New(rec model.Recording, d classify.Diagnosis) *Report {
 		r.Evidence = append(r.Evidence, "partial: "+rec.PartialReason)
 	}
 	return r
-}
-
-// WriteRecording saves a run's raw evidence as JSON.
-func WriteRecording(path string, rec model.Recording) error {
-	b, err := json.MarshalIndent(rec, "", " ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing the recording: %w", err)
-	}
-	return nil
-}
-
-// ReadRecording loads a recording written by WriteRecording.
-func ReadRecording(path string) (model.Recording, error) {
-	var rec model.Recording
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return rec, err
-	}
-	if err := json.Unmarshal(b, &rec); err != nil {
-		return rec, fmt.Errorf("reading recording %s: %w", path, err)
-	}
-	return rec, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"github.com/hangdoc/hangdoc/model"
+	"github.com/hangdoc/hangdoc/sampler/replay"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -38,7 +39,7 @@ func TestGolden(t *testing.T) {
 	for _, path := range recs {
 		name := strings.TrimSuffix(filepath.Base(path), ".recording.json")
 		t.Run(name, func(t *testing.T) {
-			rec, err := ReadRecording(path)
+			rec, err := replay.Read(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +95,7 @@ func TestVerdictsOfRecordings(t *testing.T) {
 		"tcp-stall":      classify.Blocked,
 	}
 	for name, v := range want {
-		rec, err := ReadRecording(filepath.Join("testdata", name+".recording.json"))
+		rec, err := replay.Read(filepath.Join("testdata", name+".recording.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +110,7 @@ func TestVerdictsOfRecordings(t *testing.T) {
 }
 
 func TestJSONHasNoNullLists(t *testing.T) {
-	rec, err := ReadRecording("testdata/idle.recording.json")
+	rec, err := replay.Read("testdata/idle.recording.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,7 @@ func BenchmarkSample(b *testing.B) {
 		b.Fatalf("ps not found: install it (apt-get install procps): %v", err)
 	}
 	bin := testvictim.Build(b, "manythreads")
+	raiseNoFile()
 	for _, n := range []int{100, 1000, 10000} {
 		b.Run("threads="+strconv.Itoa(n), func(b *testing.B) {
 			v := testvictim.Start(b, bin, strconv.Itoa(n))
@@ -187,4 +188,13 @@ func taskNames(b *testing.B, dir string) []string {
 		b.Fatalf("listing %s: %v", dir, err)
 	}
 	return names
+}
+
+// raiseNoFile lifts the soft descriptor limit to the hard one, as hangdoc's
+// main does once for the whole process.
+func raiseNoFile() {
+	var r unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &r) == nil && r.Cur < r.Max {
+		unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: r.Max, Max: r.Max})
+	}
 }

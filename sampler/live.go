@@ -114,7 +114,6 @@ func New(fs FS, pid int) (_ *Sampler, err error) {
 	if fd, err := unix.Open(fs.pidPath(pid, "task"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err == nil {
 		s.taskDir = fd
 	}
-	raiseFDLimit(st.NumThreads)
 	s.budget = fdBudget()
 	return s, nil
 }
@@ -513,24 +512,3 @@ func fdBudget() int {
 
 // filesPerThread is how many files a sampler may keep open for a thread.
 const filesPerThread = 5
-
-// raiseFDLimit lifts the soft descriptor limit to what keeping every
-// thread's files open needs, as far as the hard limit (or, as root, the
-// system's ceiling) allows. Failure only means more opens per sample.
-func raiseFDLimit(threads int) {
-	want := uint64(threads*filesPerThread + 2 + fdReserve)
-	var r unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_NOFILE, &r) != nil || r.Cur >= want {
-		return
-	}
-	if r.Max < want {
-		if b, err := os.ReadFile("/proc/sys/fs/nr_open"); err == nil {
-			if ceiling, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && ceiling >= want {
-				if unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: want, Max: want}) == nil {
-					return
-				}
-			}
-		}
-	}
-	unix.Setrlimit(unix.RLIMIT_NOFILE, &unix.Rlimit{Cur: min(want, r.Max), Max: r.Max})
-}

@@ -2,17 +2,16 @@ package main
 
 import (
 	"errors"
-	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hangdoc/hangdoc/classify"
-	"github.com/hangdoc/hangdoc/internal/diagnose"
+	"github.com/hangdoc/hangdoc/internal/version"
 	"github.com/hangdoc/hangdoc/report"
+	"github.com/hangdoc/hangdoc/sampler/replay"
 )
 
-func newAnalyze(stdout io.Writer) *cobra.Command {
+func newAnalyze(ios *IO) *cobra.Command {
 	var out outputOptions
 	cmd := &cobra.Command{
 		Use:   "analyze FILE...",
@@ -38,15 +37,15 @@ has no CPU or kernel evidence: a live 'hangdoc PID' says more.`,
 			if err := out.validate(); err != nil {
 				return err
 			}
-			rec, err := diagnose.Analyze(args, os.Stdin)
+			rec, err := replay.Dumps(args, ios.In, version.Version)
 			if err != nil {
 				return err
 			}
 			r := report.New(rec, classify.Classify(rec, classify.DefaultOptions()))
-			if err := out.write(r, stdout); err != nil {
+			if err := out.write(r, ios); err != nil {
 				return err
 			}
-			return exitError{diagnose.ExitFor(r)}
+			return exitError{ExitFor(r)}
 		},
 	}
 	out.register(cmd)

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hangdoc/hangdoc/internal/diagnose"
+	"github.com/hangdoc/hangdoc/sampler/replay"
 )
 
 // Dumps captured from sampler/python/testdata/live/victim.py: a thread
@@ -22,7 +22,7 @@ const (
 func TestAnalyzeOnePySpyDump(t *testing.T) {
 	out, stderr, code := hangdoc(t, "analyze", liveJSON, "--json")
 	c := pydecodeAs(t, out, "py-spy-json")
-	if code == diagnose.ExitError || code == diagnose.ExitUsage {
+	if code == ExitError || code == ExitUsage {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	if c.Sampling.Samples != 1 {
@@ -52,7 +52,7 @@ func TestAnalyzeSeries(t *testing.T) {
 	// py-spy dump twice: snapshots in time, with threads matched across them.
 	out, stderr, code := hangdoc(t, "analyze", liveFaulthandler, "--json")
 	c := pydecodeAs(t, out, "faulthandler")
-	if code == diagnose.ExitError || c.Sampling.Samples != 2 {
+	if code == ExitError || c.Sampling.Samples != 2 {
 		t.Fatalf("exit %d, %d samples, want 2\n%s", code, c.Sampling.Samples, stderr)
 	}
 	out, _, _ = hangdoc(t, "analyze", liveJSON, liveJSON, "--json")
@@ -70,12 +70,12 @@ func TestAnalyzeSeries(t *testing.T) {
 func TestAnalyzeBadInput(t *testing.T) {
 	for _, args := range [][]string{{"analyze", "go.mod"}, {"analyze", "/nonexistent/dump.txt"}} {
 		out, stderr, code := hangdoc(t, args...)
-		if code != diagnose.ExitError || out != "" {
+		if code != ExitError || out != "" {
 			t.Errorf("%v: exit %d, stdout %q", args, code, out)
 		}
 		oneLine(t, stderr)
 	}
-	if _, stderr, code := hangdoc(t, "analyze"); code != diagnose.ExitUsage {
+	if _, stderr, code := hangdoc(t, "analyze"); code != ExitUsage {
 		t.Errorf("analyze with no file: exit %d\n%s", code, stderr)
 	}
 }
@@ -120,7 +120,7 @@ func TestAnalyzeGoDumps(t *testing.T) {
 				files = files[:1]
 			}
 			out, stderr, code := hangdoc(t, append([]string{"analyze", "--json"}, files...)...)
-			if code == diagnose.ExitError || code == diagnose.ExitUsage {
+			if code == ExitError || code == ExitUsage {
 				t.Fatalf("exit %d\n%s", code, stderr)
 			}
 			c := godecode(t, out)
@@ -145,7 +145,7 @@ func TestAnalyzeGoFromStdin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, err := diagnose.Analyze([]string{"-"}, bytes.NewReader(b))
+	rec, err := replay.Dumps([]string{"-"}, bytes.NewReader(b), "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,13 +157,13 @@ func TestAnalyzeGoFromStdin(t *testing.T) {
 func TestAnalyzeGoBadDumps(t *testing.T) {
 	// A debug=1 profile counts stacks without ids or states.
 	out, stderr, code := hangdoc(t, "analyze", "testdata/go/gomutexpipe-debug1.txt")
-	if code != diagnose.ExitError || out != "" || !strings.Contains(stderr, "debug=2") {
+	if code != ExitError || out != "" || !strings.Contains(stderr, "debug=2") {
 		t.Errorf("debug=1: exit %d, stderr %q; want an error that says to fetch debug=2", code, stderr)
 	}
 	oneLine(t, stderr)
 	// A truncated dump is read as far as it goes, and says so.
 	out, stderr, code = hangdoc(t, "analyze", "--json", "../../sampler/goroutines/testdata/corpus/golang-20170-main-chan-send-no-receiver.txt")
-	if code == diagnose.ExitError {
+	if code == ExitError {
 		t.Fatalf("truncated corpus dump: %s", stderr)
 	}
 	c := godecode(t, out)

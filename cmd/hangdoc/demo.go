@@ -16,7 +16,8 @@ import (
 	"github.com/hangdoc/hangdoc/internal/victim"
 )
 
-func newDemo(stdout, stderr io.Writer) *cobra.Command {
+func newDemo(ios *IO) *cobra.Command {
+	stdout := ios.Out
 	opts := &diagnoseOptions{}
 	var list bool
 	cmd := &cobra.Command{
@@ -50,7 +51,7 @@ report and stops the victim. Without SCENARIO it shows ` + victim.Scenarios[0].N
 			if err := opts.validate(); err != nil {
 				return err
 			}
-			return runDemo(s, opts, stdout, stderr)
+			return runDemo(s, opts, ios)
 		},
 	}
 	opts.register(cmd)
@@ -59,7 +60,8 @@ report and stops the victim. Without SCENARIO it shows ` + victim.Scenarios[0].N
 	return cmd
 }
 
-func runDemo(s victim.Scenario, opts *diagnoseOptions, stdout, stderr io.Writer) error {
+func runDemo(s victim.Scenario, opts *diagnoseOptions, ios *IO) error {
+	stderr := ios.Err
 	exe, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding hangdoc's own executable to start the victim: %w", err)
@@ -105,7 +107,7 @@ func runDemo(s victim.Scenario, opts *diagnoseOptions, stdout, stderr io.Writer)
 	fmt.Fprintf(stderr, "demo: victim %s\n", strings.TrimPrefix(ready, "ready "))
 	fmt.Fprintf(stderr, "demo: running 'hangdoc %d'\n\n", v.Process.Pid)
 
-	r, err := runDiagnose(v.Process.Pid, opts, stdout, stderr)
+	r, err := runDiagnose(v.Process.Pid, opts, ios)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hangdoc/hangdoc/internal/diagnose"
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 )
 
@@ -90,7 +89,7 @@ func (c gocontract) holder() (id int64, waiters int) {
 // re-executed), as an on-call would: a target that is the diagnosing
 // process's own child is one Delve must refuse, since the parent's wait
 // would swallow the stops Delve waits for.
-func hangdocProcess(t *testing.T, args ...string) (stdout, stderr string, code diagnose.ExitCode) {
+func hangdocProcess(t *testing.T, args ...string) (stdout, stderr string, code ExitCode) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -105,7 +104,7 @@ func hangdocProcess(t *testing.T, args ...string) (stdout, stderr string, code d
 	switch {
 	case err == nil:
 	case errorsAs(err, &ee):
-		code = diagnose.ExitCode(ee.ExitCode())
+		code = ExitCode(ee.ExitCode())
 	default:
 		t.Fatalf("running hangdoc: %v", err)
 	}
@@ -151,16 +150,16 @@ func TestGoVictims(t *testing.T) {
 		for _, tc := range []struct {
 			victim  string
 			verdict string
-			code    diagnose.ExitCode
+			code    ExitCode
 			holder  string // the ready key of the probable holder's goroutine id
 			cycle   []string
 			class   map[string]string // ready key of a goroutine id → class
 		}{
-			{victim: "gomutexpipe", verdict: "blocked", code: diagnose.ExitBlocked, holder: "holder"},
-			{victim: "gospinholder", verdict: "spinning", code: diagnose.ExitSpinning, holder: "holder", class: map[string]string{"holder": "spinning"}},
-			{victim: "gochancycle", verdict: "deadlock", code: diagnose.ExitDeadlock, class: map[string]string{"ping": "blocked", "pong": "blocked"}},
-			{victim: "godeadfeeder", verdict: "idle", code: diagnose.ExitIdle},
-			{victim: "goworking", verdict: "working", code: diagnose.ExitWorking},
+			{victim: "gomutexpipe", verdict: "blocked", code: ExitBlocked, holder: "holder"},
+			{victim: "gospinholder", verdict: "spinning", code: ExitSpinning, holder: "holder", class: map[string]string{"holder": "spinning"}},
+			{victim: "gochancycle", verdict: "deadlock", code: ExitDeadlock, class: map[string]string{"ping": "blocked", "pong": "blocked"}},
+			{victim: "godeadfeeder", verdict: "idle", code: ExitIdle},
+			{victim: "goworking", verdict: "working", code: ExitWorking},
 		} {
 			t.Run(source+"/"+tc.victim, func(t *testing.T) {
 				var args []string
@@ -249,7 +248,7 @@ func TestGoSigquit(t *testing.T) {
 			}
 			out, stderr, code := hangdoc(t, args...)
 			c := godecode(t, out)
-			if c.Sampling.StackSource != "sigquit" || c.Verdict != "blocked" || code != diagnose.ExitBlocked {
+			if c.Sampling.StackSource != "sigquit" || c.Verdict != "blocked" || code != ExitBlocked {
 				t.Fatalf("stack_source %q, verdict %s (exit %d), want sigquit and blocked: %s\nnotes: %v\nstderr: %s", c.Sampling.StackSource, c.Verdict, code, c.Summary, c.Sampling.Notes, stderr)
 			}
 			if id, _ := c.holder(); id != int64(v.Int("holder")) {
@@ -280,7 +279,7 @@ func TestGoPprofFlag(t *testing.T) {
 	out, _, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "200ms", "--pprof", "http://"+v.Info["addr"]+"/")
 	wantUnharmed(t, v.PID)
 	c := godecode(t, out)
-	if c.Sampling.StackSource != "pprof" || c.Verdict != "idle" || code != diagnose.ExitIdle {
+	if c.Sampling.StackSource != "pprof" || c.Verdict != "idle" || code != ExitIdle {
 		t.Errorf("--pprof: stack_source %q, verdict %s (exit %d), want pprof and idle; notes %v", c.Sampling.StackSource, c.Verdict, code, c.Sampling.Notes)
 	}
 

@@ -14,10 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hangdoc/hangdoc/internal/diagnose"
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 	"github.com/hangdoc/hangdoc/internal/victim"
-	"github.com/hangdoc/hangdoc/report"
+	"github.com/hangdoc/hangdoc/sampler/replay"
 )
 
 // The live tests run one victim at a time: CPU shares are what the
@@ -27,8 +26,8 @@ func TestVictimABBADeadlock(t *testing.T) {
 	v := testvictim.Start(t, testvictim.Build(t, "abba"))
 	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "700ms")
 	c := decode(t, out)
-	if code != diagnose.ExitDeadlock || c.Verdict != "deadlock" {
-		t.Fatalf("exit %d, verdict %q (%s); want %d, deadlock\n%s", code, c.Verdict, c.Summary, diagnose.ExitDeadlock, stderr)
+	if code != ExitDeadlock || c.Verdict != "deadlock" {
+		t.Fatalf("exit %d, verdict %q (%s); want %d, deadlock\n%s", code, c.Verdict, c.Summary, ExitDeadlock, stderr)
 	}
 	left, right := v.TID("left"), v.TID("right")
 	if w, ok := c.lockHeldBy(left); !ok || !slices.Equal(w, []int{right}) {
@@ -58,8 +57,8 @@ func TestVictimPipeHolder(t *testing.T) {
 	v := testvictim.Start(t, testvictim.Build(t, "pipeholder"))
 	out, _, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "700ms")
 	c := decode(t, out)
-	if code != diagnose.ExitBlocked || c.Verdict != "blocked" {
-		t.Fatalf("exit %d, verdict %q (%s); want %d, blocked", code, c.Verdict, c.Summary, diagnose.ExitBlocked)
+	if code != ExitBlocked || c.Verdict != "blocked" {
+		t.Fatalf("exit %d, verdict %q (%s); want %d, blocked", code, c.Verdict, c.Summary, ExitBlocked)
 	}
 	holder := v.TID("holder")
 	waiters, ok := c.lockHeldBy(holder)
@@ -88,8 +87,8 @@ func TestVictimSpinHolder(t *testing.T) {
 	v := testvictim.Start(t, testvictim.Build(t, "spinholder"))
 	out, _, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "700ms")
 	c := decode(t, out)
-	if code != diagnose.ExitSpinning || c.Verdict != "spinning" {
-		t.Fatalf("exit %d, verdict %q (%s); want %d, spinning", code, c.Verdict, c.Summary, diagnose.ExitSpinning)
+	if code != ExitSpinning || c.Verdict != "spinning" {
+		t.Fatalf("exit %d, verdict %q (%s); want %d, spinning", code, c.Verdict, c.Summary, ExitSpinning)
 	}
 	holder := v.TID("holder")
 	if got := c.class(holder); got != "spinning" {
@@ -109,7 +108,7 @@ func TestVictimWorking(t *testing.T) {
 	v := testvictim.Start(t, testvictim.Build(t, "working"))
 	out, _, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "700ms")
 	c := decode(t, out)
-	if code != diagnose.ExitWorking || c.Verdict != "working" {
+	if code != ExitWorking || c.Verdict != "working" {
 		t.Fatalf("exit %d, verdict %q (%s); want 0, working", code, c.Verdict, c.Summary)
 	}
 	for _, w := range v.TIDs("workers") {
@@ -195,8 +194,8 @@ func TestTargetExitsMidRun(t *testing.T) {
 	}
 	go cmd.Wait() // reap it as soon as it exits, as a shell would
 	out, stderr, code := hangdoc(t, strconv.Itoa(cmd.Process.Pid), "--json", "--samples", "6", "--interval", "400ms")
-	if code != diagnose.ExitTargetExited {
-		t.Fatalf("exit %d, want %d\n%s", code, diagnose.ExitTargetExited, stderr)
+	if code != ExitTargetExited {
+		t.Fatalf("exit %d, want %d\n%s", code, ExitTargetExited, stderr)
 	}
 	c := decode(t, out)
 	if !c.Sampling.Partial || !c.Sampling.TargetExited || !strings.Contains(c.Sampling.PartialReason, "exited") {
@@ -211,8 +210,8 @@ func TestTimeoutGivesPartialReport(t *testing.T) {
 	v := testvictim.Start(t, testvictim.Build(t, "abba"))
 	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "10", "--interval", "400ms", "--timeout", "1s")
 	c := decode(t, out)
-	if code != diagnose.ExitDeadlock {
-		t.Errorf("exit %d, want %d (the verdict of what was sampled)\n%s", code, diagnose.ExitDeadlock, stderr)
+	if code != ExitDeadlock {
+		t.Errorf("exit %d, want %d (the verdict of what was sampled)\n%s", code, ExitDeadlock, stderr)
 	}
 	if !c.Sampling.Partial || !strings.Contains(c.Sampling.PartialReason, "--timeout") || c.Sampling.Samples >= 10 {
 		t.Errorf("sampling = %+v, want partial, cut by --timeout", c.Sampling)
@@ -230,24 +229,24 @@ func TestBadInput(t *testing.T) {
 	tests := []struct {
 		name    string
 		args    []string
-		code    diagnose.ExitCode
+		code    ExitCode
 		saysAll []string
 	}{
-		{"no pid", nil, diagnose.ExitUsage, []string{"give a PID", "hangdoc demo"}},
-		{"not a number", []string{"nginx"}, diagnose.ExitUsage, []string{`got "nginx"`}},
-		{"negative", []string{"--", "-5"}, diagnose.ExitUsage, []string{"positive"}},
-		{"two pids", []string{"1", "2"}, diagnose.ExitUsage, []string{"one PID at a time"}},
-		{"unknown flag", []string{"--frobnicate", "1"}, diagnose.ExitUsage, []string{"frobnicate"}},
-		{"zero samples", []string{"--samples", "0", "1"}, diagnose.ExitUsage, []string{"--samples 0"}},
-		{"bad format", []string{"--format", "xml", "1"}, diagnose.ExitUsage, []string{`--format "xml"`}},
-		{"bad colour", []string{"--color", "sometimes", "1"}, diagnose.ExitUsage, []string{"--color"}},
-		{"tiny interval", []string{"--interval", "1ms", "1"}, diagnose.ExitUsage, []string{"--interval"}},
-		{"sigquit log alone", []string{"--sigquit-log", "/tmp/x.log", "1"}, diagnose.ExitUsage, []string{"--sigquit-log needs --sigquit"}},
-		{"pprof not a URL", []string{"--pprof", "localhost:6060", "1"}, diagnose.ExitUsage, []string{"http://"}},
-		{"no such process", []string{strconv.Itoa(freePID(t))}, diagnose.ExitError, []string{"no process with pid"}},
-		{"kernel thread", []string{strconv.Itoa(kernelThread(t))}, diagnose.ExitError, []string{"kernel thread"}},
-		{"zombie", []string{strconv.Itoa(zombie.Process.Pid)}, diagnose.ExitError, []string{"zombie", "reap"}},
-		{"unknown demo", []string{"demo", "nope"}, diagnose.ExitUsage, []string{`no demo scenario "nope"`}},
+		{"no pid", nil, ExitUsage, []string{"give a PID", "hangdoc demo"}},
+		{"not a number", []string{"nginx"}, ExitUsage, []string{`got "nginx"`}},
+		{"negative", []string{"--", "-5"}, ExitUsage, []string{"positive"}},
+		{"two pids", []string{"1", "2"}, ExitUsage, []string{"one PID at a time"}},
+		{"unknown flag", []string{"--frobnicate", "1"}, ExitUsage, []string{"frobnicate"}},
+		{"zero samples", []string{"--samples", "0", "1"}, ExitUsage, []string{"--samples 0"}},
+		{"bad format", []string{"--format", "xml", "1"}, ExitUsage, []string{`--format "xml"`}},
+		{"bad colour", []string{"--color", "sometimes", "1"}, ExitUsage, []string{"--color"}},
+		{"tiny interval", []string{"--interval", "1ms", "1"}, ExitUsage, []string{"--interval"}},
+		{"sigquit log alone", []string{"--sigquit-log", "/tmp/x.log", "1"}, ExitUsage, []string{"--sigquit-log needs --sigquit"}},
+		{"pprof not a URL", []string{"--pprof", "localhost:6060", "1"}, ExitUsage, []string{"http://"}},
+		{"no such process", []string{strconv.Itoa(freePID(t))}, ExitError, []string{"no process with pid"}},
+		{"kernel thread", []string{strconv.Itoa(kernelThread(t))}, ExitError, []string{"kernel thread"}},
+		{"zombie", []string{strconv.Itoa(zombie.Process.Pid)}, ExitError, []string{"zombie", "reap"}},
+		{"unknown demo", []string{"demo", "nope"}, ExitUsage, []string{`no demo scenario "nope"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -297,8 +296,8 @@ func TestNoPermission(t *testing.T) {
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err = cmd.Run()
 	var ee *exec.ExitError
-	if !errorsAs(err, &ee) || ee.ExitCode() != int(diagnose.ExitError) {
-		t.Fatalf("run as nobody: %v, want exit %d\nstdout: %s\nstderr: %s", err, diagnose.ExitError, stdout.String(), stderr.String())
+	if !errorsAs(err, &ee) || ee.ExitCode() != int(ExitError) {
+		t.Fatalf("run as nobody: %v, want exit %d\nstdout: %s\nstderr: %s", err, ExitError, stdout.String(), stderr.String())
 	}
 	oneLine(t, stderr.String())
 	for _, s := range []string{"permission denied", "CAP_SYS_PTRACE", "process owner"} {
@@ -318,7 +317,7 @@ func TestOutputFlags(t *testing.T) {
 
 	file := filepath.Join(t.TempDir(), "report.md")
 	out, stderr, code := hangdoc(t, append([]string{pid, "--format", "markdown", "-o", file}, fast...)...)
-	if code != diagnose.ExitDeadlock || out != "" {
+	if code != ExitDeadlock || out != "" {
 		t.Fatalf("-o: exit %d, stdout %q, stderr %s", code, out, stderr)
 	}
 	md, err := os.ReadFile(file)
@@ -340,10 +339,10 @@ func TestOutputFlags(t *testing.T) {
 	}
 
 	rec := filepath.Join(t.TempDir(), "rec.json")
-	if _, _, code := hangdoc(t, append([]string{pid, "--json", "--record", rec}, fast...)...); code != diagnose.ExitDeadlock {
+	if _, _, code := hangdoc(t, append([]string{pid, "--json", "--record", rec}, fast...)...); code != ExitDeadlock {
 		t.Errorf("--record: exit %d", code)
 	}
-	r, err := report.ReadRecording(rec)
+	r, err := replay.Read(rec)
 	if err != nil || len(r.Samples) != 2 || r.Target.PID != v.PID {
 		t.Errorf("recording: %v, %d samples of pid %d", err, len(r.Samples), r.Target.PID)
 	}

@@ -7,8 +7,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/hangdoc/hangdoc/internal/diagnose"
 )
 
 // TestMain lets the test binary stand in for hangdoc when it re-executes
@@ -22,7 +20,7 @@ func TestMain(m *testing.M) {
 }
 
 // hangdoc runs the command in-process and returns what it printed.
-func hangdoc(t *testing.T, args ...string) (stdout, stderr string, code diagnose.ExitCode) {
+func hangdoc(t *testing.T, args ...string) (stdout, stderr string, code ExitCode) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code = Main(args, &out, &errb)

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hangdoc/hangdoc/internal/diagnose"
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 )
 
@@ -71,7 +70,7 @@ func TestPythonNDJSONWritersUnderOneLock(t *testing.T) {
 	holder := v.TID("holder")
 	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
 	c := pydecode(t, out)
-	if code != diagnose.ExitBlocked || c.Verdict != "blocked" {
+	if code != ExitBlocked || c.Verdict != "blocked" {
 		t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
 	}
 	basis, waiters := c.heldBy(holder)
@@ -92,7 +91,7 @@ func TestPythonRendererSpinsHoldingTheLock(t *testing.T) {
 	holder := v.TID("holder")
 	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
 	c := pydecode(t, out)
-	if code != diagnose.ExitSpinning || c.Verdict != "spinning" {
+	if code != ExitSpinning || c.Verdict != "spinning" {
 		t.Fatalf("exit %d verdict %q (%s), want spinning\n%s", code, c.Verdict, c.Summary, stderr)
 	}
 	basis, waiters := c.heldBy(holder)
@@ -114,7 +113,7 @@ func TestPythonPoolWithDeadFeederIsIdle(t *testing.T) {
 	v := testvictim.StartPython(t, "py_dead_feeder.py")
 	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
 	c := pydecode(t, out)
-	if code != diagnose.ExitIdle || c.Verdict != "idle" {
+	if code != ExitIdle || c.Verdict != "idle" {
 		t.Fatalf("exit %d verdict %q (%s), want idle\n%s", code, c.Verdict, c.Summary, stderr)
 	}
 	if !strings.Contains(c.Summary, "queue.get()") || !strings.Contains(c.Summary, "feeder thread is gone") {
@@ -136,7 +135,7 @@ func TestPythonWorking(t *testing.T) {
 	v := testvictim.StartPython(t, "py_working.py")
 	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
 	c := pydecode(t, out)
-	if code != diagnose.ExitWorking || c.Verdict != "working" {
+	if code != ExitWorking || c.Verdict != "working" {
 		t.Fatalf("exit %d verdict %q (%s), want working\n%s", code, c.Verdict, c.Summary, stderr)
 	}
 }
@@ -145,7 +144,7 @@ func TestPythonWithoutPySpyStillDiagnoses(t *testing.T) {
 	v := testvictim.StartPython(t, "py_ndjson_pipe.py")
 	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms", "--py-spy", "/nonexistent/py-spy")
 	c := xdecode(t, out)
-	if code != diagnose.ExitBlocked {
+	if code != ExitBlocked {
 		t.Fatalf("exit %d (%s): the kernel evidence alone still says blocked\n%s\n%s", code, c.Summary, stderr, out)
 	}
 	var notes struct {
@@ -174,7 +173,7 @@ func TestHangingPySpy(t *testing.T) {
 	v := testvictim.StartPython(t, "py_dead_feeder.py")
 
 	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--py-spy", fake, "--timeout", "2s")
-	if code == diagnose.ExitError || code == diagnose.ExitUsage {
+	if code == ExitError || code == ExitUsage {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	c := xdecode(t, out)

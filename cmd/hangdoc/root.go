@@ -12,123 +12,94 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fatih/color"
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/hangdoc/hangdoc/classify"
 	"github.com/hangdoc/hangdoc/internal/diagnose"
 	"github.com/hangdoc/hangdoc/report"
+	"github.com/hangdoc/hangdoc/sampler/replay"
+	"github.com/hangdoc/hangdoc/sampler/sources"
 )
 
 // usageError marks errors that are the caller's: they exit with ExitUsage.
 type usageError struct{ error }
 
 // exitError carries an exit code out of a command that printed its own output.
-type exitError struct{ code diagnose.ExitCode }
+type exitError struct{ code ExitCode }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 // Main runs hangdoc with args and returns its exit code. Tests call it directly.
-func Main(args []string, stdout, stderr io.Writer) diagnose.ExitCode {
-	root := newRoot(stdout, stderr)
+func Main(args []string, stdout, stderr io.Writer) ExitCode {
+	raiseFDLimit()
+	root := newRoot(newIO(os.Stdin, stdout, stderr))
 	root.SetArgs(args)
 	err := root.Execute()
 	var ee exitError
 	var ue usageError
 	switch {
 	case err == nil:
-		return diagnose.ExitWorking
+		return ExitWorking
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "hangdoc: %v\nRun 'hangdoc --help' for usage.\n", err)
-		return diagnose.ExitUsage
+		return ExitUsage
 	}
 	fmt.Fprintf(stderr, "hangdoc: %v\n", err)
-	return diagnose.ExitError
+	return ExitError
 }
 
 // outputOptions are the flags every command that prints a report shares.
 type outputOptions struct {
-	format string
-	json   bool
-	color  string
-	output string
+	formatFlag string
+	json       bool
+	colorFlag  string
+	output     string
+	format     Format
+	color      ColorMode
 }
 
 func (o *outputOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", "text", "report format: text, markdown or json")
+	f.StringVar(&o.formatFlag, "format", "text", "report format: text, markdown or json")
 	f.BoolVar(&o.json, "json", false, "same as --format json")
-	f.StringVar(&o.color, "color", "auto", "colour the text report: auto, always or never (NO_COLOR turns auto off)")
+	f.StringVar(&o.colorFlag, "color", "auto", "colour the text report: auto, always or never (NO_COLOR turns auto off)")
 	f.StringVarP(&o.output, "output", "o", "", "write the report to `FILE` instead of standard output")
 }
 
 func (o *outputOptions) validate() error {
 	if o.json {
-		o.format = "json"
+		o.formatFlag = "json"
 	}
-	switch o.format {
-	case "text", "markdown", "md", "json":
-	default:
-		return usageError{fmt.Errorf("--format %q: want text, markdown or json", o.format)}
+	var err error
+	if o.format, err = parseFormat(o.formatFlag); err != nil {
+		return usageError{err}
 	}
-	switch o.color {
-	case "auto", "always", "never":
-	default:
-		return usageError{fmt.Errorf("--color %q: want auto, always or never", o.color)}
+	if o.color, err = parseColor(o.colorFlag); err != nil {
+		return usageError{err}
 	}
 	return nil
 }
 
-// write renders r to stdout or the -o file. Colour is decided here, once:
-// only text, only when asked or when writing to a terminal without NO_COLOR.
-func (o *outputOptions) write(r *report.Report, stdout io.Writer) error {
-	w := stdout
+// write renders r to stdout or the -o file.
+func (o *outputOptions) write(r *report.Report, ios *IO) error {
+	w, tty := ios.Out, ios.OutTTY
 	if o.output != "" {
 		f, err := os.Create(o.output)
 		if err != nil {
 			return fmt.Errorf("writing the report: %w", err)
 		}
 		defer f.Close()
-		w = f
+		w, tty = f, isTerminal(f)
 	}
 	switch o.format {
-	case "json":
+	case FormatJSON:
 		return report.JSON(w, r)
-	case "markdown", "md":
+	case FormatMarkdown:
 		return report.Markdown(w, r)
 	}
-	return report.Text(w, r, o.palette(w))
-}
-
-func (o *outputOptions) palette(w io.Writer) report.Palette {
-	on := o.color == "always"
-	if o.color == "auto" {
-		_, noColor := os.LookupEnv("NO_COLOR")
-		on = !noColor && isTerminal(w)
-	}
-	if !on {
-		return report.Palette{}
-	}
-	paint := func(attrs ...color.Attribute) func(string) string {
-		c := color.New(attrs...)
-		c.EnableColor()
-		return func(s string) string { return c.Sprint(s) }
-	}
-	return report.Palette{
-		Bad:  paint(color.FgRed),
-		Warn: paint(color.FgYellow),
-		Good: paint(color.FgGreen),
-		Dim:  paint(color.Faint),
-		Bold: paint(color.Bold),
-	}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+	return report.Text(w, r, ios.palette(o.color, tty))
 }
 
 // diagnoseOptions are the flags of `hangdoc PID`.
@@ -164,7 +135,7 @@ signals or writes to the target, unless --sigquit allows it.
 Exit codes: 0 working (not hung), 3 blocked, 4 spinning, 5 idle,
 6 deadlock, 7 the target exited during sampling, 1 error, 2 usage.`
 
-func newRoot(stdout, stderr io.Writer) *cobra.Command {
+func newRoot(ios *IO) *cobra.Command {
 	opts := &diagnoseOptions{}
 	cmd := &cobra.Command{
 		Use:           "hangdoc PID",
@@ -188,18 +159,18 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 			if err := opts.validate(); err != nil {
 				return err
 			}
-			r, err := runDiagnose(pid, opts, stdout, stderr)
+			r, err := runDiagnose(pid, opts, ios)
 			if err != nil {
 				return err
 			}
-			return exitError{diagnose.ExitFor(r)}
+			return exitError{ExitFor(r)}
 		},
 	}
-	cmd.SetOut(stdout)
-	cmd.SetErr(stderr)
+	cmd.SetOut(ios.Out)
+	cmd.SetErr(ios.Err)
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	opts.register(cmd)
-	cmd.AddCommand(newVersion(stdout), newDemo(stdout, stderr), newAnalyze(stdout), newVictim(stdout))
+	cmd.AddCommand(newVersion(ios.Out), newDemo(ios), newAnalyze(ios), newVictim(ios.Out))
 	return cmd
 }
 
@@ -239,35 +210,37 @@ func (o *diagnoseOptions) validate() error {
 
 // runDiagnose diagnoses pid, writes the report (and the recording, if
 // asked) and returns it. `hangdoc PID` and `hangdoc demo` both end here.
-func runDiagnose(pid int, opts *diagnoseOptions, stdout, stderr io.Writer) (*report.Report, error) {
+func runDiagnose(pid int, opts *diagnoseOptions, ios *IO) (*report.Report, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), opts.timeout)
 	defer cancel()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
 	run := diagnose.Options{
-		PID:        pid,
-		Samples:    opts.samples,
-		Interval:   opts.interval,
-		ProcRoot:   opts.proc,
-		PySpy:      opts.pyspy,
-		NoStop:     opts.noStop,
-		Pprof:      opts.pprof,
-		Sigquit:    opts.sigquit,
-		SigquitLog: opts.sigquitLog,
-		Classify:   classify.DefaultOptions(),
+		PID:      pid,
+		Samples:  opts.samples,
+		Interval: opts.interval,
+		ProcRoot: opts.proc,
+		Classify: classify.DefaultOptions(),
+		Sources: sources.Options{
+			PySpy:      opts.pyspy,
+			NoStop:     opts.noStop,
+			Pprof:      opts.pprof,
+			Sigquit:    opts.sigquit,
+			SigquitLog: opts.sigquitLog,
+		},
 	}
-	if isTerminal(stderr) {
-		run.Progress = stderr
+	if ios.ErrTTY {
+		run.Progress = ios.Err
 	}
 	r, rec, err := diagnose.RunBounded(ctx, run)
 	if err != nil {
 		return nil, err
 	}
 	if opts.record != "" {
-		if err := report.WriteRecording(opts.record, rec); err != nil {
+		if err := replay.Write(opts.record, rec); err != nil {
 			return nil, err
 		}
 	}
-	return r, opts.out.write(r, stdout)
+	return r, opts.out.write(r, ios)
 }

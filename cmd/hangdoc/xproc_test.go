@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hangdoc/hangdoc/internal/diagnose"
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 )
 
@@ -73,7 +72,7 @@ func TestPipelineWriterBlockedOnSleepingConsumer(t *testing.T) {
 	writer, consumer := v.Int("writer"), v.Int("consumer")
 	out, stderr, code := hangdoc(t, strconv.Itoa(writer), "--json", "--interval", "500ms")
 	c := xdecode(t, out)
-	if code != diagnose.ExitBlocked || c.Verdict != "blocked" {
+	if code != ExitBlocked || c.Verdict != "blocked" {
 		t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
 	}
 	chain := c.chainOf(writer)
@@ -112,7 +111,7 @@ func TestChildPipeDeadlocks(t *testing.T) {
 			parent, child := v.PID, v.Int("child")
 			out, stderr, code := hangdoc(t, strconv.Itoa(parent), "--json", "--interval", "500ms")
 			c := xdecode(t, out)
-			if code != diagnose.ExitDeadlock || c.Verdict != "deadlock" {
+			if code != ExitDeadlock || c.Verdict != "deadlock" {
 				t.Fatalf("exit %d verdict %q (%s), want deadlock\n%s", code, c.Verdict, c.Summary, stderr)
 			}
 			if len(c.Cycles) != 1 || !slices.Equal(cyclePIDs(c.Cycles[0]), sorted(parent, child)) {
@@ -130,7 +129,7 @@ func TestChildWaitingOnStdin(t *testing.T) {
 	parent, child := v.PID, v.Int("child")
 	out, stderr, code := hangdoc(t, strconv.Itoa(child), "--json", "--interval", "500ms")
 	c := xdecode(t, out)
-	if code != diagnose.ExitDeadlock && code != diagnose.ExitBlocked {
+	if code != ExitDeadlock && code != ExitBlocked {
 		t.Fatalf("exit %d verdict %q (%s), want blocked or deadlock\n%s", code, c.Verdict, c.Summary, stderr)
 	}
 	var stdin bool
@@ -151,7 +150,7 @@ func TestOrphansLeftByTimeouts(t *testing.T) {
 	v := testvictim.StartPython(t, "orphans.py")
 	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "500ms")
 	c := xdecode(t, out)
-	if code == diagnose.ExitError {
+	if code == ExitError {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	var got []int
@@ -173,7 +172,7 @@ func TestTCPClientBlockedOnSilentServer(t *testing.T) {
 	server := v.Int("server")
 	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
 	c := xdecode(t, out)
-	if code != diagnose.ExitBlocked || c.Verdict != "blocked" {
+	if code != ExitBlocked || c.Verdict != "blocked" {
 		t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
 	}
 	chain := c.chainOf(v.PID)

@@ -1,4 +1,4 @@
-package diagnose
+package replay
 
 import (
 	"bytes"
@@ -9,21 +9,20 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hangdoc/hangdoc/internal/version"
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/goroutines"
 	"github.com/hangdoc/hangdoc/sampler/python"
 )
 
-// Analyze reads stack dumps from files ("-" is stdin) and records them as
+// Dumps reads stack dumps from files ("-" is stdin) and records them as
 // samples, in order: one file is one snapshot, several are snapshots in
 // time, compared like live samples (what moved, what did not). It reads
 // py-spy's text and JSON dumps and CPython's faulthandler dumps; there is
 // no kernel evidence in a file, so CPU, wchan and syscalls are unknown.
-func Analyze(paths []string, stdin io.Reader) (model.Recording, error) {
+func Dumps(paths []string, stdin io.Reader, version string) (model.Recording, error) {
 	rec := model.Recording{
-		HangdocVersion: version.Version,
+		HangdocVersion: version,
 		Host:           sampler.DescribeHost(),
 		Samples:        []model.Sample{},
 	}
@@ -79,7 +78,7 @@ func Analyze(paths []string, stdin io.Reader) (model.Recording, error) {
 		rec.Samples[i].PID = rec.Target.PID
 	}
 	if rec.Target.Runtime == model.RuntimePython {
-		rec.Sources = sources(rec.Samples, python.ReadLocalSource)
+		rec.Sources = readSources(rec.Samples, python.ReadLocalSource)
 	}
 	return rec, nil
 }
@@ -181,4 +180,21 @@ func joinPaths(paths []string) string {
 		return paths[0]
 	}
 	return fmt.Sprintf("%s … %s, %d files", paths[0], paths[len(paths)-1], len(paths))
+}
+
+// readSources reads the files that waiting threads' innermost frames point
+// into (this machine's, offline), for the classifier to find the
+// with-blocks they wait at. A file that cannot be read maps to nil.
+func readSources(samples []model.Sample, read func(path string) ([]string, error)) map[string][]string {
+	out := map[string][]string{}
+	for _, t := range samples[len(samples)-1].Threads {
+		if len(t.Stack) == 0 {
+			continue
+		}
+		file := t.Stack[0].File
+		if _, done := out[file]; !done {
+			out[file], _ = read(file)
+		}
+	}
+	return out
 }

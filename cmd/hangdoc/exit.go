@@ -1,4 +1,4 @@
-package diagnose
+package main
 
 import (
 	"github.com/hangdoc/hangdoc/classify"

@@ -1,4 +1,4 @@
-package diagnose
+package replay
 
 import (
 	"strings"
@@ -18,7 +18,7 @@ Thread 4250 (idle): "worker-0"
     get (queue.py:171)
     work (app.py:12)
 `
-	rec, err := Analyze([]string{"-"}, strings.NewReader(dump))
+	rec, err := Dumps([]string{"-"}, strings.NewReader(dump), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package diagnose
+package sampler
 
 import (
 	"fmt"
@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/hangdoc/hangdoc/model"
-	"github.com/hangdoc/hangdoc/sampler"
 )
 
 // maxDepth is how many waits away from the target hangdoc follows: the
@@ -20,21 +19,21 @@ const maxDepth = 3
 // alongside it. It never reads from or writes to a resource and never stops
 // a process.
 type follower struct {
-	fs       sampler.FS
+	sys      System
 	target   int
 	budget   time.Duration // left for scanning other processes' descriptors
 	procs    []model.Proc
-	samplers map[int]*sampler.Sampler
+	samplers map[int]Process
 	peers    map[int]*model.Process
 	order    []int // peers in the order found
 	res      map[string]model.Resource
 	search   model.Search
 }
 
-func newFollower(fs sampler.FS, target int, budget time.Duration) *follower {
+func newFollower(sys System, target int, budget time.Duration) *follower {
 	return &follower{
-		fs: fs, target: target, budget: budget,
-		samplers: map[int]*sampler.Sampler{},
+		sys: sys, target: target, budget: budget,
+		samplers: map[int]Process{},
 		peers:    map[int]*model.Process{},
 		res:      map[string]model.Resource{},
 		search:   model.Search{Complete: true, BudgetMS: budget.Milliseconds()},
@@ -49,7 +48,7 @@ func (f *follower) close() {
 
 // scan lists every process once; family filters it later.
 func (f *follower) scan() {
-	procs, err := sampler.ScanProcs(f.fs)
+	procs, err := f.sys.Procs()
 	if err == nil {
 		f.procs = procs
 	}
@@ -132,13 +131,13 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 		peer := &model.Process{PID: p, Depth: depth + 1, Samples: []model.Sample{}}
 		f.peers[p] = peer
 		f.order = append(f.order, p)
-		s, err := sampler.New(f.fs, p)
+		s, err := f.sys.Open(p)
 		if err != nil {
 			peer.Err = err.Error()
 			continue
 		}
 		f.samplers[p] = s
-		peer.Cmdline = sampler.Cmdline(f.fs, p)
+		peer.Cmdline = f.sys.Cmdline(p)
 		first, err := s.Sample()
 		if err != nil {
 			peer.Err = err.Error()
@@ -193,7 +192,7 @@ func (f *follower) resolve(pid int, wanted map[string]bool) {
 		r := model.Resource{Name: name, Holders: []model.FDRef{}}
 		if strings.HasPrefix(name, "socket:") {
 			if conns == nil {
-				conns, _ = sampler.ReadTCP(f.fs, pid)
+				conns, _ = f.sys.TCP(pid)
 			}
 			ino := inode(name)
 			for i := range conns {
@@ -217,7 +216,7 @@ func (f *follower) resolve(pid int, wanted map[string]bool) {
 		return
 	}
 	start := time.Now()
-	found, scanned, complete := sampler.FindHolders(f.fs, look, f.searchOrder(pid), f.budget)
+	found, scanned, complete := f.sys.Holders(look, f.searchOrder(pid), f.budget)
 	f.budget -= time.Since(start)
 	f.search.Scanned += scanned
 	f.search.Complete = f.search.Complete && complete
@@ -272,7 +271,7 @@ func (f *follower) fillPipes() {
 			continue
 		}
 		for _, h := range r.Holders {
-			if fill, err := sampler.ReadPipeFill(f.fs, h.PID, h.FD); err == nil {
+			if fill, err := f.sys.PipeFill(h.PID, h.FD); err == nil {
 				r.Pipe = &fill
 				f.res[name] = r
 				break
@@ -320,7 +319,7 @@ func (f *follower) record(rec *model.Recording, before []model.Proc) {
 	rec.FamilyBefore = before
 	rec.Family = f.family()
 	rec.Search = f.search
-	if bt, err := sampler.BootTime(f.fs); err == nil {
+	if bt, err := f.sys.BootTime(); err == nil {
 		rec.BootTime = bt
 	}
 }

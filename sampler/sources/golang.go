@@ -1,0 +1,147 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hangdoc/hangdoc/model"
+	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/sampler/delve"
+	"github.com/hangdoc/hangdoc/sampler/golive"
+)
+
+// pprofTimeout bounds one goroutine profile fetch: a hung program's HTTP
+// server may be hung too.
+const pprofTimeout = 3 * time.Second
+
+// settleTimeout bounds the wait for Delve to detach after a run ends.
+const settleTimeout = 5 * time.Second
+
+// pprofSource reads the goroutines from the program's own
+// net/http/pprof endpoint: --pprof, or found on its listening sockets when
+// its binary links net/http/pprof. The program pauses itself to write the
+// profile; nothing outside it stops it.
+type pprofSource struct {
+	fs    sampler.FS
+	pid   int
+	url   string // --pprof, "" to look for one
+	base  string // the endpoint in use
+	found string // how it was found, for a note
+}
+
+func (p *pprofSource) Name() model.Format { return model.SourcePprof }
+
+func (p *pprofSource) Stacks(ctx context.Context, s *model.Sample) error {
+	if p.base != "" {
+		gs, err := golive.Fetch(ctx, p.base, pprofTimeout)
+		if err != nil {
+			return err
+		}
+		s.Goroutines = gs
+		return nil
+	}
+	if p.url != "" {
+		gs, err := golive.Fetch(ctx, p.url, pprofTimeout)
+		if err != nil {
+			return fmt.Errorf("--pprof %s: %w", p.url, err)
+		}
+		p.base, s.Goroutines = p.url, gs
+		return nil
+	}
+	ok, err := golive.LinksPprof(p.fs, p.pid)
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return errors.New("the binary does not link net/http/pprof")
+	}
+	base, gs, err := golive.Discover(ctx, p.fs, p.pid, pprofTimeout)
+	if err != nil {
+		return err
+	}
+	p.base, s.Goroutines = base, gs
+	p.found = "goroutines from the target's own pprof endpoint " + base + "/debug/pprof/goroutine?debug=2"
+	return nil
+}
+
+func (p *pprofSource) Notes() []string {
+	if p.found == "" {
+		return nil
+	}
+	return []string{p.found}
+}
+
+// delveSource attaches Delve, reads every goroutine and detaches, each
+// sample: the target stops for the time of it, which the sample records
+// so that it is not read as the target's own idleness.
+type delveSource struct {
+	t      *sampler.Target
+	frozen []time.Duration
+}
+
+func (d *delveSource) Name() model.Format { return model.SourceDelve }
+
+func (d *delveSource) Stacks(ctx context.Context, s *model.Sample) error {
+	// Never attach to a process that reused the pid.
+	if err := d.t.Check(); err != nil {
+		return err
+	}
+	gs, frozen, err := delve.Dump(ctx, d.t.PID)
+	if frozen > 0 || err == nil {
+		// Each stop costs every thread a context switch or two.
+		s.Frozen, s.Paused = frozen, true
+		d.frozen = append(d.frozen, frozen)
+	}
+	if err != nil {
+		return err
+	}
+	s.Goroutines = gs
+	return nil
+}
+
+func (d *delveSource) Notes() []string {
+	if len(d.frozen) == 0 {
+		return nil
+	}
+	var parts []string
+	for _, f := range d.frozen {
+		parts = append(parts, fmt.Sprintf("%.1fms", float64(f.Microseconds())/1000))
+	}
+	return []string{"delve stopped the target while it read the goroutines (attach to detach): " + strings.Join(parts, ", ")}
+}
+
+// settle waits for a Delve attach that the run's end cut short to detach
+// in the background: otherwise this process may exit first and leave the
+// kernel to detach a target whose threads were being stopped, and stay
+// stopped.
+func (d *delveSource) settle() { delve.Settle(settleTimeout) }
+
+// sigquitSource takes one SIGQUIT dump after the last sample, for a
+// target nothing else can read. SIGQUIT kills a Go program.
+type sigquitSource struct {
+	fs  sampler.FS
+	t   *sampler.Target
+	log string
+}
+
+func (q *sigquitSource) Name() model.Format { return model.SourceSigquit }
+
+func (q *sigquitSource) Stacks(ctx context.Context, s *model.Sample) error {
+	// Never signal a process that reused the pid.
+	if err := q.t.Check(); err != nil {
+		return err
+	}
+	gs, err := golive.SigquitDump(ctx, q.fs, q.t.PID, q.log)
+	if err != nil {
+		return err
+	}
+	s.Goroutines = gs
+	return nil
+}
+
+func (q *sigquitSource) Notes() []string {
+	return []string{"goroutines from one SIGQUIT dump after the last sample: the target was killed by it, as --sigquit allowed"}
+}

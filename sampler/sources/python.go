@@ -1,0 +1,86 @@
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hangdoc/hangdoc/model"
+	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/sampler/python"
+)
+
+func pythonStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
+	s := sampler.Stacks{What: "Python stacks", ReadSource: func(path string) ([]string, error) {
+		return python.ReadSource(fs, t.PID, path)
+	}}
+	popts := python.Options{PySpy: opts.PySpy, NonBlocking: opts.NoStop}
+	if _, err := python.Find(popts); err != nil {
+		if errors.Is(err, python.ErrNotFound) && opts.PySpy == "" {
+			s.Notes = append(s.Notes, "no Python stacks: py-spy is not installed (pip install py-spy, or --py-spy PATH); the diagnosis is from kernel evidence only")
+		} else {
+			s.Notes = append(s.Notes, "no Python stacks: "+err.Error())
+		}
+		return s
+	}
+	s.Sources = []sampler.StackSource{&pySpySource{pid: t.PID, opts: popts}}
+	s.None = func(why []string) string {
+		return fmt.Sprintf("no Python stacks: %s; the diagnosis is from kernel evidence only", why[0])
+	}
+	return s
+}
+
+// pySpySource dumps a Python target's stacks with py-spy and joins each
+// Python thread to its OS thread by its native id, so that every stack
+// carries its measured CPU and kernel state. py-spy pauses the target for
+// an instant, unless --no-stop passes --nonblocking.
+type pySpySource struct {
+	pid      int
+	opts     python.Options
+	unjoined string // the first thread not joined, for a note
+}
+
+func (p *pySpySource) Name() model.Format { return model.SourcePySpy }
+
+func (p *pySpySource) Stacks(ctx context.Context, s *model.Sample) error {
+	out, format, err := python.RunPySpy(ctx, p.pid, p.opts)
+	s.Paused = !p.opts.NonBlocking
+	if err != nil {
+		return err
+	}
+	var dump python.Dump
+	if format == "json" {
+		dump, err = python.ParsePySpyJSON(out)
+	} else {
+		dump, err = python.ParsePySpyText(out)
+	}
+	if err != nil {
+		return err
+	}
+	byTID := make(map[int]int, len(s.Threads))
+	for i, t := range s.Threads {
+		byTID[t.TID] = i
+	}
+	for _, t := range dump.Threads {
+		i, ok := byTID[t.NativeID]
+		if !ok {
+			if p.unjoined == "" {
+				p.unjoined = t.Name
+				if p.unjoined == "" {
+					p.unjoined = "unnamed"
+				}
+			}
+			continue
+		}
+		s.Threads[i].Stack = t.Frames
+		s.Threads[i].Python = &model.PythonThread{ThreadName: t.Name, OwnsGIL: t.OwnsGIL, Active: t.Active}
+	}
+	return nil
+}
+
+func (p *pySpySource) Notes() []string {
+	if p.unjoined == "" {
+		return nil
+	}
+	return []string{fmt.Sprintf("py-spy gave a thread (%s) no OS thread id that matches the process's threads (Python 3.10 or older with --no-stop?): its stack is not joined to CPU and kernel state", p.unjoined)}
+}

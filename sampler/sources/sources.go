@@ -1,0 +1,88 @@
+// Package sources picks, for a target, where its stacks come from — py-spy
+// for a Python program; for a Go program its own pprof endpoint, Delve,
+// and, only when asked, a SIGQUIT dump — in the order that harms the
+// target least, and wraps each as a sampler.StackSource.
+package sources
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hangdoc/hangdoc/model"
+	"github.com/hangdoc/hangdoc/sampler"
+)
+
+// Options is what the command line says of stacks.
+type Options struct {
+	// PySpy is py-spy's path ("" looks it up on PATH), for Python targets.
+	PySpy string
+	// NoStop forbids any source that stops the target: py-spy runs with
+	// --nonblocking, Delve is not used.
+	NoStop bool
+	// Pprof is a Go target's pprof endpoint ("http://127.0.0.1:6060"); ""
+	// looks for one on the target's listening sockets.
+	Pprof string
+	// Sigquit allows, for a Go target no other source can read, one
+	// SIGQUIT dump at the end of the run: it kills the target. The dump is
+	// read from SigquitLog, or the target's stderr if that is a file.
+	Sigquit    bool
+	SigquitLog string
+}
+
+// For says how a run gets the stacks of t.
+func For(t *sampler.Target, opts Options) sampler.Stacks {
+	fs, live := sampler.FSOf(t.Sys)
+	if !live {
+		return sampler.Stacks{}
+	}
+	switch t.Desc.Runtime {
+	case model.RuntimePython:
+		return pythonStacks(fs, t, opts)
+	case model.RuntimeGo:
+		return goStacks(fs, t, opts)
+	}
+	var s sampler.Stacks
+	if opts.Pprof != "" || opts.Sigquit {
+		rt := t.Desc.Runtime.String()
+		if rt == "" {
+			rt = "unnamed"
+		}
+		s.Notes = append(s.Notes, fmt.Sprintf("--pprof and --sigquit are for Go programs; pid %d is not one (%s): ignored", t.PID, rt))
+	}
+	return s
+}
+
+func goStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
+	s := sampler.Stacks{What: "goroutines"}
+	s.Sources = append(s.Sources, &pprofSource{fs: fs, pid: t.PID, url: strings.TrimSuffix(opts.Pprof, "/")})
+	if opts.NoStop {
+		s.Sources = append(s.Sources, refused{model.SourceDelve, "not tried, --no-stop forbids stopping the target"})
+	} else {
+		d := &delveSource{t: t}
+		s.Sources = append(s.Sources, d)
+		s.Close = d.settle
+	}
+	if opts.Sigquit {
+		s.Final = &sigquitSource{fs: fs, t: t, log: opts.SigquitLog}
+	}
+	s.None = func(why []string) string {
+		if opts.Sigquit {
+			return fmt.Sprintf("no goroutines: %s; the diagnosis is from kernel evidence only", strings.Join(why, "; "))
+		}
+		return fmt.Sprintf("no goroutines: %s; the diagnosis is from kernel evidence only (serve net/http/pprof and pass --pprof URL, or allow --sigquit, which kills the target, to get them)", strings.Join(why, "; "))
+	}
+	return s
+}
+
+// refused is a source that is not to be used, and says why.
+type refused struct {
+	name model.Format
+	why  string
+}
+
+func (r refused) Name() model.Format { return r.name }
+func (r refused) Stacks(ctx context.Context, s *model.Sample) error {
+	return errors.New(r.why)
+}
