@@ -130,6 +130,8 @@ expect_py() {
 		echo "producer: $producer"
 		if [ -n "$series" ]; then
 			echo "note: spinner is active in spin_until_ready in every snapshot (a pure-Python loop on a flag nobody sets): spinning; MainThread sleeps"
+		elif [ $fmt = pyspy-nonblocking ] && [[ $f == *py3.8.* || $f == *py3.9.* || $f == *py3.10.* ]]; then
+			echo "note: spinner's innermost frame is a line of a pure-Python loop (spin_until_ready), so it is running Python code; (active) here is py-spy's default, and one dump cannot show that it makes no progress; MainThread sleeps in a time.sleep loop"
 		else
 			echo "note: spinner runs spin_until_ready (a pure-Python loop); one dump shows it on a CPU (py-spy: active), not that it makes no progress; MainThread sleeps in a time.sleep loop"
 		fi
@@ -146,7 +148,10 @@ expect_py() {
 	*) die "expect_py: no expectation for $v" ;;
 	esac
 	case $fmt in
-	pyspy-nonblocking) echo "note: py-spy --nonblocking: the target was not paused; on 3.8-3.10 thread ids print as 0x… pthread ids" ;;
+	pyspy-nonblocking)
+		echo "note: py-spy --nonblocking: the target was not paused, so stacks may be torn"
+		case $f in *py3.8.* | *py3.9.* | *py3.10.*) echo "note: on 3.8-3.10 --nonblocking cannot read OS thread ids: threads print as 0x… pthread ids and a thread whose state py-spy cannot read is (active) by default unless its innermost frame looks idle; here (active) is not evidence of CPU use" ;; esac
+		;;
 	pyspy-native) echo "note: py-spy --native: native frames (libc, libpython) are mixed into the stacks" ;;
 	current-frames) echo "note: printed by the program's own SIGUSR2 handler (traceback.format_stack per sys._current_frames() ident, outermost first); the handler's own frames are on top of MainThread's stack" ;;
 	gunicorn) echo "note: gunicorn's worker_int recipe (# Thread: name(ident), File: lines, outermost first) run from the program's SIGUSR2 handler; the handler's frames are on top of MainThread's stack" ;;
