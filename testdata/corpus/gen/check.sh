@@ -19,6 +19,11 @@ find . -type f ! -name '*.expect' ! -name VERSIONS.txt | sed 's|^\./||' | LC_ALL
 		"thread "*) grep -aqF "${who#thread }" <<<"$text" || echo "$f: $who not in dump" ;;
 		esac
 	done
+	# mentions are facts of the dump, except the two that describe the file itself
+	sed -n 's/^mentions: //p' "$exp" | while read -r m; do
+		case $m in truncated | "no stack dump found") continue ;; esac
+		grep -aqF -- "$m" <<<"$text" || echo "$f: mention \"$m\" not in dump"
+	done
 	n=$(sed -n 's/^goroutines: //p' "$exp")
 	if [ -n "$n" ] && [ "$n" = 0 ]; then echo "$f: goroutines: 0"; fi
 done

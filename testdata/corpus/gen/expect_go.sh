@@ -110,7 +110,7 @@ expect_go() {
 		echo "program-goroutines: 2"
 		echo "mentions: main.fetchAll"
 		echo "producer: $producer"
-		echo "note: goroutine 1 waits in wg.Wait in fetchAll; no goroutine that could call Done is left (only the listener); the wait reason is semacquire before go1.25, sync.WaitGroup.Wait from go1.25"
+		echo "note: goroutine 1 waits in wg.Wait in fetchAll; no goroutine that could call Done is left (only the listener); the wait reason is semacquire in go1.22-1.23, sync.WaitGroup.Wait from go1.24"
 		;;
 	sleeploop)
 		echo "verdict: idle"
@@ -139,6 +139,7 @@ expect_go() {
 		else
 			echo "note: goroutine(s) $R_spinners run main.spinUntilReady (a CAS loop); one dump shows them on a CPU, it cannot show that they make no progress"
 		fi
+		echo "note: a spinner's state is [running] or [runnable] depending on the moment: the dump stops the world and preempts it (SIGQUIT dumps show runtime.asyncPreempt on top of it; pprof debug=2 hides runtime frames and shows [runnable] with only inlined frames)"
 		;;
 	labels)
 		echo "verdict: blocked"
