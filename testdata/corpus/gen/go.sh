@@ -123,7 +123,9 @@ go127_labels() {
 # line went through a supervisor's log package.
 wrapped() {
 	local tc=${WRAP_TOOLCHAIN:-go1.26.0} bin=$WORK/bin/${WRAP_TOOLCHAIN:-go1.26.0} out fifo=$WORK/run/tty.fifo
+	mkdir -p "$bin"
 	build_go "$tc" logwrap "$bin/logwrap"
+	build_go "$tc" lockelsewhere "$bin/lockelsewhere"
 
 	out=$DUMPS/go-wrapped/lockelsewhere-tty.$tc.txt
 	rm -f "$fifo" "$out"; mkfifo "$fifo"
