@@ -1,0 +1,3 @@
+module corpusvictims
+
+go 1.22

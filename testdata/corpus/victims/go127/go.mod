@@ -1,0 +1,3 @@
+module corpusvictims127
+
+go 1.27
