@@ -405,3 +405,56 @@ func TestGoIOChain(t *testing.T) {
 		t.Errorf("summary %q\nwant it to start %q", d.Summary, want)
 	}
 }
+
+// TestWhoseGoroutines: which goroutines are not the program's is decided
+// from each one's own stack, never from who created it: an HTTP server's
+// handlers, and the workers of a program that writes its own dump, are the
+// program's (issue 9).
+func TestWhoseGoroutines(t *testing.T) {
+	serve := model.Frame{Func: "net/http.(*Server).Serve", File: "/go/src/net/http/server.go", Line: 3464}
+	main := model.Frame{Func: "main.main", File: "/src/main.go", Line: 20}
+	t.Run("handlers started by Server.Serve", func(t *testing.T) {
+		accept := gr(8, "IO wait", []model.Frame{
+			{Func: "internal/poll.runtime_pollWait", File: "/go/src/runtime/netpoll.go", Line: 351},
+			{Func: "net.(*TCPListener).Accept", File: "/go/src/net/tcpsock.go", Line: 380},
+			serve, {Func: "main.listen", File: "/src/main.go", Line: 70},
+		})
+		handler := func(id int64) model.Goroutine {
+			g := gr(id, "sync.Mutex.Lock", append(slices.Clone(lockStack[:4]),
+				model.Frame{Func: "main.handle", File: "/src/main.go", Line: 30, Args: "(0xc0000120b0)"},
+				model.Frame{Func: "net/http.HandlerFunc.ServeHTTP", File: "/go/src/net/http/server.go", Line: 2294},
+				model.Frame{Func: "net/http.(*conn).serve", File: "/go/src/net/http/server.go", Line: 2286}))
+			g.CreatedBy, g.CreatorID = &serve, 8
+			return g
+		}
+		samples := goSamples(2, nil, func(int) []model.Goroutine {
+			return []model.Goroutine{accept, handler(20), handler(21), handler(22)}
+		})
+		d := Classify(samples, World{}, classify.DefaultOptions())
+		if d.Verdict != classify.Blocked {
+			t.Errorf("verdict %s (%s), want blocked: the handlers are the program's", d.Verdict, d.Summary)
+		}
+		for i, g := range d.Goroutines {
+			if aside := g.Aside != classify.AsideNone; aside != (g.Ref.Goroutine == 8) {
+				t.Errorf("goroutine %d set aside: %v (%s)", g.Ref.Goroutine, aside, d.R.Goroutines[i].Why)
+			}
+		}
+	})
+	t.Run("workers of a program that dumps itself", func(t *testing.T) {
+		dumper := gr(1, "running", []model.Frame{{Func: "main.dump", File: "/src/main.go", Line: 10}, main})
+		worker := func(id int64) model.Goroutine {
+			g := gr(id, "sync.Mutex.Lock", lockStack)
+			g.CreatedBy, g.CreatorID = &main, 1
+			return g
+		}
+		samples := []model.Sample{{Time: time.Date(2026, 11, 30, 7, 0, 0, 0, time.UTC), PID: 100, StackSource: model.GoStack,
+			Goroutines: []model.Goroutine{dumper, worker(5), worker(6), worker(7)}}}
+		d := Classify(samples, World{}, classify.DefaultOptions())
+		if d.Verdict != classify.Blocked || !strings.Contains(d.Summary, "3 goroutines are blocked") {
+			t.Errorf("verdict %s (%s), want the three workers blocked", d.Verdict, d.Summary)
+		}
+		if !slices.ContainsFunc(d.Evidence, func(e string) bool { return strings.HasPrefix(e, "4 goroutines in the last sample (0 of them the runtime's") }) {
+			t.Errorf("evidence %q: want 4 goroutines, none of them machinery", d.Evidence)
+		}
+	})
+}

@@ -127,3 +127,35 @@ func TestOrphans(t *testing.T) {
 		t.Errorf("orphan %+v: want 90%% CPU, parent 1, about an hour old", o)
 	}
 }
+
+// TestGoParentCycleDecidesWithGoroutines: a Go parent in cmd.Wait() whose
+// child blocks on the pipe the parent never reads is a deadlock even when
+// a goroutine source gave the goroutines: one ladder sees the threads'
+// cycle (issue 9).
+func TestGoParentCycleDecidesWithGoroutines(t *testing.T) {
+	const child = 200
+	waitid := model.Syscall{Nr: 247, Name: "waitid", Args: [6]uint64{3, 5, 0, 4}} // P_PIDFD
+	parentThread := model.Thread{TID: pid, Name: "gowait", State: model.StateSleeping, Syscall: waitid, FD: "anon_inode:[pidfd]", PidfdPID: child}
+	idle := model.Thread{TID: pid + 1, Name: "gowait", State: model.StateSleeping, Syscall: futexWait(0x9000, 0)}
+	waiting := []model.Frame{
+		{Func: "syscall.Syscall6", File: "/go/src/syscall/syscall_linux.go", Line: 95},
+		{Func: "os.(*Process).pidfdWait", File: "/go/src/os/pidfd_linux.go", Line: 100},
+		{Func: "os/exec.(*Cmd).Wait", File: "/go/src/os/exec/exec.go", Line: 897},
+		{Func: "main.main", File: "/src/main.go", Line: 40},
+	}
+	samples := goSamples(2, []model.Thread{parentThread, idle}, func(int) []model.Goroutine {
+		return []model.Goroutine{gr(1, "syscall", waiting)}
+	})
+	childWrite := th{tid: child, name: "head", state: "S", call: call("write", 1, 0x10, 8192), fd: "pipe:[7]"}
+	w := World{
+		Peers:     []model.Process{peer(child, 1, "head -c 200000 /dev/zero", []th{childWrite}, []th{childWrite})},
+		Resources: map[string]model.Resource{"pipe:[7]": pipeRes("pipe:[7]", 65536, model.FDRef{PID: pid, FD: 6, Mode: "r"}, model.FDRef{PID: child, FD: 1, Mode: "w"})},
+	}
+	d := Classify(samples, w, classify.DefaultOptions())
+	if d.Verdict != classify.Deadlock || len(d.Cycles) != 1 {
+		t.Fatalf("verdict %s, cycles %+v (%s): want a deadlock across the two processes", d.Verdict, d.Cycles, d.Summary)
+	}
+	if !strings.Contains(d.Summary, "deadlock across 2 processes") || !strings.Contains(d.Hint, "StdoutPipe") {
+		t.Errorf("summary %q, hint %q", d.Summary, d.Hint)
+	}
+}
