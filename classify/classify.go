@@ -30,7 +30,7 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 	// goroutines.
 	p := newProc(rec.Samples, opts)
 	p.pythonLocks(rec.Sources)
-	p.addGoroutines(opts)
+	p.addGoroutines(opts, rec.Sources)
 
 	g := newGraph(p, &rec, opts)
 	for _, pid := range g.order[1:] {

@@ -98,6 +98,8 @@ type Cause struct {
 	SleepOnly bool
 	// HolderIO is the pipe a goroutine holder in IO wait is stuck on.
 	HolderIO *IOChain
+	// RuntimeSaid: the Go runtime itself reported the deadlock.
+	RuntimeSaid bool
 }
 
 // KindCount is how many actors wait in one kind of wait.
@@ -110,19 +112,20 @@ type KindCount struct {
 type CauseRule uint8
 
 const (
-	CauseNoSamples     CauseRule = iota // nothing was sampled
-	CauseCrossDeadlock                  // a cycle across processes
-	CauseDeadlock                       // a cycle inside the process (one member: a self-deadlock)
-	CauseHolderSpins                    // a lock's holder spins
-	CauseHolderBlocked                  // a lock's holder is blocked
-	CauseSpinning                       // something spins
-	CauseWorking                        // something works
-	CauseChanDeadlock                   // goroutines blocked sending, nothing left to receive
-	CausePool                           // a pool of workers whose feeder is gone
-	CauseBlocked                        // blocked
-	CauseIdle                           // parked waiting for work
-	CauseThreadsWork                    // goroutines parked in every dump, but the threads work
-	CauseNoLive                         // no live actor
+	CauseNoSamples       CauseRule = iota // nothing was sampled
+	CauseCrossDeadlock                    // a cycle across processes
+	CauseDeadlock                         // a cycle inside the process (one member: a self-deadlock)
+	CauseHolderSpins                      // a lock's holder spins
+	CauseHolderBlocked                    // a lock's holder is blocked
+	CauseSpinning                         // something spins
+	CauseWorking                          // something works
+	CauseChanDeadlock                     // goroutines blocked sending, nothing left to receive
+	CausePool                             // a pool of workers whose feeder is gone
+	CauseBlocked                          // blocked
+	CauseIdle                             // parked waiting for work
+	CauseThreadsWork                      // goroutines parked in every dump, but the threads work
+	CauseNoLive                           // no live actor
+	CauseRuntimeDeadlock                  // the Go runtime said "all goroutines are asleep - deadlock!"
 )
 
 // IOChain is what the kernel says of the pipe a goroutine in IO wait is
@@ -183,9 +186,37 @@ const (
 	FactLayer                       // what a layer of actors says alone
 )
 
+// BasisKind is how sure the holder is: the JSON's basis_kind.
+type BasisKind uint8
+
+const (
+	BasisUnknown  BasisKind = iota // no holder named
+	BasisExact                     // an owner recorded by the lock, or the same address
+	BasisProbable                  // the same lock expression in source, or the same site
+	BasisInferred                  // the only candidate the others leave
+)
+
+var basisKindNames = [...]string{"", "exact", "probable", "inferred"}
+
+func (k BasisKind) String() string               { return basisKindNames[k] }
+func (k BasisKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// RankedHolder is one candidate holder of a lock: who, on what basis, and
+// where it holds it.
+type RankedHolder struct {
+	Ref   Ref
+	Kind  BasisKind
+	Frame string
+	Line  int
+	Expr  string // the expression it locked, "" without the source
+	Read  bool   // it holds a read lock
+	Site  bool   // by the same site, not by name
+}
+
 // Basis says how a lock's holder was established, or why none is named.
 type Basis struct {
 	Rule BasisRule
+	Kind BasisKind
 	// Owner is the holder's TID or goroutine.
 	Owner int64
 	PID   int
@@ -222,6 +253,16 @@ type Basis struct {
 	WaitLine   int
 	Receiver   string
 	Candidates []int64
+	// A lock named from the stacks' frames: the waiters lock Expr (read
+	// from the source when Sourced) in WaitFunc at WaitLine; the holder
+	// holds HeldExpr in Frame at Line, itself (Self) when it is one of the
+	// waiters; Ranked are every candidate, strongest first.
+	Expr, HeldExpr string
+	Sourced, Self  bool
+	Ranked         []RankedHolder
+	// Futex is the futex word the waiters share, when the kernel shows it
+	// (live): the same lock, whatever the source says.
+	Futex string
 }
 
 // BasisRule names how a lock's holder was (or was not) established.
@@ -243,10 +284,14 @@ const (
 	BasisOwnerGone   // __owner is not a live thread of pid
 	// Python with-blocks.
 	BasisWithBlock // the with-block at Site; Inside says who is in it
-	// Go mutexes.
-	BasisGoProbable   // one goroutine stands past the Lock
-	BasisGoNone       // nobody stands past the Lock in Frame
-	BasisGoCandidates // several stand past the Lock
+	// Locks named from the stacks' frames (Python, Go).
+	BasisSameObject    // exact: the holder locked the very object the waiters wait on
+	BasisSameExpr      // probable: the holder locked the same expression
+	BasisSameSite      // probable: no source; the holder stands past the waiters' lock line
+	BasisOnlyCandidate // inferred: the one actor holding a lock none other is named for
+	BasisReaders       // a sync.RWMutex held for reading, by Lock.Readers
+	BasisCandidates    // several hold it as far as the evidence goes: Ranked
+	BasisNoCandidate   // nobody is seen holding it
 )
 
 // SharedFutex: the basis of a futex several threads share whose word did

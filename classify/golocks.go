@@ -1,7 +1,6 @@
 package classify
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -45,154 +44,249 @@ func firstArg(args string) string {
 	return a
 }
 
-// mutexes groups mutex waiters by mutex and names each one's probable
-// holder. The runtime does not record who holds a sync.Mutex, so the
-// holder is inferred: a goroutine that is not waiting for the mutex but
-// stands inside a function that locks it, past the Lock call.
-func (s *goScene) mutexes() []Lock {
-	type site struct {
-		fn   string
-		line int
-		recv string
+// argWord is a frame's i-th argument as the traceback prints it, when it
+// is one word the runtime vouches for: "(0xc000012080, {0x1, 0x2},
+// 0xc000012088)", 2 → "0xc000012088". The traceback prints one entry per
+// parameter (an aggregate in braces), the receiver first.
+func argWord(args string, i int) string {
+	a := strings.TrimSuffix(strings.TrimPrefix(args, "("), ")")
+	depth, start, n := 0, 0, 0
+	for k := 0; k <= len(a); k++ {
+		if k < len(a) {
+			switch a[k] {
+			case '{':
+				depth++
+				continue
+			case '}':
+				depth--
+				continue
+			case ',':
+				if depth != 0 {
+					continue
+				}
+			default:
+				continue
+			}
+		}
+		if n == i {
+			w := strings.TrimSpace(a[start:k])
+			if !strings.HasPrefix(w, "0x") || strings.HasSuffix(w, "?") || w == "0x0" || strings.ContainsAny(w, "{} ") {
+				return ""
+			}
+			return w
+		}
+		n++
+		start = k + 1
 	}
-	type group struct {
-		kind    LockKind
-		addr    string
-		waiters []Ref
-		sites   []site
+	return ""
+}
+
+// goPackage is the import path of a function's package:
+// "corpusvictims/internal/hang.Serve" → "corpusvictims/internal/hang".
+func goPackage(fn string) string {
+	slash := strings.LastIndexByte(fn, '/')
+	if dot := strings.IndexByte(fn[slash+1:], '.'); dot >= 0 {
+		return fn[:slash+1+dot]
 	}
-	type key struct {
-		kind model.WaitKind
-		addr string
-		fn   string
-		line int
+	return fn
+}
+
+// goNamer names the lock expressions of goroutines' frames as exactly as
+// their sources and arguments allow.
+type goNamer struct {
+	parse func(file string) *goFile
+}
+
+// ref names the lock expr of goroutine g's frame k (function fn of src).
+func (n goNamer) ref(g *Actor, k int, src *goFile, fn *goFunc, expr string, read bool) lockRef {
+	f := g.Stack[k]
+	r := lockRef{text: expr, fn: f.Func, line: f.Line, read: read, sourced: true}
+	r.keys = n.keys(g, k, src, fn, expr, 0)
+	return r
+}
+
+// keys are the names of the object expr denotes in goroutine g's frame k.
+func (n goNamer) keys(g *Actor, k int, src *goFile, fn *goFunc, expr string, depth int) []string {
+	f := g.Stack[k]
+	var keys []string
+	sc, idx := fn.scopeOf(src, expr)
+	root, path, _ := strings.Cut(expr, ".")
+	switch sc {
+	case scopeReceiver:
+		if p := argWord(f.Args, 0); p != "" && path != "" {
+			keys = append(keys, "obj:"+p+":"+path)
+			// A pointer to a struct points at its first field.
+			if !strings.Contains(path, ".") && src.firstField[fn.recvType] == path {
+				keys = append(keys, "addr:"+p)
+			}
+		}
+		if t, field := src.fieldOf(fn.recvType, path); t != "" {
+			keys = append(keys, "field:"+goPackage(f.Func)+"."+t+"."+field)
+		}
+	case scopeParam:
+		if p := argWord(f.Args, idx); p != "" {
+			if path == "" {
+				keys = append(keys, "addr:"+p)
+			} else {
+				keys = append(keys, "obj:"+p+":"+path)
+			}
+		}
+		if depth < 3 {
+			// Also by the argument its caller passed: a dump often does
+			// not vouch for a parameter's word.
+			keys = append(keys, n.callerKeys(g, k, idx, path, fn.recv != "", depth)...)
+		}
+	case scopeGlobal:
+		keys = append(keys, "global:"+goPackage(f.Func)+"."+expr)
+	case scopeLocal:
+		_ = root
 	}
-	var groups []*group
-	index := map[key]*group{}
+	return keys
+}
+
+// callerKeys names parameter idx of goroutine g's frame k by the argument
+// its caller passed: the frame above it, or, for the function a go
+// statement started, the go statement in its creator.
+func (n goNamer) callerKeys(g *Actor, k, idx int, path string, method bool, depth int) []string {
+	callee := g.Stack[k].Func
+	name := callee[strings.LastIndexAny(callee, ".)")+1:]
+	var caller model.Frame
+	owner := g.Ref.Goroutine
+	switch {
+	case k+1 < len(g.Stack) && !std(g.Stack[k+1].Func):
+		caller = g.Stack[k+1]
+		if strings.Contains(caller.Func, ".gowrap") && g.CreatedBy != nil {
+			owner = g.CreatorID // a go statement's wrapper: the creator's locals
+		}
+	case g.CreatedBy != nil:
+		caller, owner = *g.CreatedBy, g.CreatorID
+	default:
+		return nil
+	}
+	src := n.parse(caller.File)
+	if src == nil {
+		return nil
+	}
+	call, ok := src.callTo(caller.Line, name)
+	if !ok {
+		return nil
+	}
+	var arg string
+	switch {
+	case method && idx == 0:
+		arg = call.recv
+	case method && idx-1 < len(call.args):
+		arg = call.args[idx-1]
+	case !method && idx < len(call.args):
+		arg = call.args[idx]
+	}
+	if arg == "" {
+		return nil
+	}
+	if path != "" {
+		arg += "." + path
+	}
+	cf := src.funcAt(caller.Line)
+	if cf == nil {
+		return nil
+	}
+	switch sc, _ := cf.scopeOf(src, arg); sc {
+	case scopeGlobal:
+		return []string{"global:" + goPackage(caller.Func) + "." + arg}
+	case scopeLocal:
+		fnName := caller.Func
+		if i := strings.Index(fnName, ".gowrap"); i >= 0 {
+			fnName = fnName[:i] // a go statement's wrapper stands for the function the statement is in
+		}
+		return []string{fmt.Sprintf("local:g%d:%s:%s", owner, fnName, arg)}
+	}
+	return nil
+}
+
+// mutexes names the mutexes goroutines wait for and who holds them, frame
+// by frame (see holders.go): where each waiter locks, and what each frame
+// of every goroutine holds, from the source of its function when the
+// recording has it, else by the site.
+func (s *goScene) mutexes(sources map[string][]string) []Lock {
+	files := map[string]*goFile{}
+	parse := func(file string) *goFile {
+		if g, ok := files[file]; ok {
+			return g
+		}
+		var g *goFile
+		if lines := sources[file]; len(lines) > 0 {
+			g = parseGo(lines)
+		}
+		files[file] = g
+		return g
+	}
+	namer := goNamer{parse: parse}
+	var waits []lockWait
+	var holds []lockHold
 	gs := s.p.goroutines
 	for i := range gs {
 		g := &gs[i]
-		if g.Class != ClassBlocked || (g.Wait != model.WaitMutex && g.Wait != model.WaitRWMutex) {
+		if g.Aside != AsideNone {
 			continue
 		}
 		u := UserFrame(g.Stack)
 		if u < 0 {
 			continue
 		}
-		addr := mutexAddress(g.Stack)
-		k := key{kind: g.Wait, addr: addr}
-		if addr == "" {
-			// No address: waiters at the same call site wait for the same
-			// mutex as far as the dump can tell.
-			k.fn, k.line = g.Stack[u].Func, g.Stack[u].Line
-		}
-		gr := index[k]
-		if gr == nil {
-			gr = &group{kind: LockGoMutex, addr: addr}
-			if g.Wait == model.WaitRWMutex {
-				gr.kind = LockGoRWMutex
-			}
-			index[k] = gr
-			groups = append(groups, gr)
-		}
-		gr.waiters = append(gr.waiters, g.Ref)
-		st := site{fn: g.Stack[u].Func, line: g.Stack[u].Line, recv: firstArg(g.Stack[u].Args)}
-		if !slices.Contains(gr.sites, st) {
-			gr.sites = append(gr.sites, st)
-		}
-	}
-	// Which goroutines stand in each function, so a lock's candidates are
-	// looked for among those in its waiters' functions only.
-	inFunc := map[string][]int{}
-	for i := range gs {
-		for _, f := range gs[i].Stack {
-			if l := inFunc[f.Func]; len(l) == 0 || l[len(l)-1] != i {
-				inFunc[f.Func] = append(l, i)
-			}
-		}
-	}
-	locks := make([]Lock, 0, len(groups))
-	for _, gr := range groups {
-		l := Lock{Kind: gr.kind, Address: gr.addr, Waiters: gr.waiters}
-		first := gr.sites[0]
-		if l.Address == "" {
-			l.Address = fmt.Sprintf("locked at %s:%d", first.fn, first.line)
-		}
-		l.ID = l.Kind.String() + " " + l.Address
-		waiting := map[int64]bool{}
-		for _, w := range gr.waiters {
-			waiting[w.Goroutine] = true
-		}
-		// Candidates stand in a locking function at another line than the
-		// Lock calls, on the same receiver when both are known.
-		type candidate struct {
-			g     *Actor
-			frame model.Frame
-			recv  bool
-			other string
-		}
-		var cands []candidate
-		var idx []int
-		for _, st := range gr.sites {
-			idx = append(idx, inFunc[st.fn]...)
-		}
-		slices.Sort(idx)
-		for _, i := range slices.Compact(idx) {
-			g := &gs[i]
-			if waiting[g.Ref.Goroutine] || g.Class == ClassIdle && g.Wait != model.WaitSleep {
+		waiting := g.Class == ClassBlocked && (g.Wait == model.WaitMutex || g.Wait == model.WaitRWMutex)
+		for k := u; k < len(g.Stack); k++ {
+			f := g.Stack[k]
+			if std(f.Func) {
 				continue
 			}
-			other := mutexAddress(g.Stack)
-			for _, f := range g.Stack {
-				i := slices.IndexFunc(gr.sites, func(st site) bool { return st.fn == f.Func })
-				if i < 0 {
-					continue
+			src := parse(f.File)
+			var fn *goFunc
+			if src != nil {
+				fn = src.funcAt(f.Line)
+			}
+			if fn == nil {
+				// No source: the frame may hold whatever its function
+				// locks; the same-site rule decides.
+				recv := ""
+				if strings.Contains(f.Func, ").") {
+					recv = firstArg(f.Args) // a method's receiver; a function's first argument is just an argument
 				}
-				// At a Lock line itself it is only past this mutex's Lock
-				// if it waits there for another mutex (ABBA in one function).
-				atLock := slices.ContainsFunc(gr.sites, func(st site) bool { return st.fn == f.Func && st.line == f.Line })
-				if atLock && (gr.addr == "" || other == "" || other == gr.addr) {
-					continue
+				h := lockRef{fn: f.Func, line: f.Line, recv: recv}
+				if k == u && waiting {
+					w := h
+					if a := mutexAddress(g.Stack); a != "" {
+						w.keys = []string{"addr:" + a}
+						h.waitAddr = a
+					}
+					w.read = g.GoState == "sync.RWMutex.RLock"
+					waits = append(waits, lockWait{a: g, frame: k, lock: w})
 				}
-				// A method's receiver must match; a plain function's first
-				// argument is just an argument.
-				recv := firstArg(f.Args)
-				if !strings.Contains(f.Func, ").") {
-					recv = ""
+				if g.Class != ClassIdle || g.Wait == model.WaitSleep {
+					holds = append(holds, lockHold{a: g, frame: k, lock: h})
 				}
-				if recv != "" && gr.sites[i].recv != "" && recv != gr.sites[i].recv {
-					continue
+				continue
+			}
+			if k == u && waiting {
+				if c, ok := fn.lockingAt(f.Line); ok {
+					w := namer.ref(g, k, src, fn, c.expr, c.op == "RLock")
+					if a := mutexAddress(g.Stack); a != "" && !slices.Contains(w.keys, "addr:"+a) {
+						w.keys = append([]string{"addr:" + a}, w.keys...)
+					}
+					waits = append(waits, lockWait{a: g, frame: k, lock: w})
 				}
-				c := candidate{g: g, frame: f, recv: recv != "" && recv == gr.sites[i].recv}
-				if atLock {
-					c.other = other
-				}
-				cands = append(cands, c)
-				break
+			}
+			for _, c := range fn.heldAt(f.Line) {
+				holds = append(holds, lockHold{a: g, frame: k, lock: namer.ref(g, k, src, fn, c.expr, c.op == "RLock")})
 			}
 		}
-		l.Basis = Basis{WaitFunc: first.fn, WaitLine: first.line}
-		switch len(cands) {
-		case 0:
-			l.Basis.Rule = BasisGoNone
-		case 1:
-			c := cands[0]
-			l.Holder = &c.g.Ref
-			l.Basis.Rule, l.Basis.Owner = BasisGoProbable, c.g.Ref.Goroutine
-			l.Basis.Frame, l.Basis.Line, l.Basis.Other = c.frame.Func, c.frame.Line, c.other
-			if c.recv {
-				l.Basis.Receiver = firstArg(c.frame.Args)
-			}
-		default:
-			l.Basis.Rule = BasisGoCandidates
-			for _, c := range cands {
-				l.Basis.Candidates = append(l.Basis.Candidates, c.g.Ref.Goroutine)
-			}
-		}
-		locks = append(locks, l)
 	}
-	slices.SortStableFunc(locks, func(a, b Lock) int { return cmp.Compare(len(b.Waiters), len(a.Waiters)) })
-	return locks
+	groups := groupWaits(waits, func(w lockWait) LockKind {
+		if w.a.Wait == model.WaitRWMutex {
+			return LockGoRWMutex
+		}
+		return LockGoMutex
+	})
+	return findHolders(s.p.pid, groups, holds)
 }
 
 // chanEdges ties goroutines blocked on channels to the goroutines that

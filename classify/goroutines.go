@@ -69,12 +69,17 @@ func goroutineSamples(samples []model.Sample) ([][]model.Goroutine, []model.Form
 // holders, the channels that tie them, the pools with nothing to feed
 // them, and the groups of goroutines with one stack. It does nothing when
 // no sample has goroutines.
-func (p *proc) addGoroutines(opts Options) {
+func (p *proc) addGoroutines(opts Options, files map[string][]string) {
 	gs, sources := goroutineSamples(p.samples)
 	if gs == nil {
 		return
 	}
 	p.gsamples = gs
+	for _, sm := range p.samples {
+		if sm.Goroutines != nil {
+			p.runtimeDeadlock = sm.Message == runtimeDeadlock
+		}
+	}
 	s := &goScene{p: p, opts: opts}
 	for i := range p.threads {
 		t := &p.threads[i]
@@ -93,15 +98,16 @@ func (p *proc) addGoroutines(opts Options) {
 	for i := range p.goroutines {
 		p.byGID[p.goroutines[i].Ref.Goroutine] = &p.goroutines[i]
 	}
-	locks := s.mutexes()
+	locks := s.mutexes(files)
 	for i := range locks {
 		l := &locks[i]
 		for _, w := range l.Waiters {
 			p.byGID[w.Goroutine].WaitsFor = l.ID
 		}
-		if l.Holder != nil {
-			h := p.byGID[l.Holder.Goroutine]
-			h.Holds = append(h.Holds, l.ID)
+		for _, h := range append(holderRefs(l), l.Readers...) {
+			if a := p.byGID[h.Goroutine]; a != nil && !slices.Contains(a.Holds, l.ID) {
+				a.Holds = append(a.Holds, l.ID)
+			}
 		}
 	}
 	p.locks = append(p.locks, locks...)
@@ -132,6 +138,10 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) []*goHistory {
 	slices.SortFunc(out, func(a, b *goHistory) int { return cmp.Compare(a.id, b.id) })
 	return out
 }
+
+// runtimeDeadlock is the fatal error the Go runtime dies with when no
+// goroutine can ever run again.
+const runtimeDeadlock = "all goroutines are asleep - deadlock!"
 
 // goWait names what a goroutine waits on from its state and frames;
 // WaitNone for a running or runnable one. Older Go says "semacquire" for
@@ -188,15 +198,7 @@ var (
 	goRuntimeWaits = []string{"GC", "finalizer", "force gc", "timer goroutine", "trace reader", "debug call", "cleanup wait", "GOMAXPROCS updater"}
 )
 
-// std reports a function of Go's standard library (or runtime): its
-// import path's first element has no dot, and it is not package main.
-func std(fn string) bool {
-	first, _, _ := strings.Cut(fn, "/")
-	if !strings.Contains(fn, "/") {
-		first, _, _ = strings.Cut(fn, ".")
-	}
-	return first != "main" && !strings.Contains(first, ".") && first != "command-line-arguments"
-}
+func std(fn string) bool { return model.GoStd(fn) }
 
 // UserFrame is the index of the innermost frame of the program's own code
 // (not the standard library's), or -1.
@@ -243,7 +245,7 @@ func (s *goScene) goroutine(h *goHistory) Actor {
 	g := Actor{
 		Kind: ActorGoroutine, Ref: Ref{PID: s.p.pid, Goroutine: h.id},
 		GoState: last.State, WaitMinutes: last.WaitMinutes, Thread: last.Thread,
-		Seen: len(h.readings), Stack: last.Stack, CreatedBy: last.CreatedBy,
+		Seen: len(h.readings), Stack: last.Stack, CreatedBy: last.CreatedBy, CreatorID: last.CreatorID,
 		Wait: goWait(last),
 	}
 	// A wait reason that changes is movement; a flip between a wait and
@@ -473,4 +475,11 @@ func (s *goScene) groups() []Group {
 		g.Grew = len(g.Counts) > 1 && g.Counts[len(g.Counts)-1] > g.Counts[0] && g.Class == ClassBlocked
 	}
 	return sorted
+}
+
+func holderRefs(l *Lock) []Ref {
+	if l.Holder == nil {
+		return nil
+	}
+	return []Ref{*l.Holder}
 }

@@ -258,7 +258,7 @@ func TestClassifyGoroutines(t *testing.T) {
 			samples: goSamples(2, []model.Thread{parked}, func(int) []model.Goroutine {
 				return append(mutexWaiters(3), gr(7, "IO wait", writeStack), gr(8, "IO wait", writeStack))
 			}),
-			verdict: classify.Blocked, evidence: "goroutines 7, 8 are all inside main.(*Store).Put past its Lock call",
+			verdict: classify.Blocked, evidence: "no single holder: goroutine 7 (main.(*Store).Put) (probable: in main.(*Store).Put at line 21); goroutine 8 (main.(*Store).Put)",
 		},
 		{
 			name: "a different receiver is not the holder",
@@ -272,7 +272,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				}
 				return append(waiters, gr(7, "IO wait", other))
 			}),
-			verdict: classify.Blocked, evidence: "no goroutine stands inside main.(*Store).Put past its Lock call",
+			verdict: classify.Blocked, evidence: "no holder is named: no frame of any stack holds it",
 		},
 		{
 			name: "waiters whose mutex address is unknown group by call site",
@@ -453,7 +453,9 @@ func TestWhoseGoroutines(t *testing.T) {
 		if d.Verdict != classify.Blocked || !strings.Contains(d.Summary, "3 goroutines are blocked") {
 			t.Errorf("verdict %s (%s), want the three workers blocked", d.Verdict, d.Summary)
 		}
-		if !slices.ContainsFunc(d.Evidence, func(e string) bool { return strings.HasPrefix(e, "4 goroutines in the last sample (0 of them the runtime's") }) {
+		if !slices.ContainsFunc(d.Evidence, func(e string) bool {
+			return strings.HasPrefix(e, "4 goroutines in the last sample (0 of them the runtime's")
+		}) {
 			t.Errorf("evidence %q: want 4 goroutines, none of them machinery", d.Evidence)
 		}
 	})

@@ -31,12 +31,15 @@ type graph struct {
 	// free are the nodes that can move: an actor that works, a process
 	// with a thread that does.
 	free map[Ref]bool
+	// and are the nodes that wait for every node they point at, not any
+	// one: a writer waiting for all the readers of a sync.RWMutex.
+	and map[Ref]bool
 	// first and last are the times of the target's first and last samples.
 	first, last time.Time
 }
 
 func newGraph(target *proc, rec *model.Recording, opts Options) *graph {
-	g := &graph{target: target.pid, rec: rec, procs: map[int]*proc{}, edges: map[Ref][]Ref{}, free: map[Ref]bool{},
+	g := &graph{target: target.pid, rec: rec, procs: map[int]*proc{}, edges: map[Ref][]Ref{}, free: map[Ref]bool{}, and: map[Ref]bool{},
 		first: target.samples[0].Time, last: target.samples[len(target.samples)-1].Time}
 	g.procs[target.pid] = target
 	g.order = append(g.order, target.pid)
@@ -103,8 +106,8 @@ func (g *graph) addProcess(p *proc) {
 		if gr.Class != ClassBlocked {
 			continue
 		}
-		if l := p.lockByID(gr.WaitsFor); l != nil && l.Holder != nil {
-			g.edges[gr.Ref] = append(g.edges[gr.Ref], *l.Holder)
+		if l := p.lockByID(gr.WaitsFor); l != nil {
+			g.edges[gr.Ref] = append(g.edges[gr.Ref], lockEdges(l, gr.Ref, g.and)...)
 		}
 		for _, o := range p.chanEdges[gr.Ref.Goroutine] {
 			g.edges[gr.Ref] = append(g.edges[gr.Ref], Ref{PID: p.pid, Goroutine: o})
@@ -122,6 +125,29 @@ func (p *proc) lockByID(id string) *Lock {
 		}
 	}
 	return nil
+}
+
+// lockEdges are what a waiter of a lock waits for: its holder; for a
+// sync.RWMutex held for reading, every reader (a writer needs them all to
+// unlock), or, for a reader, the writers queued ahead of it.
+func lockEdges(l *Lock, w Ref, and map[Ref]bool) []Ref {
+	if l.Holder != nil {
+		return []Ref{*l.Holder}
+	}
+	if len(l.Readers) == 0 {
+		return nil
+	}
+	if !slices.Contains(l.ReadWaiters, w) {
+		and[w] = true
+		return slices.Clone(l.Readers)
+	}
+	var writers []Ref
+	for _, o := range l.Waiters {
+		if !slices.Contains(l.ReadWaiters, o) {
+			writers = append(writers, o)
+		}
+	}
+	return writers
 }
 
 // resolve finds what a wait points at across processes, sets its To and
@@ -169,9 +195,10 @@ func (g *graph) resolve(w *Wait) []Ref {
 }
 
 // deadlocked is the set of nodes that can never move: each waits for at
-// least one node, and every node it waits for is in the set. It is found
-// from all the nodes that wait, by dropping any that waits for one that
-// can move, until none does.
+// least one node, and every node it waits for is in the set (for a node
+// that waits for all it points at, one of them is). It is found from all
+// the nodes that wait, by dropping any that waits for one that can move,
+// until none does.
 func (g *graph) deadlocked() map[Ref]bool {
 	in := map[Ref]bool{}
 	for n, out := range g.edges {
@@ -182,7 +209,12 @@ func (g *graph) deadlocked() map[Ref]bool {
 	for changed := true; changed; {
 		changed = false
 		for n := range in {
-			if slices.ContainsFunc(g.edges[n], func(o Ref) bool { return !in[o] }) {
+			out := g.edges[n]
+			stuck := !slices.ContainsFunc(out, func(o Ref) bool { return !in[o] })
+			if g.and[n] {
+				stuck = slices.ContainsFunc(out, func(o Ref) bool { return in[o] })
+			}
+			if !stuck {
 				delete(in, n)
 				changed = true
 			}

@@ -118,5 +118,5 @@ func mutexOwner(f model.Futex, waiters []model.Thread, live map[int]bool, pid in
 	if pi {
 		kind = LockPIMutex
 	}
-	return kind, Basis{Rule: BasisGlibcOwner, Owner: int64(owner), PID: pid, Word: f.Word, PI: pi, MutexKind: k}
+	return kind, Basis{Rule: BasisGlibcOwner, Kind: BasisExact, Owner: int64(owner), PID: pid, Word: f.Word, PI: pi, MutexKind: k}
 }

@@ -14,121 +14,173 @@ import (
 // holds the lock. The kernel cannot say it: a threading.Lock records no
 // owner. It also finds the pools of workers parked in queue.get().
 
-// withSite is where threads wait to enter a `with lock:` block.
-type withSite struct {
-	file, fn string
-	line     int
-	end      int // last line of the block
-	waiters  []int
-	holders  []int
-}
-
-// pythonLocks names the holders of Python locks from the source (file path
-// → lines, line 1 first).
+// pythonLocks names the Python locks threads wait for and who holds them,
+// frame by frame (see holders.go): where each waiter takes a lock — a
+// `with X:` or X.acquire() line, past the threading module's own lock
+// frames — and what each frame of every thread holds, from the source
+// (file path → lines, line 1 first) when the recording has it, else by
+// the site.
 func (p *proc) pythonLocks(sources map[string][]string) {
-	sites := map[string]*withSite{}
+	var waits []lockWait
+	var holds []lockHold
 	for i := range p.threads {
 		t := &p.threads[i]
+		if len(t.Stack) == 0 || t.Class == ClassExited {
+			continue
+		}
 		// With kernel evidence the waiter must be in futex(); a stack from
 		// a file has none to check.
-		if len(t.Stack) == 0 || (t.Class != ClassBlocked && t.Class != ClassIdle) || (t.State.Known() && t.Syscall.Name != "futex") {
-			continue
-		}
-		top := t.Stack[0]
-		lines := sources[top.File]
-		if top.Line < 1 || top.Line > len(lines) {
-			continue
-		}
-		text := strings.TrimSpace(lines[top.Line-1])
-		if !strings.HasPrefix(text, "with ") || !strings.HasSuffix(text, ":") {
-			continue
-		}
-		key := fmt.Sprintf("%s:%d", top.File, top.Line)
-		site := sites[key]
-		if site == nil {
-			site = &withSite{file: top.File, fn: top.Func, line: top.Line, end: blockEnd(lines, top.Line)}
-			sites[key] = site
-		}
-		site.waiters = append(site.waiters, t.Ref.TID)
-	}
-	keys := make([]string, 0, len(sites))
-	for k := range sites {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		site := sites[k]
-		for _, t := range p.threads {
-			if slices.Contains(site.waiters, t.Ref.TID) {
-				continue
-			}
-			for _, f := range t.Stack {
-				if f.File == site.file && f.Func == site.fn && f.Line > site.line && f.Line <= site.end {
-					site.holders = append(site.holders, t.Ref.TID)
-					break
+		waiting := (t.Class == ClassBlocked || t.Class == ClassIdle) && (!t.State.Known() || t.Syscall.Name == "futex")
+		wait := -1
+		for k, f := range t.Stack {
+			lines := sources[f.File]
+			fn := pyFuncAt(lines, f.Line)
+			ref := lockRef{fn: f.Func + "@" + f.File, line: f.Line}
+			if waiting && wait < 0 {
+				if items := pyLockingAt(lines, f.Line); len(items) > 0 {
+					w := p.pyLockRef(t, k, lines, fn, items[0], ref)
+					if addr, ok := model.FutexWait(t.Syscall); ok {
+						w.keys = append([]string{"futex:" + model.FutexKey(addr)}, w.keys...)
+					}
+					waits = append(waits, lockWait{a: t, frame: k, lock: w})
+					wait = k
+				} else if k == 0 && isLockMachinery(f) {
+					continue // threading's own frames: the wait is their caller's
+				} else if lines == nil && k > 0 && isLockMachinery(t.Stack[k-1]) {
+					// No source: the caller of the lock frames waits at
+					// its line, as far as the site can tell.
+					waits = append(waits, lockWait{a: t, frame: k, lock: ref})
+					wait = k
+				} else {
+					waiting = false
 				}
 			}
+			if lines == nil {
+				holds = append(holds, lockHold{a: t, frame: k, lock: ref})
+				continue
+			}
+			for _, x := range pyHeldAt(lines, f.Line, fn) {
+				holds = append(holds, lockHold{a: t, frame: k, lock: p.pyLockRef(t, k, lines, fn, x, ref)})
+			}
 		}
-		p.attachPythonLock(site)
 	}
+	if len(waits) == 0 {
+		return
+	}
+	groups := groupWaits(waits, func(lockWait) LockKind { return LockPython })
+	locks := findHolders(p.pid, groups, holds)
+	for gi := range locks {
+		l := &locks[gi]
+		w := groups[gi].waits[0]
+		// The id a lock goes by: the futex its waiters share, else the
+		// line they wait at.
+		l.ID = fmt.Sprintf("with:%s:%d", w.a.Stack[w.frame].File, w.a.Stack[w.frame].Line)
+		for _, k := range groups[gi].keys {
+			if strings.HasPrefix(k, "futex:") {
+				l.ID, l.Address = k, strings.TrimPrefix(k, "futex:")
+				break
+			}
+		}
+		if l.Address == "" || strings.HasPrefix(l.Address, "locked at") {
+			l.Address = strings.TrimPrefix(l.ID, "with:")
+		}
+		// Two locks taken at one line (a parameter's, two objects) are
+		// told apart.
+		for n, base := 2, l.ID; slices.ContainsFunc(locks[:gi], func(o Lock) bool { return o.ID == l.ID }); n++ {
+			l.ID = fmt.Sprintf("%s#%d", base, n)
+		}
+		p.attachPythonLock(l)
+	}
+	p.sortLocks()
 }
 
-// attachPythonLock records a with-site as a lock: the futex group the
-// waiters share, if there is one, gains the holder; otherwise a lock of its
-// own is added.
-func (p *proc) attachPythonLock(site *withSite) {
-	where := fmt.Sprintf("%s:%d", site.file, site.line)
-	basis := Basis{Rule: BasisWithBlock, Site: where, Func: site.fn, From: site.line, To: site.end, Inside: site.holders}
-	var holder *Ref
-	if len(site.holders) == 1 {
-		holder = &Ref{PID: p.pid, TID: site.holders[0]}
+// isLockMachinery reports a frame of the threading module taking a lock for
+// its caller: Condition.__enter__, Semaphore.acquire and the like.
+func isLockMachinery(f model.Frame) bool {
+	if !strings.HasSuffix(f.File, "threading.py") {
+		return false
 	}
-	// Do the waiters share one futex word, and is the holder not among its
-	// waiters? Then the kernel agrees.
-	var lock *Lock
-	for i := range p.locks {
-		l := &p.locks[i]
-		if slices.ContainsFunc(l.Waiters, func(r Ref) bool { return slices.Contains(site.waiters, r.TID) }) {
-			lock = l
-			break
+	return strings.HasSuffix(f.Func, "__enter__") || strings.HasSuffix(f.Func, "acquire")
+}
+
+// pyLockRef names a lock expression of a Python frame as exactly as its
+// source and py-spy's --locals allow.
+func (p *proc) pyLockRef(t *Actor, k int, lines []string, fn *pyFunc, expr string, at lockRef) lockRef {
+	r := at
+	r.text, r.sourced = expr, true
+	root, path, _ := strings.Cut(expr, ".")
+	if a := varAddr(t, k, root); a != "" {
+		if path == "" {
+			r.keys = append(r.keys, "addr:"+a)
+		} else {
+			r.keys = append(r.keys, "obj:"+a+":"+path)
 		}
 	}
-	if lock != nil && len(lock.Waiters) == len(site.waiters) && lock.Holder == nil {
-		if holder != nil {
-			basis.Agrees, basis.Waiters, basis.Address = true, len(site.waiters), lock.Address
+	file := t.Stack[k].File
+	switch sc, _ := pyScope(lines, fn, expr); sc {
+	case scopeReceiver:
+		if fn.class != "" {
+			r.keys = append(r.keys, "field:"+file+":"+fn.class+"."+path)
 		}
-		lock.Kind, lock.Holder, lock.Basis = LockPython, holder, basis
-	} else {
-		l := Lock{ID: "with:" + where, Kind: LockPython, Address: where, Holder: holder, Basis: basis}
-		for _, tid := range site.waiters {
-			l.Waiters = append(l.Waiters, Ref{PID: p.pid, TID: tid})
-		}
-		p.locks = append(p.locks, l)
-		lock = &p.locks[len(p.locks)-1]
+	case scopeGlobal:
+		r.keys = append(r.keys, "global:"+file+":"+expr)
 	}
-	for _, tid := range site.waiters {
-		if t := p.byTID[tid]; t != nil {
-			t.WaitsFor = lock.ID
+	return r
+}
+
+// varAddr is the address of the object a frame's variable names, from
+// py-spy's --locals; "" when unknown.
+func varAddr(t *Actor, frame int, name string) string {
+	for _, fv := range t.Vars {
+		if fv.Frame != frame {
+			continue
+		}
+		for _, v := range fv.Vars {
+			if v.Name == name {
+				return v.Addr
+			}
+		}
+	}
+	return ""
+}
+
+// attachPythonLock records a Python lock: it takes the place of a futex
+// group with the same waiters, and its waiters wait for it.
+func (p *proc) attachPythonLock(l *Lock) {
+	for i := 0; i < len(p.locks); i++ {
+		f := &p.locks[i]
+		if f.Kind == LockFutex && f.Holder == nil && slices.ContainsFunc(f.Waiters, func(r Ref) bool { return slices.Contains(l.Waiters, r) }) {
+			p.locks = append(p.locks[:i], p.locks[i+1:]...)
+			i--
+		}
+	}
+	p.locks = append(p.locks, *l)
+	for _, r := range l.Waiters {
+		if t := p.byTID[r.TID]; t != nil {
+			t.WaitsFor = l.ID
 			if t.Class == ClassIdle {
-				t.Class, t.Why = ClassBlocked, Why{Rule: WhyWithBlock, Site: where}
+				t.Class, t.Why = ClassBlocked, Why{Rule: WhyWithBlock, Site: strings.TrimPrefix(l.ID, "with:")}
+				if w := p.waitOf(r.TID); w == nil {
+					p.waits = append(p.waits, Wait{From: r, Kind: model.WaitLock})
+				}
 			}
 		}
 	}
 	for i := range p.waits {
 		w := &p.waits[i]
-		if slices.Contains(site.waiters, w.From.TID) {
-			w.Kind, w.Resource, w.To, w.Lock, w.WithSite = model.WaitLock, lock.ID, holder, lock.ID, where
+		if slices.Contains(l.Waiters, w.From) {
+			w.Kind, w.Resource, w.To, w.Lock = model.WaitLock, l.ID, l.Holder, l.ID
+			w.WithSite = strings.TrimPrefix(l.ID, "with:")
+			if !strings.HasPrefix(l.ID, "with:") {
+				w.WithSite = ""
+			}
 		}
 	}
-	if holder != nil {
-		if t := p.byTID[holder.TID]; t != nil && !slices.Contains(t.Holds, lock.ID) {
-			t.Holds = append(t.Holds, lock.ID)
+	if l.Holder != nil {
+		if t := p.byTID[l.Holder.TID]; t != nil && !slices.Contains(t.Holds, l.ID) {
+			t.Holds = append(t.Holds, l.ID)
 		}
 	}
-	slices.SortFunc(p.locks, func(a, b Lock) int {
-		return cmp.Or(cmp.Compare(len(b.Waiters), len(a.Waiters)), cmp.Compare(a.Address, b.Address))
-	})
-	p.reindexLocks()
 }
 
 // reindexLocks points lockOf at the locks again after they moved.
@@ -139,6 +191,14 @@ func (p *proc) reindexLocks() {
 			p.lockOf[w.TID] = &p.locks[i]
 		}
 	}
+}
+
+// sortLocks puts the locks with the most waiters first.
+func (p *proc) sortLocks() {
+	slices.SortFunc(p.locks, func(a, b Lock) int {
+		return cmp.Or(cmp.Compare(len(b.Waiters), len(a.Waiters)), cmp.Compare(a.Address, b.Address))
+	})
+	p.reindexLocks()
 }
 
 // blockEnd is the last line of the block a `with …:` at line opens: the

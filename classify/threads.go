@@ -65,6 +65,9 @@ type proc struct {
 	chanWhy   map[int64]*ChanWait
 	// verdict is a peer's own, from its threads.
 	verdict Verdict
+	// runtimeDeadlock: the Go runtime itself said no goroutine can ever
+	// run again ("all goroutines are asleep - deadlock!").
+	runtimeDeadlock bool
 }
 
 // newProc runs the thread adapter over one process's samples. It needs at
@@ -159,6 +162,7 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		Seen:    len(h.readings),
 		Stack:   last.Stack,
 		Python:  last.Python,
+		Vars:    last.Vars,
 	}
 	if last.Python != nil && last.Python.ThreadName != "" {
 		// The OS name of a Python thread is the interpreter's (before 3.14).

@@ -112,6 +112,7 @@ type Actor struct {
 	Voluntary   uint64
 	Involuntary uint64
 	Python      *model.PythonThread
+	Vars        []model.FrameVars // the objects its frames name (py-spy --locals)
 
 	// A goroutine's evidence, at its last wait.
 	GoState     string // the wait reason or status: "chan receive", "running"
@@ -120,6 +121,7 @@ type Actor struct {
 	Aside       Aside  // not the program's story, and why
 	Group       int    // its index in Diagnosis.Groups
 	CreatedBy   *model.Frame
+	CreatorID   int64 // the goroutine that started it, when the source says
 }
 
 // CPU is an actor's CPU over the run, in percent of one core. Known is
@@ -178,7 +180,11 @@ type Lock struct {
 	Address string // the futex word, the Go mutex, or "FILE:LINE" of a with-block
 	Holder  *Ref
 	Waiters []Ref
-	Basis   Basis
+	// Readers hold a sync.RWMutex for reading; ReadWaiters are the
+	// waiters that want to read (the others want to write).
+	Readers     []Ref
+	ReadWaiters []Ref
+	Basis       Basis
 }
 
 // LockKind says what sort of lock it is.

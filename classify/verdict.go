@@ -61,10 +61,15 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 	var holder *Actor
 	for i := range p.locks {
 		lk := &p.locks[i]
-		if lk.Holder == nil || (lk.Holder.Goroutine != 0) != (l.kind == ActorGoroutine) {
+		who := lk.Holder
+		if who == nil && len(lk.Readers) > 0 {
+			// A sync.RWMutex held for reading: its readers hold it.
+			who = &lk.Readers[0]
+		}
+		if who == nil || (who.Goroutine != 0) != (l.kind == ActorGoroutine) {
 			continue
 		}
-		if h := p.actor(*lk.Holder); h != nil && (held == nil || len(lk.Waiters) > len(held.Waiters)) {
+		if h := p.actor(*who); h != nil && (held == nil || len(lk.Waiters) > len(held.Waiters)) {
 			held, holder = lk, h
 		}
 	}
@@ -85,18 +90,28 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 		pool = p.threadPool()
 	}
 
+	runtimeSays := l.kind == ActorGoroutine && p.runtimeDeadlock
 	switch {
 	case cycle >= 0:
-		v, conf = Deadlock, High
+		v, conf = Deadlock, p.cycleConfidence(cycles[cycle])
 		c.Rule, c.Cycle, c.Actors = CauseDeadlock, cycle, cycles[cycle]
 		if g != nil && slices.ContainsFunc(cycles[cycle], func(r Ref) bool { return r.PID != p.pid }) {
 			c.Rule = CauseCrossDeadlock
 		}
+		if runtimeSays {
+			conf, c.RuntimeSaid = High, true
+		}
+	case runtimeSays:
+		// The runtime found no goroutine that could ever run again: that
+		// is a deadlock whatever the stacks name.
+		v, conf = Deadlock, High
+		c.Rule, c.Actors, c.Kinds = CauseRuntimeDeadlock, refs(l.byClass[ClassBlocked]), kindCounts(l.byClass[ClassBlocked])
+		c.Group = p.biggestGroup(ClassBlocked)
 	case holder != nil && holder.Class == ClassSpinning:
-		v, conf = Spinning, High
+		v, conf = Spinning, basisConfidence(held.Basis.Kind)
 		c.Rule, c.Actors, c.Lock = CauseHolderSpins, []Ref{holder.Ref}, held.ID
 	case holder != nil && holder.Class == ClassBlocked:
-		v, conf = Blocked, High
+		v, conf = Blocked, basisConfidence(held.Basis.Kind)
 		c.Rule, c.Actors, c.Lock = CauseHolderBlocked, []Ref{holder.Ref}, held.ID
 		if holder.Kind == ActorGoroutine && g != nil {
 			c.HolderIO = p.ioChain(holder, g.rec.Resources)
@@ -143,7 +158,7 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 			c.Rule, conf = CauseNoLive, Low
 		}
 	}
-	if l.samples < 2 {
+	if l.samples < 2 && !runtimeSays {
 		conf = Low
 	}
 	return v, conf, c
@@ -184,4 +199,32 @@ func (p *proc) biggestGroup(c Class) int {
 		}
 	}
 	return -1
+}
+
+// basisConfidence is how far a verdict that rests on a lock's holder goes:
+// as far as the holder is known.
+func basisConfidence(k BasisKind) Confidence {
+	switch k {
+	case BasisProbable:
+		return Medium
+	case BasisInferred:
+		return Low
+	}
+	return High
+}
+
+// cycleConfidence is a cycle's: that of its weakest edge. Lock edges are as
+// sure as their holders; the kernel's (pipes, children) are sure.
+func (p *proc) cycleConfidence(c Cycle) Confidence {
+	conf := High
+	for _, r := range c {
+		a := p.actor(r)
+		if a == nil {
+			continue
+		}
+		if l := p.lockByID(a.WaitsFor); l != nil && l.Holder != nil {
+			conf = max(conf, basisConfidence(l.Basis.Kind))
+		}
+	}
+	return conf
 }

@@ -27,6 +27,9 @@ type Sample struct {
 	// StackSource is where this sample's stacks came from: a live source
 	// or the format of a dump read from a file; FormatNone for none.
 	StackSource Format `json:"stack_source,omitempty"`
+	// Message is what the runtime said with the stacks: a Go fatal
+	// error's text ("all goroutines are asleep - deadlock!"), a panic's.
+	Message string `json:"message,omitempty"`
 }
 
 // Thread is what the kernel says about one thread at one instant.
@@ -64,6 +67,25 @@ type Thread struct {
 	Stack []Frame `json:"stack,omitempty"`
 	// Python is what py-spy says of the Python thread on this OS thread.
 	Python *PythonThread `json:"python,omitempty"`
+	// Vars are the objects its frames' variables name (py-spy --locals):
+	// how a lock is told from another by its address.
+	Vars []FrameVars `json:"vars,omitempty"`
+}
+
+// FrameVars are the variables of one frame of a stack (Frame indexes it)
+// that name objects.
+type FrameVars struct {
+	Frame int   `json:"frame"`
+	Vars  []Var `json:"vars"`
+}
+
+// Var is a variable that names an object: its name, the object's type and
+// its address ("<_thread.lock at 0x7f…>"). Only objects are kept, never
+// values: a string or a number may be a secret.
+type Var struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+	Addr string `json:"addr"`
 }
 
 // PythonThread is a Python thread's facts from a stack dump.

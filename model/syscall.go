@@ -1,6 +1,9 @@
 package model
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Futex operations that wait for the word to change: FUTEX_WAIT,
 // FUTEX_LOCK_PI, FUTEX_WAIT_BITSET, FUTEX_WAIT_REQUEUE_PI, FUTEX_LOCK_PI2.
@@ -69,4 +72,14 @@ func FDArg(sc Syscall) (int, bool) {
 		return 0, false
 	}
 	return int(int32(sc.Args[i])), true
+}
+
+// GoStd reports a function of Go's standard library (or runtime): its
+// import path's first element has no dot, and it is not package main.
+func GoStd(fn string) bool {
+	first, _, _ := strings.Cut(fn, "/")
+	if !strings.Contains(fn, "/") {
+		first, _, _ = strings.Cut(fn, ".")
+	}
+	return first != "main" && !strings.Contains(first, ".") && first != "command-line-arguments"
 }

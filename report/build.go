@@ -75,7 +75,13 @@ func (w *words) locks() []Lock {
 	out := make([]Lock, 0, len(w.d.Locks))
 	for i := range w.d.Locks {
 		l := &w.d.Locks[i]
-		x := Lock{ID: l.ID, Kind: l.Kind.String(), Address: l.Address, Waiters: refs(l.Waiters), Basis: basisText(l)}
+		x := Lock{ID: l.ID, Kind: l.Kind.String(), Address: l.Address, Waiters: refs(l.Waiters), Basis: w.basisText(l), Readers: refs(l.Readers)}
+		if l.Holder != nil || len(l.Readers) > 0 {
+			x.BasisKind = l.Basis.Kind.String()
+		}
+		if len(x.Readers) == 0 {
+			x.Readers = nil
+		}
 		if l.Holder != nil {
 			h := ref(*l.Holder)
 			x.Holder = &h

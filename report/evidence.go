@@ -38,7 +38,7 @@ func (w *words) fact(f classify.Fact) string {
 		if l.Kind == classify.LockGoMutex || l.Kind == classify.LockGoRWMutex {
 			who = plural(len(l.Waiters), "goroutine waits", "goroutines wait")
 		}
-		return fmt.Sprintf("%s: %s on it; %s", l.ID, who, basisText(l))
+		return fmt.Sprintf("%s: %s on it; %s", l.ID, who, w.basisText(l))
 	case classify.FactMemory:
 		return memoryEvidence(w.d.Memory, f.Verdict)
 	case classify.FactGIL:

@@ -191,6 +191,11 @@ type Lock struct {
 	Holder  *Ref   `json:"holder"`
 	Waiters []Ref  `json:"waiters"`
 	Basis   string `json:"basis"`
+	// BasisKind is how sure the holder is: exact, probable or inferred;
+	// omitted when no holder is named.
+	BasisKind string `json:"basis_kind,omitempty"`
+	// Readers hold a sync.RWMutex for reading.
+	Readers []Ref `json:"readers,omitempty"`
 }
 
 // Wait is what one blocked or parked thread waits for.

@@ -127,6 +127,9 @@ func (w *words) summary(c classify.Cause) string {
 		return fmt.Sprintf("the goroutines were parked in every dump, but the threads use %.0f%% CPU and their waits move: the work happens between the dumps; slow, not stopped", c.CPU)
 	case classify.CauseNoLive:
 		return "no live thread was seen: the process exited"
+	case classify.CauseRuntimeDeadlock:
+		return fmt.Sprintf("the Go runtime reported \"all goroutines are asleep - deadlock!\": %s blocked and none can ever run again; the biggest group: %s",
+			plural(len(as), "goroutine is", "goroutines are"), w.groupTitle(c.Group))
 	}
 	return ""
 }
@@ -183,6 +186,8 @@ func (w *words) hint(c classify.Cause) string {
 			return "It waits for time, not for a resource: find what the loop polls for (a file, a flag, a service) and why it never comes."
 		}
 		return "Nothing here is stuck on anything of its own: look upstream, at whatever should hand it work (a producer, a connection, a timer) and why it stopped."
+	case classify.CauseRuntimeDeadlock:
+		return "The runtime found every goroutine blocked for good and killed the program: " + goBlockedHint(c.Kinds)
 	case classify.CauseNoLive, classify.CauseNoSamples:
 		return "Nothing here is stuck on anything of its own: look upstream, at whatever should hand it work (a producer, a connection, a timer) and why it stopped."
 	}
@@ -209,7 +214,14 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 			}
 			parts = append(parts, fmt.Sprintf("goroutine %d (%s) is blocked in %s", g.Ref.Goroutine, ownFunc(g.Stack), why))
 		}
-		return fmt.Sprintf("deadlock between %s: %s%s", plural(len(cycle), "goroutine", "goroutines"), strings.Join(parts, "; "), more)
+		said := ""
+		if c.RuntimeSaid {
+			said = "; the Go runtime itself reported it (all goroutines are asleep)"
+		}
+		if len(cycle) == 1 {
+			return fmt.Sprintf("self-deadlock: %s%s", strings.Join(parts, "; "), said)
+		}
+		return fmt.Sprintf("deadlock between %s: %s%s%s", plural(len(cycle), "goroutine", "goroutines"), strings.Join(parts, "; "), more, said)
 	}
 	for _, r := range cycle {
 		t := w.actors[r]

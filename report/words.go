@@ -276,7 +276,7 @@ func futexOpText(op uint64) string {
 }
 
 // basisText words how a lock's holder was established, or why none is.
-func basisText(l *classify.Lock) string {
+func (w *words) basisText(l *classify.Lock) string {
 	b := l.Basis
 	reason := ""
 	switch b.Rule {
@@ -306,39 +306,96 @@ func basisText(l *classify.Lock) string {
 		reason = fmt.Sprintf("its __owner %d is not a thread of pid %d: a process-shared mutex held by another process", b.Owner, b.PID)
 	case classify.BasisOwnerGone:
 		reason = fmt.Sprintf("its __owner %d is not a live thread of pid %d (an owner that exited, or not a mutex)", b.Owner, b.PID)
-	case classify.BasisWithBlock:
-		s := fmt.Sprintf("source: with-block at %s (lines %d-%d of %s())", b.Site, b.From, b.To, b.Func)
-		switch len(b.Inside) {
-		case 0:
-			s += "; no thread's stack is inside the block, so no holder is named"
-		case 1:
-			s += fmt.Sprintf("; tid %d's stack is inside it", b.Inside[0])
-		default:
-			s += fmt.Sprintf("; %d threads' stacks are inside it (%v), so no single holder is named", len(b.Inside), b.Inside)
+	case classify.BasisSameObject, classify.BasisSameExpr, classify.BasisSameSite, classify.BasisOnlyCandidate,
+		classify.BasisReaders, classify.BasisCandidates, classify.BasisNoCandidate:
+		return w.frameBasis(l)
+	}
+	return fmt.Sprintf("%d threads wait on the same futex word; %s, so no holder is named", b.Waiters, reason)
+}
+
+// actorLabel names an actor in a basis: "goroutine 7 (main.(*Service).refresh)",
+// "tid 5 (MainThread)".
+func (w *words) actorLabel(r classify.Ref) string {
+	a := w.actors[r]
+	switch {
+	case r.Goroutine != 0 && a != nil:
+		return fmt.Sprintf("goroutine %d (%s)", r.Goroutine, ownFunc(a.Stack))
+	case r.Goroutine != 0:
+		return fmt.Sprintf("goroutine %d", r.Goroutine)
+	case a != nil:
+		return threadName(a)
+	}
+	return fmt.Sprintf("tid %d", r.TID)
+}
+
+// locked is what a frame locked, "" when the source was not read.
+func locked(expr string) string {
+	if expr == "" {
+		return ""
+	}
+	return expr + " "
+}
+
+// frameBasis words a lock named from the stacks' frames (holders.go).
+func (w *words) frameBasis(l *classify.Lock) string {
+	b := l.Basis
+	where := fmt.Sprintf("%s at line %d", b.WaitFunc, b.WaitLine)
+	if b.Expr != "" {
+		where = fmt.Sprintf("%s.Lock() in %s at line %d", b.Expr, b.WaitFunc, b.WaitLine)
+		if l.Kind == classify.LockPython {
+			where = fmt.Sprintf("%s in %s at line %d", b.Expr, shortFunc(b.WaitFunc), b.WaitLine)
 		}
-		if b.Agrees {
-			s += fmt.Sprintf("; the futex evidence agrees: the %d waiters share futex %s and the holder is not among them", b.Waiters, b.Address)
-		}
-		return s
-	case classify.BasisGoNone:
-		return fmt.Sprintf("no goroutine stands inside %s past its Lock call: the holder locked it elsewhere, or a path returned without Unlock (the runtime does not record mutex owners)", b.WaitFunc)
-	case classify.BasisGoProbable:
-		past := "past the Lock call"
-		if b.Other != "" {
-			past = fmt.Sprintf("waiting there for another mutex (%s), so past this one's Lock", b.Other)
-		}
-		s := fmt.Sprintf("probable holder: goroutine %d is inside %s at line %d, %s (%s, where the waiters call Lock at line %d), and does not wait for this mutex",
-			b.Owner, b.Frame, b.Line, past, b.WaitFunc, b.WaitLine)
+	}
+	src := ""
+	if !b.Sourced {
+		src = "; the source was not read, so the lock is named by where it is taken"
+	}
+	var s string
+	switch b.Rule {
+	case classify.BasisSameObject:
+		s = fmt.Sprintf("exact: %s locked %sin %s at line %d, the very object the waiters wait on (they take %s)",
+			w.actorLabel(*l.Holder), locked(b.HeldExpr), shortFunc(b.Frame), b.Line, where)
+	case classify.BasisSameExpr:
+		s = fmt.Sprintf("probable: %s holds %s, locked in %s at line %d: the same lock expression the waiters take (%s); the runtime records no owner",
+			w.actorLabel(*l.Holder), b.HeldExpr, shortFunc(b.Frame), b.Line, where)
+	case classify.BasisSameSite:
+		s = fmt.Sprintf("probable: %s is inside %s at line %d, past where the waiters lock (%s), and does not wait for this lock there",
+			w.actorLabel(*l.Holder), shortFunc(b.Frame), b.Line, where)
 		if b.Receiver != "" {
 			s += "; same receiver " + b.Receiver
 		}
-		return s + "; the runtime does not record mutex owners, so this is an inference"
-	case classify.BasisGoCandidates:
-		var ids []string
-		for _, c := range b.Candidates {
-			ids = append(ids, strconv.FormatInt(c, 10))
+		s += "; the runtime records no owner"
+	case classify.BasisOnlyCandidate:
+		s = fmt.Sprintf("inferred: %s is the only one holding a lock that nothing else is named for, so nothing else could hold this one (the waiters take %s)",
+			w.actorLabel(*l.Holder), where)
+	case classify.BasisReaders:
+		var names []string
+		for _, r := range l.Readers {
+			names = append(names, w.actorLabel(r))
 		}
-		return fmt.Sprintf("goroutines %s are all inside %s past its Lock call: one of them probably holds it (the runtime does not record mutex owners)", strings.Join(ids, ", "), b.WaitFunc)
+		s = fmt.Sprintf("%s: held for reading by %s; a writer waits for every reader to unlock, and new readers queue behind the writer (the waiters take %s)",
+			b.Kind, strings.Join(names, ", "), where)
+	case classify.BasisCandidates:
+		var names []string
+		for _, r := range b.Ranked {
+			names = append(names, fmt.Sprintf("%s (%s: %sin %s at line %d)", w.actorLabel(r.Ref), r.Kind, locked(r.Expr), shortFunc(r.Frame), r.Line))
+		}
+		s = fmt.Sprintf("no single holder: %s could hold it, strongest first (the waiters take %s)", strings.Join(names, "; "), where)
+	case classify.BasisNoCandidate:
+		s = fmt.Sprintf("no holder is named: no frame of any stack holds it (the waiters take %s); the holder took it in code that is not on a stack now, or a path returned without unlocking", where)
 	}
-	return fmt.Sprintf("%d threads wait on the same futex word; %s, so no holder is named", b.Waiters, reason)
+	if b.Self {
+		s += "; the holder is itself one of the waiters: it waits for a lock it already holds, a self-deadlock"
+	}
+	if b.Futex != "" {
+		s += fmt.Sprintf("; the kernel agrees that the %d waiters wait on one lock: they share futex %s", b.Waiters, b.Futex)
+	}
+	return s + src
+}
+
+// shortFunc drops the file a Python frame's function is qualified with
+// ("put@queue.py" → "put").
+func shortFunc(fn string) string {
+	f, _, _ := strings.Cut(fn, "@")
+	return f
 }

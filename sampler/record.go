@@ -129,7 +129,7 @@ func Record(ctx context.Context, t *Target, first Process, opts Options) (rec mo
 		f.scan()
 		f.record(&rec, firstScan)
 		if read := opts.Stacks.ReadSource; read != nil {
-			rec.Sources = sources(rec.Samples, read)
+			rec.Sources = ReadSources(rec.Samples, read)
 		}
 	}()
 	for i := 0; i < opts.Samples; i++ {
@@ -251,18 +251,44 @@ func (s *stacks) finish(ctx context.Context, rec *model.Recording) {
 	}
 }
 
-// sources reads the files that waiting threads' innermost frames point
-// into, so the classifier can find the with-blocks they wait at. A file
-// that cannot be read maps to nil.
-func sources(samples []model.Sample, read func(path string) ([]string, error)) map[string][]string {
+// Bounds on the source files read for a recording: how many, and how
+// much in all (each is also bounded, by maxSource).
+const (
+	maxSourceFiles = 256
+	maxSourceLines = 1 << 20
+)
+
+// ReadSources reads the files the last sample's stacks point into — every
+// frame of every thread and goroutine, but the Go standard library's — so
+// the classifier can find the locks each frame holds. A file that cannot
+// be read maps to nil.
+func ReadSources(samples []model.Sample, read func(path string) ([]string, error)) map[string][]string {
 	out := map[string][]string{}
-	for _, t := range samples[len(samples)-1].Threads {
-		if len(t.Stack) == 0 || t.State == model.StateRunning {
-			continue
+	if len(samples) == 0 {
+		return out
+	}
+	last := samples[len(samples)-1]
+	lines := 0
+	add := func(f model.Frame) {
+		if f.File == "" || len(out) >= maxSourceFiles || lines >= maxSourceLines {
+			return
 		}
-		file := t.Stack[0].File
-		if _, done := out[file]; !done {
-			out[file], _ = read(file)
+		if _, done := out[f.File]; done {
+			return
+		}
+		out[f.File], _ = read(f.File)
+		lines += len(out[f.File])
+	}
+	for _, t := range last.Threads {
+		for _, f := range t.Stack {
+			add(f)
+		}
+	}
+	for _, g := range last.Goroutines {
+		for _, f := range g.Stack {
+			if !model.GoStd(f.Func) {
+				add(f)
+			}
 		}
 	}
 	return out

@@ -42,7 +42,15 @@ type Dump struct {
 	// mid-line); Goroutines holds what parsed up to that point, the last
 	// one possibly with a partial stack.
 	Truncated bool
+	// Message is what the runtime said before the goroutines: a fatal
+	// error's text ("all goroutines are asleep - deadlock!"), a panic's
+	// value, a signal's name; "" for none.
+	Message string
 }
+
+// RuntimeDeadlock is the fatal error the Go runtime dies with when no
+// goroutine can ever run again.
+const RuntimeDeadlock = "all goroutines are asleep - deadlock!"
 
 // Goroutine is one record of a dump.
 type Goroutine struct {
@@ -361,10 +369,16 @@ func (p *parser) line(s string, nl bool) {
 		// A preamble continues one that has no goroutines yet ("panic: …"
 		// then "[signal …", or "fatal error: …" after a panic message).
 		if p.cur >= 0 && p.preamble && p.curN == 0 && !p.closed && !p.dumps[p.cur].Aggregated && k != kProfile {
+			if k == kFatal {
+				p.dumps[p.cur].Message = strings.Clone(v.text)
+			}
 			return
 		}
 		p.newDump(producer, true)
 		p.dumps[p.cur].Aggregated = k == kProfile
+		if k != kProfile {
+			p.dumps[p.cur].Message = strings.Clone(v.text)
+		}
 	case kTrailer:
 		p.closeRecord()
 		if p.cur >= 0 && p.curN > 0 {

@@ -52,6 +52,8 @@ type Thread struct {
 	OwnsGIL  bool
 	Current  bool          // faulthandler's "Current thread" (or "Stack") block
 	Frames   []model.Frame // innermost first, whatever order the format prints
+	// Vars are the objects the frames' variables name (py-spy --locals).
+	Vars []model.FrameVars
 }
 
 // unknownFunc stands for a frame whose function name the dump left empty,
@@ -341,6 +343,19 @@ func (p *builder) addFrame(f model.Frame) {
 	p.body = true
 }
 
+// addVar gives the thread's last frame a variable.
+func (p *builder) addVar(v model.Var) {
+	if p.thread == nil || len(p.thread.Frames) == 0 {
+		return
+	}
+	i := len(p.thread.Frames) - 1
+	if n := len(p.thread.Vars); n == 0 || p.thread.Vars[n-1].Frame != i {
+		p.thread.Vars = append(p.thread.Vars, model.FrameVars{Frame: i})
+	}
+	fv := &p.thread.Vars[len(p.thread.Vars)-1]
+	fv.Vars = append(fv.Vars, v)
+}
+
 func parsePySpyTexts(b []byte) ([]Dump, error) {
 	lines, _, cut := splitLines(b)
 	var p builder
@@ -366,8 +381,13 @@ func parsePySpyTexts(b []byte) ([]Dump, error) {
 		}
 		if f, ok := parsePySpyFrame(l); ok {
 			p.addFrame(f)
+			continue
 		}
-		// Anything else (locals, the --subprocesses rule, "Parent
+		if v, ok := parsePySpyVar(l); ok {
+			p.addVar(v)
+			continue
+		}
+		// Anything else (values that are not objects, the --subprocesses rule, "Parent
 		// Process", a pasted command) is not part of any stack.
 	}
 	if len(p.dumps) == 0 {

@@ -77,9 +77,7 @@ func Dumps(paths []string, stdin io.Reader, version string) (model.Recording, er
 	for i := range rec.Samples {
 		rec.Samples[i].PID = rec.Target.PID
 	}
-	if rec.Target.Runtime == model.RuntimePython {
-		rec.Sources = readSources(rec.Samples, python.ReadLocalSource)
-	}
+	rec.Sources = sampler.ReadSources(rec.Samples, sampler.ReadLocalSource)
 	return rec, nil
 }
 
@@ -110,7 +108,7 @@ func addGoDumps(rec *model.Recording, path string, b []byte, saved time.Time) er
 		rec.StackSource = d.Producer
 		at := saved.Add(time.Duration(len(rec.Samples)) * time.Second)
 		gs := goroutines.Samples(d.Goroutines)
-		rec.Samples = append(rec.Samples, model.Sample{Time: at.UTC(), Threads: []model.Thread{}, Goroutines: gs, StackSource: d.Producer})
+		rec.Samples = append(rec.Samples, model.Sample{Time: at.UTC(), Threads: []model.Thread{}, Goroutines: gs, StackSource: d.Producer, Message: d.Message})
 	}
 	if read == 0 {
 		return fmt.Errorf("%s: only pprof goroutine?debug=1 profiles, which count stacks without ids or states: fetch /debug/pprof/goroutine?debug=2 instead", path)
@@ -147,7 +145,7 @@ func snapshot(d python.Dump, at time.Time, tids map[string]int) model.Sample {
 			name = fmt.Sprintf("thread-%d", tid)
 		}
 		s.Threads = append(s.Threads, model.Thread{
-			TID: tid, Name: name, Stack: t.Frames,
+			TID: tid, Name: name, Stack: t.Frames, Vars: t.Vars,
 			Syscall: model.Syscall{Unknown: true, Nr: -1},
 			Python:  &model.PythonThread{ThreadName: t.Name, OwnsGIL: t.OwnsGIL, Active: t.Active},
 		})
@@ -180,21 +178,4 @@ func joinPaths(paths []string) string {
 		return paths[0]
 	}
 	return fmt.Sprintf("%s … %s, %d files", paths[0], paths[len(paths)-1], len(paths))
-}
-
-// readSources reads the files that waiting threads' innermost frames point
-// into (this machine's, offline), for the classifier to find the
-// with-blocks they wait at. A file that cannot be read maps to nil.
-func readSources(samples []model.Sample, read func(path string) ([]string, error)) map[string][]string {
-	out := map[string][]string{}
-	for _, t := range samples[len(samples)-1].Threads {
-		if len(t.Stack) == 0 {
-			continue
-		}
-		file := t.Stack[0].File
-		if _, done := out[file]; !done {
-			out[file], _ = read(file)
-		}
-	}
-	return out
 }

@@ -12,7 +12,7 @@ import (
 
 func pythonStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 	s := sampler.Stacks{What: "Python stacks", ReadSource: func(path string) ([]string, error) {
-		return python.ReadSource(fs, t.PID, path)
+		return sampler.ReadSource(fs, t.PID, path)
 	}}
 	popts := python.Options{PySpy: opts.PySpy, NonBlocking: opts.NoStop}
 	if _, err := python.Find(popts); err != nil {
@@ -72,7 +72,7 @@ func (p *pySpySource) Stacks(ctx context.Context, s *model.Sample) error {
 			}
 			continue
 		}
-		s.Threads[i].Stack = t.Frames
+		s.Threads[i].Stack, s.Threads[i].Vars = t.Frames, t.Vars
 		s.Threads[i].Python = &model.PythonThread{ThreadName: t.Name, OwnsGIL: t.OwnsGIL, Active: t.Active}
 	}
 	return nil

@@ -55,7 +55,9 @@ func For(t *sampler.Target, opts Options) sampler.Stacks {
 }
 
 func goStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
-	s := sampler.Stacks{What: "goroutines"}
+	s := sampler.Stacks{What: "goroutines", ReadSource: func(path string) ([]string, error) {
+		return sampler.ReadSource(fs, t.PID, path)
+	}}
 	s.Sources = append(s.Sources, &pprofSource{fs: fs, pid: t.PID, url: strings.TrimSuffix(opts.Pprof, "/")})
 	if opts.NoStop {
 		s.Sources = append(s.Sources, refused{model.SourceDelve, "not tried, --no-stop forbids stopping the target"})

@@ -1,4 +1,4 @@
-package python
+package sampler
 
 import (
 	"bytes"
@@ -7,17 +7,15 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-
-	"github.com/hangdoc/hangdoc/sampler"
 )
 
-// maxSource bounds a source file read to find a with-block.
+// maxSource bounds a source file read to find the locks a frame holds.
 const maxSource = 1 << 20
 
 // ReadSource reads a source file a stack points into, as the target sees
 // it: through /proc/PID/root, so a file inside a container is the
 // container's. Lines are returned without their newlines, line 1 first.
-func ReadSource(fs sampler.FS, pid int, path string) ([]string, error) {
+func ReadSource(fs FS, pid int, path string) ([]string, error) {
 	if !filepath.IsAbs(path) {
 		return nil, fmt.Errorf("reading source %q: not an absolute path", path)
 	}

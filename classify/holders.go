@@ -1,0 +1,349 @@
+package classify
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Who holds the locks that Python threads and goroutines wait for. The
+// runtimes record no owner for a threading.Lock or a sync.Mutex, so each
+// actor's stack is read frame by frame: where it waits to take a lock, and
+// which locks each of its frames holds, named as exactly as the evidence
+// allows. A lock's holder is then the actor whose holds name it, with the
+// basis of the match:
+//
+//   - exact: the same object — an address the waiter waits on equals the
+//     one the holder locked (frame arguments, py-spy's --locals, a
+//     receiver and a field that starts it);
+//   - probable: the same lock expression in source — a module global by
+//     name, a field of one type;
+//   - inferred: the only candidate the others leave — the one actor that
+//     holds a lock nobody else could be named for.
+//
+// Without the source, a frame that stands in the waiters' function past
+// the line they lock at is a probable holder (the same site).
+
+// lockRef is a lock as one frame names it.
+type lockRef struct {
+	// keys name the lock object: "addr:0x…" (an address), "obj:0x…:mu" (a
+	// field of an object at an address), "global:pkg.mu", "field:T.mu".
+	// The first two kinds are exact, the others probable.
+	keys []string
+	text string // the expression as written, "" without the source
+	fn   string
+	line int
+	read bool // a read lock (RLock)
+	// sourced: the expression was read from the source.
+	sourced bool
+	// Without the source: recv is the method's receiver word, and
+	// waitAddr the mutex a frame waits for at its own Lock line.
+	recv, waitAddr string
+}
+
+func exactKey(k string) bool { return strings.HasPrefix(k, "addr:") || strings.HasPrefix(k, "obj:") }
+
+// lockWait is an actor waiting to take a lock at one of its frames.
+type lockWait struct {
+	a     *Actor
+	frame int
+	lock  lockRef
+}
+
+// lockHold is a lock an actor holds at one of its frames.
+type lockHold struct {
+	a     *Actor
+	frame int
+	lock  lockRef
+}
+
+// match says how far a hold names a waited-for lock.
+func match(w, h lockRef) BasisKind {
+	probable := false
+	for _, wk := range w.keys {
+		for _, hk := range h.keys {
+			if wk != hk {
+				continue
+			}
+			if exactKey(wk) {
+				return BasisExact
+			}
+			probable = true
+		}
+	}
+	if probable && !conflict(w, h) {
+		return BasisProbable
+	}
+	return BasisUnknown
+}
+
+// conflict: both name the object the same way (its address; a field of an
+// object at an address) and the addresses differ, so the same expression
+// names two objects.
+func conflict(w, h lockRef) bool {
+	for _, wk := range w.keys {
+		for _, hk := range h.keys {
+			if exactKey(wk) && exactKey(hk) && hk != wk && comparable(wk, hk) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// comparable: two exact keys of one kind, naming the same field.
+func comparable(a, b string) bool {
+	ka, ra, _ := strings.Cut(a, ":")
+	kb, rb, _ := strings.Cut(b, ":")
+	if ka != kb {
+		return false
+	}
+	if ka != "obj" {
+		return true
+	}
+	_, pa, _ := strings.Cut(ra, ":")
+	_, pb, _ := strings.Cut(rb, ":")
+	return pa == pb
+}
+
+// lockGroup is the waiters of one lock.
+type lockGroup struct {
+	kind    LockKind
+	waits   []lockWait
+	keys    []string
+	id      string
+	address string
+}
+
+// groupWaits puts waiters of the same lock together: by an exact key when
+// they have one, else by the expression's probable key, else by the site
+// they wait at when the source was not read (nothing better is known), and
+// alone when the source names a lock no key identifies (a parameter, a
+// local: the same line may lock different objects).
+func groupWaits(waits []lockWait, kindOf func(lockWait) LockKind) []*lockGroup {
+	var groups []*lockGroup
+	index := map[string]*lockGroup{}
+	for i, w := range waits {
+		key := ""
+		for _, k := range w.lock.keys {
+			if exactKey(k) {
+				key = k
+				break
+			}
+		}
+		if key == "" && len(w.lock.keys) > 0 {
+			key = w.lock.keys[0]
+		}
+		if key == "" && !w.lock.sourced {
+			key = fmt.Sprintf("site:%s:%d", w.lock.fn, w.lock.line)
+		}
+		if key == "" {
+			key = fmt.Sprintf("alone:%d", i)
+		}
+		key = fmt.Sprintf("%d|%s", kindOf(w), key)
+		g := index[key]
+		if g == nil {
+			g = &lockGroup{kind: kindOf(w)}
+			index[key] = g
+			groups = append(groups, g)
+		}
+		g.waits = append(g.waits, w)
+		for _, k := range w.lock.keys {
+			if !slices.Contains(g.keys, k) {
+				g.keys = append(g.keys, k)
+			}
+		}
+	}
+	return groups
+}
+
+// candidate is an actor that may hold a lock, and on what basis.
+type candidate struct {
+	hold  lockHold
+	basis BasisKind
+	site  bool // matched by site, not by name
+}
+
+// findHolders names each group's holder from the holds, and returns the
+// locks. sameSite reports a hold that stands in a waiter's function past
+// its lock line (the rule without the source).
+func findHolders(pid int, groups []*lockGroup, holds []lockHold) []Lock {
+	locks := make([]Lock, 0, len(groups))
+	matched := map[*lockHold]bool{}
+	type pending struct {
+		l     *Lock
+		g     *lockGroup
+		named bool
+	}
+	var todo []pending
+	for _, g := range groups {
+		l := Lock{Kind: g.kind}
+		first := g.waits[0]
+		l.Address, l.ID = lockName(g, first)
+		waiting := map[*Actor]int{}
+		for _, w := range g.waits {
+			l.Waiters = append(l.Waiters, w.a.Ref)
+			waiting[w.a] = w.frame
+			if w.lock.read {
+				l.ReadWaiters = append(l.ReadWaiters, w.a.Ref)
+			}
+		}
+		var cands []candidate
+		for i := range holds {
+			h := &holds[i]
+			// A waiter's frames below the one that waits cannot hold what
+			// it waits for; its frames above it can: a self-deadlock.
+			if f, ok := waiting[h.a]; ok && h.frame < f {
+				continue
+			}
+			if b := match(first.lock, h.lock); b != BasisUnknown {
+				cands = append(cands, candidate{hold: *h, basis: b})
+				matched[h] = true
+				continue
+			}
+			if sameSite(first, *h) {
+				cands = append(cands, candidate{hold: *h, basis: BasisProbable, site: true})
+				matched[h] = true
+			}
+		}
+		l.Basis = pickHolder(&l, g, cands)
+		locks = append(locks, l)
+		todo = append(todo, pending{l: &locks[len(locks)-1], g: g})
+	}
+	// Inferred: a lock with no holder, and exactly one actor (not one of
+	// its waiters at the waiting frame) that holds a lock no other lock
+	// was matched to.
+	for _, p := range todo {
+		if p.l.Holder != nil || len(p.l.Basis.Ranked) > 0 {
+			continue
+		}
+		var who []*Actor
+		for i := range holds {
+			h := &holds[i]
+			if matched[h] || !h.lock.sourced || slices.Contains(who, h.a) {
+				continue
+			}
+			if slices.ContainsFunc(p.g.waits, func(w lockWait) bool { return w.a == h.a && h.frame <= w.frame }) {
+				continue
+			}
+			who = append(who, h.a)
+		}
+		if len(who) == 1 {
+			p.l.Holder = &who[0].Ref
+			p.l.Basis.Kind, p.l.Basis.Rule, p.l.Basis.Owner = BasisInferred, BasisOnlyCandidate, refID(who[0].Ref)
+		}
+	}
+	slices.SortStableFunc(locks, func(a, b Lock) int { return cmp.Compare(len(b.Waiters), len(a.Waiters)) })
+	return locks
+}
+
+// sameSite: neither was read from the source, and the hold stands in the
+// function the waiter locks in past its Lock: at another line, or at that
+// line waiting for another mutex (two locked in one function, in opposite
+// orders); on the same receiver when both are known.
+func sameSite(w lockWait, h lockHold) bool {
+	if w.lock.sourced || h.lock.sourced || w.lock.fn == "" || h.lock.fn != w.lock.fn {
+		return false
+	}
+	if w.lock.recv != "" && h.lock.recv != "" && w.lock.recv != h.lock.recv {
+		return false
+	}
+	if h.lock.line != w.lock.line {
+		return true
+	}
+	addr := ""
+	for _, k := range w.lock.keys {
+		if a, ok := strings.CutPrefix(k, "addr:"); ok {
+			addr = a
+		}
+	}
+	return addr != "" && h.lock.waitAddr != "" && h.lock.waitAddr != addr
+}
+
+// pickHolder names the holder: the one actor with the strongest basis; the
+// candidates ranked when several share it.
+func pickHolder(l *Lock, g *lockGroup, cands []candidate) Basis {
+	first := g.waits[0].lock
+	b := Basis{Rule: BasisNoCandidate, WaitFunc: first.fn, WaitLine: first.line, Expr: first.text, Sourced: first.sourced, Waiters: len(g.waits)}
+	for _, k := range g.keys {
+		if f, ok := strings.CutPrefix(k, "futex:"); ok && len(g.waits) > 1 {
+			b.Futex = f
+		}
+	}
+	if len(cands) == 0 {
+		return b
+	}
+	slices.SortStableFunc(cands, func(x, y candidate) int { return cmp.Compare(x.basis, y.basis) })
+	best := cands[0].basis
+	var top []candidate
+	for _, c := range cands {
+		if c.basis == best && !slices.ContainsFunc(top, func(t candidate) bool { return t.hold.a == c.hold.a }) {
+			top = append(top, c)
+		}
+	}
+	readers := l.Kind == LockGoRWMutex && slices.ContainsFunc(top, func(c candidate) bool { return c.hold.lock.read })
+	for _, c := range cands {
+		if !slices.ContainsFunc(b.Ranked, func(r RankedHolder) bool { return r.Ref == c.hold.a.Ref }) {
+			b.Ranked = append(b.Ranked, RankedHolder{Ref: c.hold.a.Ref, Kind: c.basis, Frame: c.hold.a.Stack[c.hold.frame].Func,
+				Line: c.hold.a.Stack[c.hold.frame].Line, Expr: c.hold.lock.text, Read: c.hold.lock.read, Site: c.site})
+		}
+	}
+	switch {
+	case readers:
+		// A read lock is held by many at once: every reader holds it.
+		for _, c := range top {
+			if c.hold.lock.read {
+				l.Readers = append(l.Readers, c.hold.a.Ref)
+			}
+		}
+		b.Kind, b.Rule = best, BasisReaders
+	case len(top) == 1:
+		c := top[0]
+		l.Holder = &c.hold.a.Ref
+		b.Kind, b.Owner = best, refID(c.hold.a.Ref)
+		b.Rule = BasisSameExpr
+		switch {
+		case best == BasisExact:
+			b.Rule = BasisSameObject
+		case c.site:
+			b.Rule = BasisSameSite
+		}
+		b.Frame, b.Line, b.HeldExpr = c.hold.a.Stack[c.hold.frame].Func, c.hold.a.Stack[c.hold.frame].Line, c.hold.lock.text
+		if c.site && first.recv != "" && first.recv == c.hold.lock.recv {
+			b.Receiver = first.recv
+		}
+		if c.hold.a == g.waits[0].a || slices.ContainsFunc(g.waits, func(w lockWait) bool { return w.a == c.hold.a }) {
+			b.Self = true
+		}
+	default:
+		b.Kind, b.Rule = best, BasisCandidates
+	}
+	return b
+}
+
+// lockName is a lock's address and id, from what its waiters say.
+func lockName(g *lockGroup, w lockWait) (address, id string) {
+	for _, k := range g.keys {
+		if strings.HasPrefix(k, "addr:") {
+			address = strings.TrimPrefix(k, "addr:")
+			break
+		}
+	}
+	if address == "" && w.lock.text != "" {
+		address = w.lock.text
+	}
+	if address == "" {
+		address = fmt.Sprintf("locked at %s:%d", w.lock.fn, w.lock.line)
+	} else if w.lock.text != "" && address == w.lock.text && w.lock.fn != "" {
+		address = fmt.Sprintf("%s (locked at %s:%d)", w.lock.text, w.lock.fn, w.lock.line)
+	}
+	return address, g.kind.String() + " " + address
+}
+
+func refID(r Ref) int64 {
+	if r.Goroutine != 0 {
+		return r.Goroutine
+	}
+	return int64(r.TID)
+}

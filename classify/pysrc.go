@@ -1,0 +1,172 @@
+package classify
+
+import (
+	"regexp"
+	"strings"
+)
+
+// The Python source reader: which locks a function holds at a line and
+// which one it waits to take there, read from its source by indentation —
+// a `with X:` block the line is inside, an X.acquire() before it with no
+// X.release() in between.
+
+var (
+	pyWithRE    = regexp.MustCompile(`^\s*(?:async\s+)?with\s+(.+?):\s*(?:#.*)?$`)
+	pyAcquireRE = regexp.MustCompile(`([A-Za-z_][\w.]*)\.acquire\(`)
+	pyReleaseRE = regexp.MustCompile(`([A-Za-z_][\w.]*)\.release\(`)
+	pyDefRE     = regexp.MustCompile(`^(\s*)(?:async\s+)?def\s+(\w+)\s*\(([^)]*)`)
+	pyClassRE   = regexp.MustCompile(`^(\s*)class\s+(\w+)`)
+	pyAssignRE  = regexp.MustCompile(`^([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]`)
+	pyIdentRE   = regexp.MustCompile(`^[A-Za-z_][\w.]*$`)
+)
+
+// pyFunc is the function a line of a Python file is in.
+type pyFunc struct {
+	name   string
+	class  string // the class it is a method of, "" for none
+	params []string
+	from   int // the def line
+	indent int // the def's indentation
+}
+
+// pyFuncAt finds the def a line is in, and the class that def is in.
+func pyFuncAt(lines []string, line int) *pyFunc {
+	if line < 1 || line > len(lines) {
+		return nil
+	}
+	at := indentOf(lines[line-1])
+	for i := line - 1; i >= 1; i-- {
+		l := lines[i-1]
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		in := indentOf(l)
+		if in >= at {
+			continue
+		}
+		at = in
+		m := pyDefRE.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		f := &pyFunc{name: m[2], from: i, indent: in}
+		for _, p := range strings.Split(m[3], ",") {
+			p = strings.TrimSpace(p)
+			p, _, _ = strings.Cut(p, "=")
+			p, _, _ = strings.Cut(p, ":")
+			p = strings.TrimLeft(strings.TrimSpace(p), "*")
+			if p != "" {
+				f.params = append(f.params, p)
+			}
+		}
+		for j := i - 1; j >= 1; j-- {
+			cl := lines[j-1]
+			if strings.TrimSpace(cl) == "" || indentOf(cl) >= in {
+				continue
+			}
+			if c := pyClassRE.FindStringSubmatch(cl); c != nil {
+				f.class = c[2]
+			}
+			break
+		}
+		return f
+	}
+	return nil
+}
+
+// withItems reads the lock expressions of a `with` line: "with a, b as c:"
+// → a, b; items that are not plain names or attributes (a call) are left
+// out.
+func withItems(line string) []string {
+	m := pyWithRE.FindStringSubmatch(line)
+	if m == nil {
+		return nil
+	}
+	var out []string
+	for _, it := range strings.Split(m[1], ",") {
+		it, _, _ = strings.Cut(strings.TrimSpace(it), " as ")
+		it = strings.TrimSpace(it)
+		if pyIdentRE.MatchString(it) {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// pyLockingAt is the lock a line waits to take: the items of a `with` on
+// it, or an X.acquire() on it.
+func pyLockingAt(lines []string, line int) []string {
+	if line < 1 || line > len(lines) {
+		return nil
+	}
+	l := lines[line-1]
+	if items := withItems(l); len(items) > 0 {
+		return items
+	}
+	if m := pyAcquireRE.FindStringSubmatch(l); m != nil {
+		return []string{m[1]}
+	}
+	return nil
+}
+
+// pyHeldAt is what the function around line holds there: the items of the
+// `with` blocks the line is inside, and what it acquired above the line and
+// did not release.
+func pyHeldAt(lines []string, line int, f *pyFunc) []string {
+	if f == nil {
+		return nil
+	}
+	var held []string
+	at := indentOf(lines[line-1])
+	for i := line - 1; i > f.from; i-- {
+		l := lines[i-1]
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#") {
+			continue
+		}
+		if in := indentOf(l); in < at {
+			at = in
+			held = append(held, withItems(l)...)
+		}
+	}
+	released := map[string]int{}
+	for i := line - 1; i > f.from; i-- {
+		l := lines[i-1]
+		if m := pyReleaseRE.FindStringSubmatch(l); m != nil {
+			released[m[1]]++
+		}
+		if m := pyAcquireRE.FindStringSubmatch(l); m != nil {
+			if released[m[1]] > 0 {
+				released[m[1]]--
+				continue
+			}
+			held = append(held, m[1])
+		}
+	}
+	return held
+}
+
+// pyScope says what the root of a lock expression is: self (a field of
+// the class), a parameter, a local, or a module global.
+func pyScope(lines []string, f *pyFunc, expr string) (scope, int) {
+	root, _, _ := strings.Cut(expr, ".")
+	if f != nil {
+		for i, p := range f.params {
+			if p == root {
+				if i == 0 && f.class != "" && (p == "self" || p == "cls") {
+					return scopeReceiver, 0
+				}
+				return scopeParam, i
+			}
+		}
+		for i := f.from + 1; i <= len(lines); i++ {
+			l := lines[i-1]
+			if strings.TrimSpace(l) != "" && indentOf(l) <= f.indent {
+				break
+			}
+			if m := pyAssignRE.FindStringSubmatch(strings.TrimSpace(l)); m != nil && m[1] == root {
+				return scopeLocal, 0
+			}
+		}
+	}
+	return scopeGlobal, 0
+}
