@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/hangdoc/hangdoc/model"
@@ -182,6 +183,14 @@ func threadEvidence(p *proc, g *graph, d *Diagnosis, v Verdict, c Cause) []Fact 
 	for _, t := range p.threads {
 		if t.Python != nil && t.Python.OwnsGIL {
 			ev = append(ev, Fact{Kind: FactGIL, Ref: t.Ref})
+		}
+	}
+	for _, t := range p.threads {
+		if slices.ContainsFunc(t.Stack, func(f model.Frame) bool { return strings.Contains(f.File, "asyncio/") }) {
+			// py-spy shows a thread's stack, which is its running task's:
+			// tasks parked on an await (an asyncio.Lock) are not on it.
+			ev = append(ev, Fact{Kind: FactAsyncio, Ref: t.Ref})
+			break
 		}
 	}
 	for _, pid := range g.order[1:] {

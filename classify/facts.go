@@ -184,6 +184,7 @@ const (
 	FactPileUp                      // a group grew
 	FactLongestWait                 // the goroutine that has waited longest
 	FactLayer                       // what a layer of actors says alone
+	FactAsyncio                     // a thread runs an asyncio loop: its waiting tasks are not seen
 )
 
 // BasisKind is how sure the holder is: the JSON's basis_kind.

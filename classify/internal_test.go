@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -159,5 +160,158 @@ def emit(rows):
 `, "\n")
 	if got := blockEnd(src, 6); got != 9 {
 		t.Errorf("blockEnd = %d, want 9", got)
+	}
+}
+
+func TestGoSourceReader(t *testing.T) {
+	src := strings.Split(`package main
+
+import "sync"
+
+type Store struct {
+	mu    sync.Mutex
+	inner *Inner
+}
+
+type Inner struct{ rw sync.RWMutex }
+
+var global sync.Mutex
+
+func (s *Store) Put(b []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inner.rw.RLock()
+	write(b)
+	s.inner.rw.RUnlock()
+	global.Lock()
+	write(b)
+}
+
+func transfer(a, b *sync.Mutex) {
+	a.Lock()
+	b.Lock()
+	go func() {
+		local := &sync.Mutex{}
+		local.Lock()
+		wait()
+	}()
+}
+`, "\n")
+	g := parseGo(src)
+	if g == nil {
+		t.Fatal("does not parse")
+	}
+	put := g.funcAt(18)
+	exprs := func(cs []lockCall) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.op+" "+c.expr)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		line int
+		want []string
+	}{
+		{15, nil},                                       // at the Lock itself: not yet held
+		{18, []string{"Lock s.mu", "RLock s.inner.rw"}}, // a deferred Unlock keeps s.mu held
+		{21, []string{"Lock s.mu", "Lock global"}},      // RUnlock released the read lock
+	} {
+		if got := exprs(put.heldAt(tc.line)); !slices.Equal(got, tc.want) {
+			t.Errorf("Put held at line %d: %q, want %q", tc.line, got, tc.want)
+		}
+	}
+	if c, ok := put.lockingAt(20); !ok || c.expr != "global" {
+		t.Errorf("locking at 20: %+v %v", c, ok)
+	}
+	if sc, _ := put.scopeOf(g, "s.mu"); sc != scopeReceiver {
+		t.Errorf("s.mu scope %d, want the receiver", sc)
+	}
+	if sc, _ := put.scopeOf(g, "global"); sc != scopeGlobal {
+		t.Errorf("global scope %d", sc)
+	}
+	if typ, field := g.fieldOf("Store", "inner.rw"); typ != "Inner" || field != "rw" {
+		t.Errorf("Store.inner.rw is %s.%s, want Inner.rw", typ, field)
+	}
+	if g.firstField["Store"] != "mu" {
+		t.Errorf("first field of Store: %q", g.firstField["Store"])
+	}
+	tr := g.funcAt(26)
+	if sc, i := tr.scopeOf(g, "b"); sc != scopeParam || i != 1 {
+		t.Errorf("b in transfer: scope %d, index %d, want parameter 1", sc, i)
+	}
+	lit := g.funcAt(31)
+	if lit == tr || !slices.Equal(exprs(lit.heldAt(31)), []string{"Lock local"}) {
+		t.Errorf("the literal's locks: %q", exprs(lit.heldAt(31)))
+	}
+	if sc, _ := lit.scopeOf(g, "a"); sc != scopeUnknown {
+		t.Errorf("a captured by a literal: scope %d, want unknown (its value is not in the literal's frame)", sc)
+	}
+	if c, ok := g.callTo(26, "Lock"); !ok || c.recv != "b" {
+		t.Errorf("call at 26: %+v", c)
+	}
+}
+
+func TestPythonSourceReader(t *testing.T) {
+	src := strings.Split(`import threading
+cache_lock = threading.RLock()
+
+class Queue:
+    def put(self, item):
+        with self.not_full:
+            self._put(item)
+
+def worker(first, second):
+    with first:
+        x = 1
+        with second:
+            pass
+
+def runner(lock):
+    lock.acquire()
+    step()
+    lock.release()
+    other = threading.Lock()
+    other.acquire()
+    wait()
+`, "\n")
+	f := pyFuncAt(src, 7)
+	if f == nil || f.name != "put" || f.class != "Queue" {
+		t.Fatalf("function at 7: %+v", f)
+	}
+	if got := pyHeldAt(src, 7, f); !slices.Equal(got, []string{"self.not_full"}) {
+		t.Errorf("held in put: %q", got)
+	}
+	if sc, _ := pyScope(src, f, "self.not_full"); sc != scopeReceiver {
+		t.Errorf("self.not_full scope %d", sc)
+	}
+	w := pyFuncAt(src, 12)
+	if got := pyHeldAt(src, 12, w); !slices.Equal(got, []string{"first"}) {
+		t.Errorf("held at the inner with: %q, want first only", got)
+	}
+	if got := pyLockingAt(src, 12); !slices.Equal(got, []string{"second"}) {
+		t.Errorf("locking at 12: %q", got)
+	}
+	if sc, i := pyScope(src, w, "second"); sc != scopeParam || i != 1 {
+		t.Errorf("second: scope %d index %d", sc, i)
+	}
+	r := pyFuncAt(src, 21)
+	if got := pyHeldAt(src, 21, r); !slices.Equal(got, []string{"other"}) {
+		t.Errorf("held after acquire/release and another acquire: %q, want other", got)
+	}
+	if sc, _ := pyScope(src, r, "other"); sc != scopeLocal {
+		t.Errorf("other: scope %d, want local", sc)
+	}
+	if sc, _ := pyScope(src, r, "cache_lock"); sc != scopeGlobal {
+		t.Errorf("cache_lock: scope %d, want global", sc)
+	}
+}
+
+func TestArgWord(t *testing.T) {
+	args := "(0xc000012080, {0x79f1c8, 0x1b608059e000}, 0x0?, 0xc000012088, ...)"
+	for i, want := range []string{"0xc000012080", "", "", "0xc000012088", ""} {
+		if got := argWord(args, i); got != want {
+			t.Errorf("argWord(%d) = %q, want %q", i, got, want)
+		}
 	}
 }

@@ -77,6 +77,8 @@ func (w *words) fact(f classify.Fact) string {
 			g.Ref.Goroutine, g.WaitMinutes)
 	case classify.FactLayer:
 		return "the OS threads alone: " + w.summary(*f.Cause)
+	case classify.FactAsyncio:
+		return fmt.Sprintf("%s runs an asyncio event loop: a stack shows only the task that is running, so tasks parked on an await (an asyncio.Lock, a queue, a future) are not seen here and cannot be named as waiters or holders", threadName(w.actors[f.Ref]))
 	}
 	return ""
 }

@@ -142,10 +142,15 @@ func (w *words) hint(c classify.Cause) string {
 	case classify.CauseCrossDeadlock:
 		return crossHint(w.cycleKinds(w.d.Cycles[c.Cycle]))
 	case classify.CauseDeadlock:
-		if cy := w.d.Cycles[c.Cycle]; cy[0].Goroutine != 0 {
+		cy := w.d.Cycles[c.Cycle]
+		switch {
+		case len(cy) == 1 && cy[0].Goroutine != 0:
+			return "A goroutine locks a sync.Mutex it already holds (Go mutexes are not reentrant): it can never get it. Take the lock once, in the outer call, and give the inner code a variant that expects it held; only a restart frees it."
+		case cy[0].Goroutine != 0:
 			return "Goroutines wait on each other: for mutexes, take them in one global order; for channels, one side must not block (a buffered channel, a select with the other case, or a goroutine per direction). Only a restart frees them."
-		}
-		if len(w.d.Cycles[c.Cycle]) == 1 {
+		case len(cy) == 1 && w.isPythonLockWaiter(cy[0]):
+			return "A thread waits for a lock it already holds: a non-reentrant lock taken again on the same thread, by a path that locks twice or by a signal handler running code that the code it interrupted was inside (logging from a handler, the Patroni hang). Use an RLock where re-entry is meant; in a signal handler only set a flag and do the work outside it. Only a restart frees it."
+		case len(cy) == 1:
 			return "A thread locks a non-recursive mutex it already holds: it can never get it. Unlock before relocking, or restructure the call path; only a restart frees it."
 		}
 		return "Threads take the same locks in opposite orders: fix one global lock order (or try-lock and back off); only a restart frees these threads."
@@ -236,6 +241,9 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 			detail = w.detail(wt)
 		}
 		parts = append(parts, fmt.Sprintf("%s %s", threadName(t), detail))
+	}
+	if len(cycle) == 1 {
+		return fmt.Sprintf("self-deadlock: %s (itself)%s", strings.Join(parts, "; "), more)
 	}
 	return fmt.Sprintf("deadlock between %s: %s%s", plural(len(cycle), "thread", "threads"), strings.Join(parts, "; "), more)
 }
@@ -408,4 +416,14 @@ func goList(gs []*classify.Actor) string {
 		parts = append(parts, fmt.Sprintf("goroutine %d (%s)", g.Ref.Goroutine, Where(g.Stack)))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// isPythonLockWaiter reports a thread that waits for a Python lock.
+func (w *words) isPythonLockWaiter(r classify.Ref) bool {
+	a := w.actors[r]
+	if a == nil {
+		return false
+	}
+	l := w.lock(a.WaitsFor)
+	return l != nil && l.Kind == classify.LockPython
 }

@@ -514,10 +514,11 @@ func parsePySpyJSONs(b []byte) ([]Dump, error) {
 
 // jsonFrame is the part of py-spy's Frame that hangdoc uses.
 type jsonFrame struct {
-	Name          string  `json:"name"`
-	Filename      string  `json:"filename"`
-	ShortFilename *string `json:"short_filename"`
-	Line          int64   `json:"line"`
+	Name          string      `json:"name"`
+	Filename      string      `json:"filename"`
+	ShortFilename *string     `json:"short_filename"`
+	Line          int64       `json:"line"`
+	Locals        []jsonLocal `json:"locals"` // --locals
 }
 
 // parsePySpyJSON parses the first JSON array in b and returns the offset
@@ -648,6 +649,9 @@ func decodeFrames(dec *json.Decoder, t *Thread) error {
 		}
 		if f.Line > 0 && f.Line <= math.MaxInt32 {
 			fr.Line = int(f.Line)
+		}
+		if vars := objectVars(f.Locals); len(vars) > 0 {
+			t.Vars = append(t.Vars, model.FrameVars{Frame: len(t.Frames), Vars: vars})
 		}
 		t.Frames = append(t.Frames, fr)
 	}

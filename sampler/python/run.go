@@ -25,6 +25,9 @@ type Options struct {
 	PySpy       string        // path from --py-spy; "" = look up "py-spy" on PATH
 	Timeout     time.Duration // 0 = 10s
 	NonBlocking bool          // --no-stop: pass --nonblocking (py-spy then does not pause the target)
+	// Locals passes --locals: the frames' variables tell one lock from
+	// another by its address (only objects' addresses are kept).
+	Locals bool
 }
 
 // DefaultTimeout bounds a dump when Options.Timeout is 0.
@@ -120,6 +123,9 @@ func RunPySpy(ctx context.Context, pid int, opts Options) (out []byte, format st
 	args := []string{"dump", "--pid", strconv.Itoa(pid)}
 	if opts.NonBlocking {
 		args = append(args, "--nonblocking")
+	}
+	if opts.Locals {
+		args = append(args, "--locals")
 	}
 	format = "json"
 	r, err := runInGroup(ctx, bin, append(args[:len(args):len(args)], "--json"))

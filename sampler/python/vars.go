@@ -24,3 +24,21 @@ func parsePySpyVar(l string) (model.Var, bool) {
 	}
 	return model.Var{Name: m[1], Type: m[2], Addr: strings.ToLower(m[3])}, true
 }
+
+// jsonLocal is a variable of `py-spy dump --json --locals`.
+type jsonLocal struct {
+	Name string `json:"name"`
+	Repr string `json:"repr"`
+}
+
+// objectVars keeps the variables that name objects: their names, types
+// and addresses, from the repr ("<_thread.lock at 0x7f6d1e7294c0>").
+func objectVars(locals []jsonLocal) []model.Var {
+	var out []model.Var
+	for _, l := range locals {
+		if v, ok := parsePySpyVar("        " + l.Name + ": " + l.Repr); ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}

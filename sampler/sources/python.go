@@ -14,7 +14,7 @@ func pythonStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks
 	s := sampler.Stacks{What: "Python stacks", ReadSource: func(path string) ([]string, error) {
 		return sampler.ReadSource(fs, t.PID, path)
 	}}
-	popts := python.Options{PySpy: opts.PySpy, NonBlocking: opts.NoStop}
+	popts := python.Options{PySpy: opts.PySpy, NonBlocking: opts.NoStop, Locals: true}
 	if _, err := python.Find(popts); err != nil {
 		if errors.Is(err, python.ErrNotFound) && opts.PySpy == "" {
 			s.Notes = append(s.Notes, "no Python stacks: py-spy is not installed (pip install py-spy, or --py-spy PATH); the diagnosis is from kernel evidence only")
