@@ -44,7 +44,7 @@ func TestPythonWithBlockHolder(t *testing.T) {
 	if len(d.Locks) != 1 || d.Locks[0].Holder == nil || d.Locks[0].Holder.TID != 10 {
 		t.Fatalf("locks %+v, want one held by tid 10", d.Locks)
 	}
-	for _, s := range []string{"probable: tid 10 (writer-0) holds out_lock, locked in emit at line 9", "the same lock expression", "they share futex 0x9000"} {
+	for _, s := range []string{"probable: tid 10 (writer-0) holds out_lock, locked in emit at line 9", "which the source names as the lock the waiters take", "they share futex 0x9000"} {
 		if !strings.Contains(d.R.Locks[0].Basis, s) {
 			t.Errorf("basis %q lacks %q", d.R.Locks[0].Basis, s)
 		}

@@ -356,7 +356,7 @@ func (w *words) frameBasis(l *classify.Lock) string {
 		s = fmt.Sprintf("exact: %s locked %sin %s at line %d, the very object the waiters wait on (they take %s)",
 			w.actorLabel(*l.Holder), locked(b.HeldExpr), shortFunc(b.Frame), b.Line, where)
 	case classify.BasisSameExpr:
-		s = fmt.Sprintf("probable: %s holds %s, locked in %s at line %d: the same lock expression the waiters take (%s); the runtime records no owner",
+		s = fmt.Sprintf("probable: %s holds %s, locked in %s at line %d, which the source names as the lock the waiters take (%s); the runtime records no owner",
 			w.actorLabel(*l.Holder), b.HeldExpr, shortFunc(b.Frame), b.Line, where)
 	case classify.BasisSameSite:
 		s = fmt.Sprintf("probable: %s is inside %s at line %d, past where the waiters lock (%s), and does not wait for this lock there",

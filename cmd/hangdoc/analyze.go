@@ -2,17 +2,22 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hangdoc/hangdoc/classify"
 	"github.com/hangdoc/hangdoc/internal/version"
 	"github.com/hangdoc/hangdoc/report"
+	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/replay"
 )
 
 func newAnalyze(ios *IO) *cobra.Command {
 	var out outputOptions
+	var srcMaps []string
 	cmd := &cobra.Command{
 		Use:   "analyze FILE...",
 		Short: "Diagnose from saved stack dumps (Go goroutine dumps, py-spy, faulthandler)",
@@ -37,9 +42,16 @@ has no CPU or kernel evidence: a live 'hangdoc PID' says more.`,
 			if err := out.validate(); err != nil {
 				return err
 			}
+			read, err := sourceReader(srcMaps)
+			if err != nil {
+				return err
+			}
 			rec, err := replay.Dumps(args, ios.In, version.Version)
 			if err != nil {
 				return err
+			}
+			if len(srcMaps) > 0 {
+				rec.Sources = sampler.ReadSources(rec.Samples, read)
 			}
 			r := report.New(rec, classify.Classify(rec, classify.DefaultOptions()))
 			if err := out.write(r, ios); err != nil {
@@ -49,5 +61,28 @@ has no CPU or kernel evidence: a live 'hangdoc PID' says more.`,
 		},
 	}
 	out.register(cmd)
+	cmd.Flags().StringArrayVar(&srcMaps, "src", nil, "read the source files the stacks name from elsewhere: `FROM=TO` maps a path prefix of the dump (where it was built) to this machine's checkout; repeatable")
 	return cmd
+}
+
+// sourceReader reads the files stacks point into, with the --src
+// prefixes mapped: a dump names the files where the program was built.
+func sourceReader(maps []string) (func(string) ([]string, error), error) {
+	type prefix struct{ from, to string }
+	var ps []prefix
+	for _, m := range maps {
+		from, to, ok := strings.Cut(m, "=")
+		if !ok || from == "" || to == "" {
+			return nil, usageError{fmt.Errorf("--src %q: want FROM=TO, like /build/app=/home/me/app", m)}
+		}
+		ps = append(ps, prefix{filepath.Clean(from), filepath.Clean(to)})
+	}
+	return func(path string) ([]string, error) {
+		for _, p := range ps {
+			if rest, ok := strings.CutPrefix(path, p.from); ok && (rest == "" || rest[0] == '/') {
+				return sampler.ReadLocalSource(p.to + rest)
+			}
+		}
+		return sampler.ReadLocalSource(path)
+	}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/hangdoc/hangdoc/model"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -169,5 +170,23 @@ func TestAnalyzeGoBadDumps(t *testing.T) {
 	c := godecode(t, out)
 	if !strings.Contains(strings.Join(c.Sampling.Notes, "\n"), "truncated") || len(c.Goroutines) == 0 {
 		t.Errorf("notes %v with %d goroutines: want a truncation note and the goroutines read", c.Sampling.Notes, len(c.Goroutines))
+	}
+}
+
+// TestAnalyzeSourceMap: a dump names its files where the program was
+// built; --src maps them to this checkout, so the holder that took the
+// lock in a caller, in another type, is found from the source.
+func TestAnalyzeSourceMap(t *testing.T) {
+	root, err := filepath.Abs("../../testdata/corpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dump := filepath.Join(root, "dumps", "go-sigquit", "callerholds.go1.27.0.txt")
+	with, stderr, code := hangdoc(t, "analyze", "--json", "--src", "/work/wt/corpus/testdata/corpus="+root, dump)
+	if code != ExitBlocked || !strings.Contains(with, `"basis_kind": "probable"`) || !strings.Contains(with, "l.cache.mu, locked in main.(*Loader).Reload") {
+		t.Errorf("with --src: exit %d, want the holder from the source:\n%s\n%s", code, with, stderr)
+	}
+	if _, stderr, code := hangdoc(t, "analyze", "--src", "nothing", dump); code != ExitUsage || !strings.Contains(stderr, "FROM=TO") {
+		t.Errorf("a bad --src: exit %d, %q", code, stderr)
 	}
 }
