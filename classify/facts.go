@@ -260,7 +260,9 @@ type Basis struct {
 	// waiters; Ranked are every candidate, strongest first.
 	Expr, HeldExpr string
 	Sourced, Self  bool
-	Ranked         []RankedHolder
+	// Stale: the source was read but does not match the stacks.
+	Stale  bool
+	Ranked []RankedHolder
 	// Futex is the futex word the waiters share, when the kernel shows it
 	// (live): the same lock, whatever the source says.
 	Futex string

@@ -220,10 +220,27 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 		files[file] = g
 		return g
 	}
+	gs := s.p.goroutines
+	stale := map[string]bool{}
+	// A file whose line a waiter stands at is no Lock call is not the
+	// source the program was built from (edited since): it is not read.
+	for i := range gs {
+		g := &gs[i]
+		u := UserFrame(g.Stack)
+		if u < 0 || g.Class != ClassBlocked || (g.Wait != model.WaitMutex && g.Wait != model.WaitRWMutex) {
+			continue
+		}
+		f := g.Stack[u]
+		if src := parse(f.File); src != nil {
+			if fn := src.funcAt(f.Line); fn == nil || !fn.hasLockAt(f.Line) {
+				files[f.File] = nil
+				stale[f.File] = true
+			}
+		}
+	}
 	namer := goNamer{parse: parse}
 	var waits []lockWait
 	var holds []lockHold
-	gs := s.p.goroutines
 	for i := range gs {
 		g := &gs[i]
 		if g.Aside != AsideNone {
@@ -251,7 +268,7 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 				if strings.Contains(f.Func, ").") {
 					recv = firstArg(f.Args) // a method's receiver; a function's first argument is just an argument
 				}
-				h := lockRef{fn: f.Func, line: f.Line, recv: recv}
+				h := lockRef{fn: f.Func, line: f.Line, recv: recv, stale: stale[f.File]}
 				if k == u && waiting {
 					w := h
 					if a := mutexAddress(g.Stack); a != "" {
@@ -276,6 +293,9 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 				}
 			}
 			for _, c := range fn.heldAt(f.Line) {
+				if g.Wait == model.WaitCond && src.condLock(c.expr) {
+					continue // Cond.Wait unlocks its lock while it waits
+				}
 				holds = append(holds, lockHold{a: g, frame: k, lock: namer.ref(g, k, src, fn, c.expr, c.op == "RLock")})
 			}
 		}

@@ -269,6 +269,12 @@ func (f *goFunc) lockingAt(line int) (lockCall, bool) {
 	return lockCall{}, false
 }
 
+// hasLockAt reports a Lock or RLock call at line.
+func (f *goFunc) hasLockAt(line int) bool {
+	_, ok := f.lockingAt(line)
+	return ok
+}
+
 // heldAt is the locks the function holds at line: locked before it and not
 // unlocked since, a deferred unlock keeping them held.
 func (f *goFunc) heldAt(line int) []lockCall {
@@ -346,4 +352,21 @@ func (g *goFile) fieldOf(typ, path string) (string, string) {
 		typ = next
 	}
 	return typ, parts[len(parts)-1]
+}
+
+// condLock reports a lock a sync.Cond is made over — X.L of a cond, or the
+// argument of a sync.NewCond in the file — which Cond.Wait unlocks while
+// it waits.
+func (g *goFile) condLock(expr string) bool {
+	if strings.HasSuffix(expr, ".L") {
+		return true
+	}
+	for _, calls := range g.calls {
+		for _, c := range calls {
+			if c.fun == "sync.NewCond" && len(c.args) == 1 && c.args[0] == expr {
+				return true
+			}
+		}
+	}
+	return false
 }

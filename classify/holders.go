@@ -38,8 +38,10 @@ type lockRef struct {
 	// sourced: the expression was read from the source.
 	sourced bool
 	// Without the source: recv is the method's receiver word, and
-	// waitAddr the mutex a frame waits for at its own Lock line.
+	// waitAddr the mutex a frame waits for at its own Lock line; stale,
+	// the source was there but does not match the stack.
 	recv, waitAddr string
+	stale          bool
 }
 
 func exactKey(k string) bool { return strings.HasPrefix(k, "addr:") || strings.HasPrefix(k, "obj:") }
@@ -224,7 +226,9 @@ func findHolders(pid int, groups []*lockGroup, holds []lockHold) []Lock {
 			if matched[h] || !h.lock.sourced || slices.Contains(who, h.a) {
 				continue
 			}
-			if slices.ContainsFunc(p.g.waits, func(w lockWait) bool { return w.a == h.a && h.frame <= w.frame }) {
+			// Nobody is inferred to wait for itself: a self-deadlock needs
+			// a name.
+			if slices.ContainsFunc(p.g.waits, func(w lockWait) bool { return w.a == h.a }) {
 				continue
 			}
 			who = append(who, h.a)
@@ -265,7 +269,7 @@ func sameSite(w lockWait, h lockHold) bool {
 // candidates ranked when several share it.
 func pickHolder(l *Lock, g *lockGroup, cands []candidate) Basis {
 	first := g.waits[0].lock
-	b := Basis{Rule: BasisNoCandidate, WaitFunc: first.fn, WaitLine: first.line, Expr: first.text, Sourced: first.sourced, Waiters: len(g.waits)}
+	b := Basis{Rule: BasisNoCandidate, WaitFunc: first.fn, WaitLine: first.line, Expr: first.text, Sourced: first.sourced, Stale: first.stale, Waiters: len(g.waits)}
 	for _, k := range g.keys {
 		if f, ok := strings.CutPrefix(k, "futex:"); ok && len(g.waits) > 1 {
 			b.Futex = f

@@ -213,7 +213,7 @@ func transfer(a, b *sync.Mutex) {
 		line int
 		want []string
 	}{
-		{15, nil},                                       // at the Lock itself: not yet held
+		{15, nil}, // at the Lock itself: not yet held
 		{18, []string{"Lock s.mu", "RLock s.inner.rw"}}, // a deferred Unlock keeps s.mu held
 		{21, []string{"Lock s.mu", "Lock global"}},      // RUnlock released the read lock
 	} {

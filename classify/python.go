@@ -3,6 +3,7 @@ package classify
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -32,12 +33,30 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 		// a file has none to check.
 		waiting := (t.Class == ClassBlocked || t.Class == ClassIdle) && (!t.State.Known() || t.Syscall.Name == "futex")
 		wait := -1
+		// The condition a frame waits on in Condition.wait is released
+		// while it waits: the caller's with-block does not hold it then.
+		released := map[int]string{}
+		for k, f := range t.Stack {
+			if isConditionWait(f) && k+1 < len(t.Stack) {
+				if lines := sources[t.Stack[k+1].File]; lines != nil {
+					if m := pyWaitCallRE.FindStringSubmatch(lineAt(lines, t.Stack[k+1].Line)); m != nil {
+						released[k+1] = m[1]
+					}
+				} else {
+					released[k+1] = "*"
+				}
+			}
+		}
 		for k, f := range t.Stack {
 			lines := sources[f.File]
 			fn := pyFuncAt(lines, f.Line)
 			ref := lockRef{fn: f.Func + "@" + f.File, line: f.Line}
 			if waiting && wait < 0 {
-				if items := pyLockingAt(lines, f.Line); len(items) > 0 {
+				if isConditionWait(f) || strings.HasSuffix(f.File, "threading.py") && !isLockMachinery(f) {
+					// A condition, an event, a join: a wait on something
+					// that is not a lock.
+					waiting = false
+				} else if items := pyLockingAt(lines, f.Line); len(items) > 0 {
 					w := p.pyLockRef(t, k, lines, fn, items[0], ref)
 					if addr, ok := model.FutexWait(t.Syscall); ok {
 						w.keys = append([]string{"futex:" + model.FutexKey(addr)}, w.keys...)
@@ -55,11 +74,19 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 					waiting = false
 				}
 			}
+			if strings.HasSuffix(f.File, "threading.py") {
+				continue // the module's own locks are its business
+			}
 			if lines == nil {
-				holds = append(holds, lockHold{a: t, frame: k, lock: ref})
+				if released[k] != "*" {
+					holds = append(holds, lockHold{a: t, frame: k, lock: ref})
+				}
 				continue
 			}
 			for _, x := range pyHeldAt(lines, f.Line, fn) {
+				if released[k] == x {
+					continue
+				}
 				holds = append(holds, lockHold{a: t, frame: k, lock: p.pyLockRef(t, k, lines, fn, x, ref)})
 			}
 		}
@@ -81,7 +108,7 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 				break
 			}
 		}
-		if l.Address == "" || strings.HasPrefix(l.Address, "locked at") {
+		if !strings.HasPrefix(l.ID, "futex:") {
 			l.Address = strings.TrimPrefix(l.ID, "with:")
 		}
 		// Two locks taken at one line (a parameter's, two objects) are
@@ -92,6 +119,22 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 		p.attachPythonLock(l)
 	}
 	p.sortLocks()
+}
+
+// pyWaitCallRE is a call of a condition's wait: "self.not_empty.wait()".
+var pyWaitCallRE = regexp.MustCompile(`([A-Za-z_][\w.]*)\.wait(?:_for)?\(`)
+
+func lineAt(lines []string, n int) string {
+	if n < 1 || n > len(lines) {
+		return ""
+	}
+	return lines[n-1]
+}
+
+// isConditionWait reports a frame waiting in Condition.wait: it has
+// released the condition's lock and waits to be notified.
+func isConditionWait(f model.Frame) bool {
+	return strings.HasSuffix(f.File, "threading.py") && (f.Func == "wait" || f.Func == "wait_for" || strings.HasSuffix(f.Func, "Condition.wait") || strings.HasSuffix(f.Func, "Condition.wait_for"))
 }
 
 // isLockMachinery reports a frame of the threading module taking a lock for

@@ -347,7 +347,10 @@ func (w *words) frameBasis(l *classify.Lock) string {
 		}
 	}
 	src := ""
-	if !b.Sourced {
+	switch {
+	case b.Stale:
+		src = fmt.Sprintf("; the source of %s does not match the stacks (no Lock call at line %d: edited since the build?), so the lock is named by where it is taken", shortFunc(b.WaitFunc), b.WaitLine)
+	case !b.Sourced:
 		src = "; the source was not read, so the lock is named by where it is taken"
 	}
 	var s string

@@ -74,7 +74,7 @@ func TestPythonNDJSONWritersUnderOneLock(t *testing.T) {
 		t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
 	}
 	basis, waiters := c.heldBy(holder)
-	if !strings.Contains(basis, fmt.Sprintf(":%s", v.Info["lockline"])) || !strings.Contains(basis, "source: with-block") {
+	if !strings.Contains(basis, fmt.Sprintf("out_lock in writer at line %s", v.Info["lockline"])) || !strings.Contains(basis, "probable: ") {
 		t.Errorf("holder %d: basis %q, want the with-block at line %s (locks %+v)", holder, basis, v.Info["lockline"], c.Locks)
 	}
 	if !slices.Equal(waiters, v.TIDs("waiters")) {
