@@ -59,9 +59,14 @@ func goStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 		return sampler.ReadSource(fs, t.PID, path)
 	}}
 	s.Sources = append(s.Sources, &pprofSource{fs: fs, pid: t.PID, url: strings.TrimSuffix(opts.Pprof, "/")})
-	if opts.NoStop {
+	switch {
+	case opts.Pprof != "":
+		// --pprof names the source: one that does not answer is said,
+		// not replaced by one that stops the target.
+		s.Sources = append(s.Sources, refused{model.SourceDelve, "not tried, --pprof names the source"})
+	case opts.NoStop:
 		s.Sources = append(s.Sources, refused{model.SourceDelve, "not tried, --no-stop forbids stopping the target"})
-	} else {
+	default:
 		d := &delveSource{t: t}
 		s.Sources = append(s.Sources, d)
 		s.Close = d.settle
