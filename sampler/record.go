@@ -84,6 +84,8 @@ type Options struct {
 	Clock    Clock
 	// Version is hangdoc's, for the recording.
 	Version string
+	// Notes go into the recording first: what the caller found before it.
+	Notes []string
 }
 
 // maxStackFailures is how many failed reads in a row drop a stack source:
@@ -107,7 +109,7 @@ func Record(ctx context.Context, t *Target, first Process, opts Options) (rec mo
 		Requested:      opts.Samples,
 		Interval:       opts.Interval,
 		Samples:        []model.Sample{},
-		Notes:          append([]string{}, opts.Stacks.Notes...),
+		Notes:          append(append([]string{}, opts.Notes...), opts.Stacks.Notes...),
 	}
 	if err := first.MemErr(); err != nil {
 		rec.Notes = append(rec.Notes, "lock owners cannot be read: "+err.Error())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -83,23 +84,49 @@ func (o *outputOptions) validate() error {
 }
 
 // write renders r to stdout or the -o file.
+// A file write that does not finish in outputGrace (a hung mount) is given
+// up: the report goes to standard output instead.
+const outputGrace = time.Second
+
 func (o *outputOptions) write(r *report.Report, ios *IO) error {
-	w, tty := ios.Out, ios.OutTTY
-	if o.output != "" {
-		f, err := os.Create(o.output)
-		if err != nil {
-			return fmt.Errorf("writing the report: %w", err)
-		}
-		defer f.Close()
-		w, tty = f, isTerminal(f)
-	}
+	var b bytes.Buffer
+	var err error
 	switch o.format {
 	case FormatJSON:
-		return report.JSON(w, r)
+		err = report.JSON(&b, r)
 	case FormatMarkdown:
-		return report.Markdown(w, r)
+		err = report.Markdown(&b, r)
+	default:
+		// A file is no terminal: colour only for a terminal stdout.
+		err = report.Text(&b, r, ios.palette(o.color, o.output == "" && ios.OutTTY))
 	}
-	return report.Text(w, r, ios.palette(o.color, tty))
+	if err != nil {
+		return err
+	}
+	if o.output != "" {
+		err := writeFileWithin(o.output, b.Bytes(), outputGrace)
+		if err == nil {
+			return nil
+		}
+		// The diagnosis is made: it is not lost for a file.
+		fmt.Fprintf(ios.Err, "hangdoc: writing the report to %s: %v; the report follows on standard output\n", o.output, err)
+	}
+	_, err = ios.Out.Write(b.Bytes())
+	return err
+}
+
+// writeFileWithin writes a file, giving up after d: a file on a hung mount
+// blocks in open or write, in the kernel, forever. The write is left
+// behind, not waited for.
+func writeFileWithin(path string, data []byte, d time.Duration) error {
+	done := make(chan error, 1)
+	go func() { done <- os.WriteFile(path, data, 0o644) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(d):
+		return fmt.Errorf("it did not finish in %v: its filesystem may hang", d)
+	}
 }
 
 // diagnoseOptions are the flags of `hangdoc PID`.
@@ -238,8 +265,10 @@ func runDiagnose(pid int, opts *diagnoseOptions, ios *IO) (*report.Report, error
 		return nil, err
 	}
 	if opts.record != "" {
-		if err := replay.Write(opts.record, rec); err != nil {
-			return nil, err
+		if b, err := replay.Marshal(rec); err != nil {
+			fmt.Fprintf(ios.Err, "hangdoc: writing the recording: %v\n", err)
+		} else if err := writeFileWithin(opts.record, b, outputGrace); err != nil {
+			fmt.Fprintf(ios.Err, "hangdoc: writing the recording to %s: %v\n", opts.record, err)
 		}
 	}
 	return r, opts.out.write(r, ios)

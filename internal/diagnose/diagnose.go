@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/hangdoc/hangdoc/classify"
@@ -39,16 +40,37 @@ type Options struct {
 // classifies the recording and words it. Errors are for a target that
 // cannot be diagnosed at all.
 func Run(ctx context.Context, opts Options) (*report.Report, model.Recording, error) {
-	sys := sampler.Live(sampler.NewFS(opts.ProcRoot))
-	t, first, err := sampler.OpenTarget(sys, opts.PID)
+	fs := sampler.NewFS(opts.ProcRoot)
+	sys := sampler.Live(fs)
+	var notes []string
+	pid := opts.PID
+	if tgid, err := sampler.ThreadGroup(fs, pid); err == nil && tgid > 0 && tgid != pid {
+		notes = append(notes, fmt.Sprintf("%d is a thread of pid %d: diagnosing pid %d", pid, tgid, tgid))
+		pid = tgid
+	}
+	t, first, err := sampler.OpenTarget(sys, pid)
 	if err != nil {
-		return nil, model.Recording{}, explain(opts.PID, err)
+		return nil, model.Recording{}, explain(pid, err)
 	}
 	defer t.Close()
 	defer first.Close()
+	src := opts.Sources
+	claim, err := t.Claim(ctx, claimWait(ctx))
+	switch {
+	case errors.Is(err, sampler.ErrClaimed):
+		notes = append(notes, fmt.Sprintf("another diagnosis (%v) holds the target: this one does not stop it, and the other's pauses may show as movement", err))
+		src.NoStop = true
+	case err != nil:
+		notes = append(notes, "the target could not be claimed for this diagnosis: "+err.Error())
+	}
+	defer claim.Release()
+	if tracer := sampler.TracerPID(fs, pid); tracer != 0 && tracer != os.Getpid() {
+		notes = append(notes, fmt.Sprintf("pid %d is traced by pid %d (%s): nothing here stops it, since a second tracer cannot attach; detach the debugger for the stacks that need a stop", pid, tracer, sampler.Cmdline(fs, tracer)))
+		src.NoStop = true
+	}
 	ropts := sampler.Options{
 		Samples: opts.Samples, Interval: opts.Interval, SearchBudget: opts.SearchBudget,
-		Stacks: sources.For(t, opts.Sources), Version: version.Version,
+		Stacks: sources.For(t, src), Version: version.Version, Notes: notes,
 	}
 	if w := opts.Progress; w != nil {
 		ropts.Progress = func(n, of int, s model.Sample) {
@@ -63,6 +85,16 @@ func Run(ctx context.Context, opts Options) (*report.Report, model.Recording, er
 	return report.New(rec, classify.Classify(rec, opts.Classify)), rec, nil
 }
 
+// claimWait is how long a diagnosis waits for another one of the same
+// target to finish: a third of what is left of the run, at most 10s.
+func claimWait(ctx context.Context) time.Duration {
+	wait := 10 * time.Second
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(d)/3)
+	}
+	return max(wait, 0)
+}
+
 // explain turns the sampler's sentinels into one line that says what to do.
 func explain(pid int, err error) error {
 	switch {
@@ -72,6 +104,8 @@ func explain(pid int, err error) error {
 		return fmt.Errorf("%v: a kernel thread has no user-space hang to diagnose; look at what waits on it", err)
 	case errors.Is(err, sampler.ErrZombie):
 		return fmt.Errorf("%v: it has exited and waits for its parent to reap it; diagnose the parent (see PPid in /proc/%d/status)", err, pid)
+	case errors.Is(err, sampler.ErrPermission) && os.Geteuid() == 0:
+		return fmt.Errorf("%v, even as root: pid %d is out of reach from here (another user namespace or container, or kernel.yama.ptrace_scope=3); run hangdoc inside the target's container, with CAP_SYS_PTRACE there", err, pid)
 	case errors.Is(err, sampler.ErrPermission):
 		return fmt.Errorf("%v: %s", err, sampler.PermissionHint)
 	}

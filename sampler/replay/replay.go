@@ -138,13 +138,22 @@ func (p *process) Sample() (model.Sample, error) {
 func (p *process) MemErr() error { return nil }
 func (p *process) Close() error  { return nil }
 
+// Marshal is a recording as Write saves it.
+func Marshal(rec model.Recording) ([]byte, error) {
+	b, err := json.MarshalIndent(rec, "", " ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
 // Write saves a run's raw evidence as JSON.
 func Write(path string, rec model.Recording) error {
-	b, err := json.MarshalIndent(rec, "", " ")
+	b, err := Marshal(rec)
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		return fmt.Errorf("writing the recording: %w", err)
 	}
 	return nil

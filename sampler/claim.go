@@ -1,0 +1,122 @@
+package sampler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Two diagnoses of one target at once would read each other's stops as
+// the target's movement (a py-spy pause, a Delve attach wake the target's
+// threads), and the second ptrace attach fails. So a diagnosis claims its
+// target: a lock file per target — pid and start time, so a reused pid is
+// another target — held with flock(2) for the run. The kernel drops the
+// lock when its holder dies, however it dies.
+
+// claimDir is where the claims are kept: the runtime directory when
+// hangdoc may write there (root), else a directory of the user's own.
+func claimDir() string {
+	if unix.Access("/run", unix.W_OK) == nil {
+		return "/run/hangdoc"
+	}
+	return filepath.Join(os.TempDir(), "hangdoc-"+strconv.Itoa(os.Getuid()))
+}
+
+// Claim is a diagnosis's hold on its target; Release lets it go.
+type Claim struct {
+	f *os.File
+}
+
+// Release lets the target go to the next diagnosis.
+func (c *Claim) Release() {
+	if c != nil && c.f != nil {
+		c.f.Close()
+		c.f = nil
+	}
+}
+
+// ErrClaimed says another diagnosis holds the target.
+var ErrClaimed = errors.New("another diagnosis holds the target")
+
+// Claim takes the target for this diagnosis, waiting up to wait (and no
+// longer than ctx) for another one to finish. When it cannot, the error
+// wraps ErrClaimed and names the other diagnosis's pid. A replayed target
+// needs no claim.
+func (t *Target) Claim(ctx context.Context, wait time.Duration) (*Claim, error) {
+	if _, live := t.Sys.(live); !live {
+		return &Claim{}, nil
+	}
+	dir := claimDir()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("claiming pid %d: %w", t.PID, err)
+	}
+	path := filepath.Join(dir, fmt.Sprintf("%d-%d.lock", t.PID, t.Start))
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("claiming pid %d: %w", t.PID, err)
+	}
+	deadline := time.Now().Add(wait)
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			f.Truncate(0)
+			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+			return &Claim{f: f}, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("claiming pid %d: %w", t.PID, err)
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			b, _ := os.ReadFile(path)
+			f.Close()
+			holder := strings.TrimSpace(string(b))
+			if holder == "" {
+				holder = "unknown"
+			}
+			return nil, fmt.Errorf("pid %s: %w", holder, ErrClaimed)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// TracerPID is the process tracing pid (TracerPid in its status), 0 for
+// none.
+func TracerPID(fs FS, pid int) int {
+	b, err := readFile(fs.pidPath(pid, "status"), make([]byte, 4096))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "TracerPid:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
+}
+
+// ThreadGroup is the process a pid belongs to (Tgid in its status): itself
+// for a process, another for a thread's id.
+func ThreadGroup(fs FS, pid int) (int, error) {
+	b, err := readFile(fs.pidPath(pid, "status"), make([]byte, 4096))
+	if err != nil {
+		return 0, classifyErr("reading", fs.pidPath(pid, "status"), err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return pid, nil
+}
