@@ -18,6 +18,20 @@ import (
 // live: the holder of every lock is named wherever it took it, with its
 // basis, and the deadlocks are found (issue 11).
 
+// reportLock is a lock of the JSON report.
+type reportLock struct {
+	ID     string `json:"id"`
+	Holder *struct {
+		TID       int   `json:"tid"`
+		Goroutine int64 `json:"goroutine"`
+	} `json:"holder"`
+	Readers []struct {
+		Goroutine int64 `json:"goroutine"`
+	} `json:"readers"`
+	BasisKind string `json:"basis_kind"`
+	Basis     string `json:"basis"`
+}
+
 // lockReport is the part of the JSON report these tests read.
 type lockReport struct {
 	Verdict string `json:"verdict"`
@@ -26,18 +40,7 @@ type lockReport struct {
 		TID  int    `json:"tid"`
 		Name string `json:"name"`
 	} `json:"threads"`
-	Locks []struct {
-		ID     string `json:"id"`
-		Holder *struct {
-			TID       int   `json:"tid"`
-			Goroutine int64 `json:"goroutine"`
-		} `json:"holder"`
-		Readers []struct {
-			Goroutine int64 `json:"goroutine"`
-		} `json:"readers"`
-		BasisKind string `json:"basis_kind"`
-		Basis     string `json:"basis"`
-	} `json:"locks"`
+	Locks  []reportLock `json:"locks"`
 	Cycles [][]struct {
 		TID       int   `json:"tid"`
 		Goroutine int64 `json:"goroutine"`
@@ -192,18 +195,7 @@ func TestPythonLockHoldersLive(t *testing.T) {
 			for _, th := range r.Threads {
 				name[th.TID] = th.Name
 			}
-			if tc.holder != "" && !slices.ContainsFunc(r.Locks, func(l struct {
-				ID     string `json:"id"`
-				Holder *struct {
-					TID       int   `json:"tid"`
-					Goroutine int64 `json:"goroutine"`
-				} `json:"holder"`
-				Readers []struct {
-					Goroutine int64 `json:"goroutine"`
-				} `json:"readers"`
-				BasisKind string `json:"basis_kind"`
-				Basis     string `json:"basis"`
-			}) bool {
+			if tc.holder != "" && !slices.ContainsFunc(r.Locks, func(l reportLock) bool {
 				return l.Holder != nil && name[l.Holder.TID] == tc.holder && l.BasisKind == tc.basis
 			}) {
 				t.Errorf("no lock held by %s with basis %s: %+v", tc.holder, tc.basis, r.Locks)
