@@ -1,0 +1,470 @@
+package gomem
+
+import (
+	"encoding/binary"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/sampler/gomem/internal/layout"
+	"github.com/hangdoc/hangdoc/sampler/goroutines"
+)
+
+// maxSudogs bounds a select's wait list walk (a corrupt list must not
+// loop).
+const maxSudogs = 256
+
+// gread is one goroutine being read.
+type gread struct {
+	addr  uint64
+	b, b2 []byte // its g, first and second read
+	drop  string // why it is left out, if it is
+
+	status, reason uint64
+	goid           int64
+	pc, sp, lr     uint64
+	fromSyscall    bool // pc and sp are g.syscallpc and syscallsp
+	hasStack       bool
+	lo, hi         uint64
+	m              uint64
+	tid            int
+	stk            stackMem
+	pstart, pend   int // its frames in chunkState.phys
+	res            unwindResult
+	waitChans      []string
+	labels         map[string]string
+}
+
+// chunkState holds the buffers of a chunk of goroutines, reused from
+// chunk to chunk.
+type chunkState struct {
+	r      *Reader
+	addrs  []uint64
+	gs     []gread
+	gArena []byte
+	sArena []byte
+	reqs   []request
+	phys   []physFrame
+	tids   map[uint64]int            // m address → thread id, for this read
+	labels map[uint64]map[string]string // labels pointer → labels
+}
+
+func newChunkState(r *Reader) *chunkState {
+	return &chunkState{r: r, tids: map[uint64]int{}, labels: map[uint64]map[string]string{}}
+}
+
+// compared are the fields of a g that must be the same in both of its
+// reads for its stack to be taken as one moment's.
+func compared(l *layout.G) []layout.Field {
+	return []layout.Field{l.Status, l.Goid, l.SchedSP, l.SchedPC, l.SchedLR, l.SchedBP, l.SyscallSP,
+		l.SyscallPC, l.WaitReason, l.WaitSince, l.Waiting, l.M, l.StackLo, l.StackHi, l.Labels, l.LockedM}
+}
+
+// read reads the goroutines at addrs and appends those that read whole
+// and still to out. It returns the addresses of those that changed
+// between their two reads.
+func (c *chunkState) read(addrs []uint64, now int64, out *[]sampler.Goroutine) ([]uint64, error) {
+	r := c.r
+	lay := &r.lay.G
+	gsize := lay.Size
+	if cap(c.gArena) < 2*gsize*len(addrs) {
+		c.gArena = make([]byte, 2*gsize*len(addrs))
+	}
+	arena := c.gArena[:2*gsize*len(addrs)]
+	c.gs = c.gs[:0]
+	c.reqs = c.reqs[:0]
+	for i, a := range addrs {
+		g := gread{addr: a, b: arena[2*i*gsize : (2*i+1)*gsize], b2: arena[(2*i+1)*gsize : (2*i+2)*gsize]}
+		if a == 0 || a%8 != 0 || !r.maps.readable(a, uint64(gsize)) {
+			g.drop = "a g pointer outside the process's memory"
+		}
+		c.gs = append(c.gs, g)
+	}
+	// 1. The gs.
+	for i := range c.gs {
+		if c.gs[i].drop == "" {
+			c.reqs = append(c.reqs, request{Addr: c.gs[i].addr, Buf: c.gs[i].b})
+		}
+	}
+	if err := r.mem.read(c.reqs); err != nil {
+		return nil, r.readErr("reading goroutines", err)
+	}
+	k := 0
+	for i := range c.gs {
+		if c.gs[i].drop != "" {
+			continue
+		}
+		if !c.reqs[k].OK {
+			c.gs[i].drop = "a g that could not be read"
+		}
+		k++
+	}
+	// 2. Decode them; their stacks and Ms.
+	stackBytes := 0
+	for i := range c.gs {
+		g := &c.gs[i]
+		if g.drop == "" {
+			c.decode(g)
+		}
+		if g.hasStack {
+			stackBytes += int(min(g.hi-g.sp, window))
+		}
+	}
+	if cap(c.sArena) < stackBytes {
+		c.sArena = make([]byte, stackBytes)
+	}
+	sa := c.sArena[:stackBytes]
+	c.reqs = c.reqs[:0]
+	var ms []uint64
+	for i := range c.gs {
+		g := &c.gs[i]
+		if g.drop != "" || g.status == 0 {
+			continue
+		}
+		if g.hasStack {
+			n := int(min(g.hi-g.sp, window))
+			g.stk = stackMem{lo: g.lo, hi: g.hi, addr: g.sp, b: sa[:n:n], r: r}
+			sa = sa[n:]
+			c.reqs = append(c.reqs, request{Addr: g.sp, Buf: g.stk.b})
+		}
+		if g.m != 0 {
+			if _, ok := c.tids[g.m]; !ok && r.maps.readable(g.m+uint64(r.lay.M.Procid.Off), 8) {
+				c.tids[g.m] = 0
+				ms = append(ms, g.m)
+			}
+		}
+	}
+	nStacks := len(c.reqs)
+	procids := make([]byte, 8*len(ms))
+	for i, m := range ms {
+		c.reqs = append(c.reqs, request{Addr: m + uint64(r.lay.M.Procid.Off), Buf: procids[8*i : 8*i+8]})
+	}
+	if err := r.mem.read(c.reqs); err != nil {
+		return nil, r.readErr("reading goroutine stacks", err)
+	}
+	for i, m := range ms {
+		if c.reqs[nStacks+i].OK {
+			c.tids[m] = int(binary.LittleEndian.Uint64(procids[8*i:]))
+		}
+	}
+	for i := range c.gs {
+		if g := &c.gs[i]; g.m != 0 {
+			g.tid = c.tids[g.m]
+		}
+	}
+	k = 0
+	for i := range c.gs {
+		g := &c.gs[i]
+		if g.drop != "" || g.status == 0 || !g.hasStack {
+			continue
+		}
+		if !c.reqs[k].OK {
+			g.drop = "a stack that could not be read"
+		}
+		k++
+	}
+	// 3. Unwind, while the gs are as first read.
+	c.phys = c.phys[:0]
+	for i := range c.gs {
+		g := &c.gs[i]
+		if g.drop != "" || g.status == 0 || !g.hasStack {
+			continue
+		}
+		g.pstart = len(c.phys)
+		c.phys, g.res = r.unwind(g.pc, g.sp, g.lr, g.fromSyscall, &g.stk, c.phys)
+		g.pend = len(c.phys)
+		if g.res == unwindGarbage {
+			g.drop = "a stack whose pc is no Go code"
+		}
+	}
+	if err := c.waits(); err != nil {
+		return nil, err
+	}
+	c.readLabels()
+	// 4. The gs again.
+	c.reqs = c.reqs[:0]
+	for i := range c.gs {
+		g := &c.gs[i]
+		if g.drop == "" && g.status != 0 {
+			c.reqs = append(c.reqs, request{Addr: g.addr, Buf: g.b2})
+		}
+	}
+	if err := r.mem.read(c.reqs); err != nil {
+		return nil, r.readErr("reading goroutines", err)
+	}
+	k = 0
+	var moved []uint64
+	fields := compared(lay)
+	for i := range c.gs {
+		g := &c.gs[i]
+		if g.drop != "" {
+			r.stats.Dropped++
+			r.note("dropped: %s", g.drop)
+			continue
+		}
+		if g.status == 0 {
+			continue // dead
+		}
+		ok := c.reqs[k].OK
+		k++
+		same := ok
+		for _, f := range fields {
+			if !same {
+				break
+			}
+			same = field(g.b, f) == field(g.b2, f)
+		}
+		if !same {
+			moved = append(moved, g.addr)
+			continue
+		}
+		if g.status == gRunning && !g.hasStack && g.tid != 0 {
+			c.syscallStack(g)
+		}
+		*out = append(*out, c.goroutine(g, now))
+	}
+	return moved, nil
+}
+
+// decode reads a g's fields and says where its stack is. A dead g is
+// marked status 0.
+func (c *chunkState) decode(g *gread) {
+	r := c.r
+	l := &r.lay.G
+	b := g.b
+	status := field(b, l.Status) &^ gScan
+	if status >= uint64(len(r.gDead)) {
+		g.drop = "a g with an unknown status"
+		return
+	}
+	if r.gDead[status] {
+		g.status = 0
+		return
+	}
+	g.status = status
+	g.reason = field(b, l.WaitReason)
+	g.goid = int64(field(b, l.Goid))
+	if g.goid <= 0 {
+		g.drop = "a g without an id"
+		return
+	}
+	g.lo, g.hi = field(b, l.StackLo), field(b, l.StackHi)
+	if g.lo >= g.hi || g.hi-g.lo > 1<<30 {
+		g.drop = "a g with a bad stack"
+		return
+	}
+	g.m = field(b, l.M)
+	if sp := field(b, l.SyscallSP); sp != 0 {
+		g.pc, g.sp, g.lr, g.fromSyscall, g.hasStack = field(b, l.SyscallPC), sp, 0, true, true
+	} else if status != gRunning {
+		g.pc, g.sp, g.lr, g.hasStack = field(b, l.SchedPC), field(b, l.SchedSP), field(b, l.SchedLR), true
+	}
+	if g.hasStack && (g.sp < g.lo || g.sp > g.hi || !r.maps.readable(g.sp, min(g.hi-g.sp, window))) {
+		g.drop = "a stack pointer outside its stack"
+	}
+}
+
+// blockedOnChan: the states whose g.waiting lists channel sudogs.
+func blockedOnChan(state string) bool {
+	return strings.HasPrefix(state, "chan ") || strings.HasPrefix(state, "select")
+}
+
+// waits reads the sudog lists of goroutines blocked on channels, one
+// level of every list per read.
+func (c *chunkState) waits() error {
+	r := c.r
+	s := r.lay.Sudog
+	if !s.C.OK() || !s.Waitlink.OK() || !r.lay.G.Waiting.OK() {
+		return nil
+	}
+	type walk struct {
+		g    *gread
+		next uint64
+		n    int
+	}
+	var ws []walk
+	for i := range c.gs {
+		g := &c.gs[i]
+		if g.drop != "" || g.status != gWaiting || !blockedOnChan(r.state(g.status, g.reason)) {
+			continue
+		}
+		if w := field(g.b, r.lay.G.Waiting); w != 0 {
+			ws = append(ws, walk{g: g, next: w})
+		}
+	}
+	buf := make([]byte, s.Size*min(len(ws), chunk))
+	for len(ws) > 0 {
+		c.reqs = c.reqs[:0]
+		keep := ws[:0]
+		for _, w := range ws {
+			if w.n < maxSudogs && r.maps.readable(w.next, uint64(s.Size)) {
+				keep = append(keep, w)
+			}
+		}
+		ws = keep
+		if len(buf) < s.Size*len(ws) {
+			buf = make([]byte, s.Size*len(ws))
+		}
+		for i, w := range ws {
+			c.reqs = append(c.reqs, request{Addr: w.next, Buf: buf[i*s.Size : (i+1)*s.Size]})
+		}
+		if err := r.mem.read(c.reqs); err != nil {
+			return r.readErr("reading channel waits", err)
+		}
+		keep = ws[:0]
+		for i, w := range ws {
+			if !c.reqs[i].OK {
+				continue
+			}
+			b := c.reqs[i].Buf
+			if ch := field(b, s.C); ch != 0 {
+				w.g.waitChans = appendNew(w.g.waitChans, "0x"+strconv.FormatUint(ch, 16))
+			}
+			if next := field(b, s.Waitlink); next != 0 {
+				w.next, w.n = next, w.n+1
+				keep = append(keep, w)
+			}
+		}
+		ws = keep
+	}
+	return nil
+}
+
+func appendNew(s []string, x string) []string {
+	for _, y := range s {
+		if y == x {
+			return s
+		}
+	}
+	return append(s, x)
+}
+
+// syscallStack gives a running goroutine whose thread is in a system call
+// the stack the thread's registers point at, from
+// /proc/PID/task/TID/syscall (read without stopping the thread: the
+// kernel reports a thread that is on a CPU as "running"). The call, the
+// stack and the g are read, then the call and the g again; anything that
+// changed leaves the goroutine without a stack.
+func (c *chunkState) syscallStack(g *gread) {
+	r := c.r
+	if r.exe.arch != "amd64" {
+		// On arm64 the innermost return address is in the link
+		// register, which the file does not give.
+		return
+	}
+	nr, sp, pc, ok := r.threadSyscall(g.tid)
+	if !ok || sp < g.lo || sp >= g.hi || !r.maps.readable(sp, min(g.hi-sp, window)) {
+		return
+	}
+	g.stk = stackMem{lo: g.lo, hi: g.hi, addr: sp, b: make([]byte, min(g.hi-sp, window)), r: r}
+	if err := r.read1(sp, g.stk.b); err != nil {
+		return
+	}
+	start := len(c.phys)
+	phys, res := r.unwind(pc, sp, 0, true, &g.stk, c.phys)
+	c.phys = phys
+	if res == unwindGarbage {
+		c.phys = c.phys[:start]
+		return
+	}
+	nr2, sp2, pc2, ok2 := r.threadSyscall(g.tid)
+	if err := r.read1(g.addr, g.b2); err != nil || !ok2 || nr2 != nr || sp2 != sp || pc2 != pc {
+		c.phys = c.phys[:start]
+		return
+	}
+	for _, f := range compared(&r.lay.G) {
+		if field(g.b, f) != field(g.b2, f) {
+			c.phys = c.phys[:start]
+			return
+		}
+	}
+	g.pstart, g.pend, g.res, g.hasStack = start, len(c.phys), res, true
+}
+
+// goroutine builds what the sampler keeps of a g that read whole.
+func (c *chunkState) goroutine(g *gread, now int64) sampler.Goroutine {
+	r := c.r
+	l := &r.lay.G
+	out := sampler.Goroutine{ID: g.goid, State: r.state(g.status, g.reason), Thread: g.tid,
+		LockedToThread: field(g.b, l.LockedM) != 0, Labels: g.labels, WaitChans: g.waitChans}
+	if ws := int64(field(g.b, l.WaitSince)); (g.status == gWaiting || g.status == gSyscall) && ws != 0 && now > ws {
+		out.WaitMinutes = int((now - ws) / int64(time.Minute))
+	}
+	out.CreatorID = int64(field(g.b, l.ParentGoid))
+	var crt *sampler.Frame
+	out.CreatedBy, crt = r.createdBy(field(g.b, l.GoPC), g.goid)
+	if g.hasStack {
+		out.Stack = r.stackFrames(g, c.phys[g.pstart:g.pend], false)
+		if g.res == unwindTruncated {
+			r.stats.Truncated++
+		}
+	} else {
+		out.Stack = []sampler.Frame{}
+		// Unknown stack: the start function stands for it in IsSystem.
+		r.sysFrames = r.sysFrames[:0]
+		if pc := field(g.b, l.StartPC); pc >= r.bias {
+			if f, ok := r.exe.tab.find(pc - r.bias); ok {
+				r.sysFrames = append(r.sysFrames, goroutines.Frame{Frame: sampler.Frame{Func: printName(r.name(f.nameOff))}})
+			}
+		}
+	}
+	var cg *goroutines.Frame
+	if crt != nil {
+		cg = &goroutines.Frame{Frame: *crt}
+	}
+	out.System = goroutines.IsSystem(goroutines.Goroutine{Frames: r.sysFrames, CreatedBy: cg})
+	if g.hasStack && (out.System || len(out.Stack) == 0) {
+		// A runtime goroutine's frames are all the runtime's, which the
+		// traceback hides: they are kept whole, as Delve's reader and a
+		// GOTRACEBACK=system dump show them.
+		out.Stack = r.stackFrames(g, c.phys[g.pstart:g.pend], true)
+	}
+	return out
+}
+
+// createdBy is the goroutine's "created by" frame as the traceback prints
+// it (nil for goroutine 1 and for runtime creators it hides), and the
+// creator frame whatever it is, for IsSystem.
+func (r *Reader) createdBy(gopc uint64, goid int64) (shown, any *sampler.Frame) {
+	if gopc < r.bias {
+		return nil, nil
+	}
+	pc := gopc - r.bias
+	p := r.pcInfo(pc, false)
+	if !p.ok {
+		return nil, nil
+	}
+	name := r.name(p.fn.nameOff)
+	// The traceback names the function holding the go statement and the
+	// line of the call, inlined or not (runtime.printcreatedby1).
+	last := p.logical[0]
+	f := &sampler.Frame{Func: printName(name), File: last.file, Line: last.line}
+	outer := logicalFrame{name: name, funcID: p.fn.funcID}
+	if goid == 1 || !r.showFrame(&outer, false, kindNormal) {
+		return nil, f
+	}
+	return f, f
+}
+
+// moving reads a goroutine that never read still once more, for its id,
+// state and thread; ok is false when it is gone or unreadable.
+func (c *chunkState) moving(addr uint64, now int64) (sampler.Goroutine, bool) {
+	r := c.r
+	b := make([]byte, r.lay.G.Size)
+	if err := r.read1(addr, b); err != nil {
+		return sampler.Goroutine{}, false
+	}
+	g := &gread{addr: addr, b: b}
+	c.decode(g)
+	if g.drop != "" || g.status == 0 {
+		return sampler.Goroutine{}, false
+	}
+	g.hasStack = false
+	if g.m != 0 {
+		if v, err := r.u64(g.m + uint64(r.lay.M.Procid.Off)); err == nil {
+			g.tid = int(v)
+		}
+	}
+	return c.goroutine(g, now), true
+}
