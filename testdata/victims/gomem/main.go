@@ -18,6 +18,10 @@
 //   - with -rawsleep D, a goroutine locked to its thread that loops in
 //     raw nanosleep(D) calls: status running, its thread in a syscall.
 //
+// With -fork it runs itself as a child and relays the child's ready line
+// as "ready pid=SELF target=CHILD ...": Delve refuses to attach to its
+// caller's own child.
+//
 // With -pprof it serves net/http/pprof on 127.0.0.1:0 and /heartbeat,
 // which says "ticks=N maxgap_us=M" and starts a new gap measurement.
 // Once every goroutine is where it should be (checked with runtime.Stack)
@@ -33,6 +37,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
@@ -40,6 +45,7 @@ import (
 	"net/http"
 	_ "net/http/pprof" // registers /debug/pprof/ on http.DefaultServeMux
 	"os"
+	"os/exec"
 	"runtime"
 	"runtime/pprof"
 	"sort"
@@ -80,7 +86,11 @@ func main() {
 	n := flag.Int("n", 0, "extra goroutines parked in a channel receive")
 	servePprof := flag.Bool("pprof", false, "serve net/http/pprof and /heartbeat on 127.0.0.1:0")
 	rawSleep := flag.Duration("rawsleep", 0, "run a goroutine looping in raw nanosleep calls of this length")
+	fork := flag.Bool("fork", false, "run the victim as a child and relay its ready line with target=PID (Delve refuses a test's own child)")
 	flag.Parse()
+	if *fork {
+		relay()
+	}
 
 	addr := listen(*servePprof)
 
@@ -148,6 +158,37 @@ func main() {
 	idsMu.Unlock()
 	fmt.Println(line)
 	select {}
+}
+
+// relay runs this program again without -fork, prints the child's ready
+// line as "ready pid=SELF target=CHILD ..." and waits for ever.
+func relay() {
+	var args []string
+	for _, a := range os.Args[1:] {
+		if a != "-fork" && a != "--fork" {
+			args = append(args, a)
+		}
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		fatal(fmt.Errorf("the child printed no ready line: %v", err))
+	}
+	rest, ok := strings.CutPrefix(strings.TrimSpace(line), fmt.Sprintf("ready pid=%d", cmd.Process.Pid))
+	if !ok {
+		fatal(fmt.Errorf("the child's ready line is %q", line))
+	}
+	fmt.Printf("ready pid=%d target=%d%s\n", os.Getpid(), cmd.Process.Pid, rest)
+	fatal(fmt.Errorf("the child exited: %v", cmd.Wait()))
 }
 
 func join(gs []int64) string {
