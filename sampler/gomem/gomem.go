@@ -96,9 +96,11 @@ type Reader struct {
 	names map[int32]string
 	strs  map[string]string
 
-	maps  mappings
-	stats *Stats
-	notes map[string]bool
+	maps mappings
+	// readMaps reads the target's mappings; tests replace it.
+	readMaps func() (mappings, error)
+	stats    *Stats
+	notes    map[string]bool
 
 	// Scratch reused across goroutines.
 	argBuf    []byte
@@ -152,12 +154,13 @@ func newReader(fsys sampler.FS, pid int, e *exe, mem memory) (*Reader, error) {
 		kinds: map[uint64]funcKind{}, pcs: map[pcKey]*pcInfo{},
 		names: map[int32]string{}, strs: map[string]string{}, notes: map[string]bool{},
 	}
+	r.readMaps = func() (mappings, error) { return readMaps(fsys.Path(strconv.Itoa(pid), "maps")) }
 	for _, n := range []string{"runtime.sigpanic", "runtime.asyncPreempt", "runtime.debugCallV2"} {
 		if f, ok := e.funcs[n]; ok {
 			r.kinds[f.entry] = kindInjected
 		}
 	}
-	ms, err := readMaps(fsys.Path(strconv.Itoa(pid), "maps"))
+	ms, err := r.readMaps()
 	if err != nil {
 		return nil, err
 	}
@@ -410,7 +413,7 @@ func (r *Reader) findStrings() error {
 }
 
 func (r *Reader) refreshMaps() error {
-	ms, err := readMaps(r.fs.Path(strconv.Itoa(r.pid), "maps"))
+	ms, err := r.readMaps()
 	if err != nil {
 		if errors.Is(err, sampler.ErrNoProcess) {
 			return fmt.Errorf("%w (%w)", ErrExited, sampler.ErrNoProcess)

@@ -79,7 +79,7 @@ func newPclntab(data []byte) (*pclntab, error) {
 		}
 		return binary.LittleEndian.Uint64(data[off:])
 	}
-	t.nfunc = int(word(0))
+	nfunc := word(0)
 	// word(1) is nfiles.
 	t.textStart = word(2)
 	sub := func(off uint64) []byte {
@@ -93,9 +93,10 @@ func newPclntab(data []byte) (*pclntab, error) {
 	t.filetab = sub(word(5))
 	t.pctab = sub(word(6))
 	t.functab = sub(word(7))
-	if t.functab == nil || t.nfunc <= 0 || len(t.functab) < (t.nfunc+1)*8 {
+	if t.functab == nil || nfunc == 0 || nfunc >= uint64(len(t.functab))/8 {
 		return nil, fmt.Errorf("%w: function table", errBadPclntab)
 	}
+	t.nfunc = int(nfunc)
 	return t, nil
 }
 
