@@ -2,6 +2,7 @@ package gomem
 
 import (
 	"encoding/binary"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,11 +43,15 @@ type chunkState struct {
 	r      *Reader
 	addrs  []uint64
 	gs     []gread
-	gArena []byte
+	first  spanReader // the gs' first read
+	second spanReader // and second
+	sudogs spanReader
+	idx    []int
+	ga     []uint64
 	sArena []byte
 	reqs   []request
 	phys   []physFrame
-	tids   map[uint64]int            // m address → thread id, for this read
+	tids   map[uint64]int               // m address → thread id, for this read
 	labels map[uint64]map[string]string // labels pointer → labels
 }
 
@@ -68,37 +73,22 @@ func (c *chunkState) read(addrs []uint64, now int64, out *[]sampler.Goroutine) (
 	r := c.r
 	lay := &r.lay.G
 	gsize := lay.Size
-	if cap(c.gArena) < 2*gsize*len(addrs) {
-		c.gArena = make([]byte, 2*gsize*len(addrs))
-	}
-	arena := c.gArena[:2*gsize*len(addrs)]
 	c.gs = c.gs[:0]
-	c.reqs = c.reqs[:0]
-	for i, a := range addrs {
-		g := gread{addr: a, b: arena[2*i*gsize : (2*i+1)*gsize], b2: arena[(2*i+1)*gsize : (2*i+2)*gsize]}
+	for _, a := range addrs {
+		g := gread{addr: a}
 		if a == 0 || a%8 != 0 || !r.maps.readable(a, uint64(gsize)) {
 			g.drop = "a g pointer outside the process's memory"
 		}
 		c.gs = append(c.gs, g)
 	}
 	// 1. The gs.
-	for i := range c.gs {
-		if c.gs[i].drop == "" {
-			c.reqs = append(c.reqs, request{Addr: c.gs[i].addr, Buf: c.gs[i].b})
+	if err := c.readGs(&c.first, func(g *gread) bool { return g.drop == "" }, func(g *gread, b []byte) {
+		if b == nil {
+			g.drop = "a g that could not be read"
 		}
-	}
-	if err := r.mem.read(c.reqs); err != nil {
-		return nil, r.readErr("reading goroutines", err)
-	}
-	k := 0
-	for i := range c.gs {
-		if c.gs[i].drop != "" {
-			continue
-		}
-		if !c.reqs[k].OK {
-			c.gs[i].drop = "a g that could not be read"
-		}
-		k++
+		g.b = b
+	}); err != nil {
+		return nil, err
 	}
 	// 2. Decode them; their stacks and Ms.
 	stackBytes := 0
@@ -153,7 +143,7 @@ func (c *chunkState) read(addrs []uint64, now int64, out *[]sampler.Goroutine) (
 			g.tid = c.tids[g.m]
 		}
 	}
-	k = 0
+	k := 0
 	for i := range c.gs {
 		g := &c.gs[i]
 		if g.drop != "" || g.status == 0 || !g.hasStack {
@@ -183,17 +173,9 @@ func (c *chunkState) read(addrs []uint64, now int64, out *[]sampler.Goroutine) (
 	}
 	c.readLabels()
 	// 4. The gs again.
-	c.reqs = c.reqs[:0]
-	for i := range c.gs {
-		g := &c.gs[i]
-		if g.drop == "" && g.status != 0 {
-			c.reqs = append(c.reqs, request{Addr: g.addr, Buf: g.b2})
-		}
+	if err := c.readGs(&c.second, func(g *gread) bool { return g.drop == "" && g.status != 0 }, func(g *gread, b []byte) { g.b2 = b }); err != nil {
+		return nil, err
 	}
-	if err := r.mem.read(c.reqs); err != nil {
-		return nil, r.readErr("reading goroutines", err)
-	}
-	k = 0
 	var moved []uint64
 	fields := compared(lay)
 	for i := range c.gs {
@@ -206,9 +188,7 @@ func (c *chunkState) read(addrs []uint64, now int64, out *[]sampler.Goroutine) (
 		if g.status == 0 {
 			continue // dead
 		}
-		ok := c.reqs[k].OK
-		k++
-		same := ok
+		same := g.b2 != nil
 		for _, f := range fields {
 			if !same {
 				break
@@ -225,6 +205,26 @@ func (c *chunkState) read(addrs []uint64, now int64, out *[]sampler.Goroutine) (
 		*out = append(*out, c.goroutine(g, now))
 	}
 	return moved, nil
+}
+
+// readGs reads the gs that want says to read, a few large reads at a
+// time, and hands each to got (nil when it could not be read).
+func (c *chunkState) readGs(sr *spanReader, want func(*gread) bool, got func(*gread, []byte)) error {
+	c.idx, c.ga = c.idx[:0], c.ga[:0]
+	for i := range c.gs {
+		if want(&c.gs[i]) {
+			c.idx = append(c.idx, i)
+			c.ga = append(c.ga, c.gs[i].addr)
+		}
+	}
+	views, err := sr.read(c.r.mem, c.r.maps, c.ga, c.r.lay.G.Size)
+	if err != nil {
+		return c.r.readErr("reading goroutines", err)
+	}
+	for k, i := range c.idx {
+		got(&c.gs[i], views[k])
+	}
+	return nil
 }
 
 // decode reads a g's fields and says where its stack is. A dead g is
@@ -293,9 +293,8 @@ func (c *chunkState) waits() error {
 			ws = append(ws, walk{g: g, next: w})
 		}
 	}
-	buf := make([]byte, s.Size*min(len(ws), chunk))
+	var addrs []uint64
 	for len(ws) > 0 {
-		c.reqs = c.reqs[:0]
 		keep := ws[:0]
 		for _, w := range ws {
 			if w.n < maxSudogs && r.maps.readable(w.next, uint64(s.Size)) {
@@ -303,23 +302,22 @@ func (c *chunkState) waits() error {
 			}
 		}
 		ws = keep
-		if len(buf) < s.Size*len(ws) {
-			buf = make([]byte, s.Size*len(ws))
+		addrs = addrs[:0]
+		for _, w := range ws {
+			addrs = append(addrs, w.next)
 		}
-		for i, w := range ws {
-			c.reqs = append(c.reqs, request{Addr: w.next, Buf: buf[i*s.Size : (i+1)*s.Size]})
-		}
-		if err := r.mem.read(c.reqs); err != nil {
+		views, err := c.sudogs.read(r.mem, r.maps, addrs, s.Size)
+		if err != nil {
 			return r.readErr("reading channel waits", err)
 		}
 		keep = ws[:0]
 		for i, w := range ws {
-			if !c.reqs[i].OK {
+			b := views[i]
+			if b == nil {
 				continue
 			}
-			b := c.reqs[i].Buf
 			if ch := field(b, s.C); ch != 0 {
-				w.g.waitChans = appendNew(w.g.waitChans, "0x"+strconv.FormatUint(ch, 16))
+				w.g.waitChans = r.addChan(w.g.waitChans, ch)
 			}
 			if next := field(b, s.Waitlink); next != 0 {
 				w.next, w.n = next, w.n+1
@@ -329,6 +327,21 @@ func (c *chunkState) waits() error {
 		ws = keep
 	}
 	return nil
+}
+
+// addChan adds channel ch to a goroutine's waits. The texts are shared,
+// and so is the list of a goroutine that waits on one channel only (most
+// do, a pool of workers on the same one): callers do not modify them.
+func (r *Reader) addChan(waits []string, ch uint64) []string {
+	one, ok := r.chans[ch]
+	if !ok {
+		one = []string{"0x" + strconv.FormatUint(ch, 16)}
+		r.chans[ch] = one
+	}
+	if len(waits) == 0 {
+		return one[:1:1]
+	}
+	return appendNew(slices.Clip(waits), one[0])
 }
 
 func appendNew(s []string, x string) []string {
@@ -423,17 +436,33 @@ func (c *chunkState) goroutine(g *gread, now int64) sampler.Goroutine {
 	return out
 }
 
+// created is a go statement's frame, as the traceback prints it (nil for
+// runtime creators it hides) and whatever it is (for IsSystem).
+type created struct{ shown, any *sampler.Frame }
+
 // createdBy is the goroutine's "created by" frame as the traceback prints
 // it (nil for goroutine 1 and for runtime creators it hides), and the
-// creator frame whatever it is, for IsSystem.
+// creator frame whatever it is, for IsSystem. Goroutines created by the
+// same go statement share the frame.
 func (r *Reader) createdBy(gopc uint64, goid int64) (shown, any *sampler.Frame) {
 	if gopc < r.bias {
 		return nil, nil
 	}
-	pc := gopc - r.bias
+	c, ok := r.created[gopc]
+	if !ok {
+		c = r.creator(gopc - r.bias)
+		r.created[gopc] = c
+	}
+	if goid == 1 {
+		return nil, c.any
+	}
+	return c.shown, c.any
+}
+
+func (r *Reader) creator(pc uint64) created {
 	p := r.pcInfo(pc, false)
 	if !p.ok {
-		return nil, nil
+		return created{}
 	}
 	name := r.name(p.fn.nameOff)
 	// The traceback names the function holding the go statement and the
@@ -441,10 +470,10 @@ func (r *Reader) createdBy(gopc uint64, goid int64) (shown, any *sampler.Frame) 
 	last := p.logical[0]
 	f := &sampler.Frame{Func: printName(name), File: last.file, Line: last.line}
 	outer := logicalFrame{name: name, funcID: p.fn.funcID}
-	if goid == 1 || !r.showFrame(&outer, false, kindNormal) {
-		return nil, f
+	if !r.showFrame(&outer, false, kindNormal) {
+		return created{nil, f}
 	}
-	return f, f
+	return created{f, f}
 }
 
 // moving reads a goroutine that never read still once more, for its id,

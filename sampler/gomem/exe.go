@@ -24,20 +24,20 @@ type exe struct {
 	pie     bool
 	ino     uint64
 
-	sections map[string]*elf.Section
+	sections   map[string]*elf.Section
 	firstVaddr uint64 // page of the first PT_LOAD, offset 0
 
-	tab    *pclntab
+	tab     *pclntab
 	tabAddr uint64 // .gopclntab's address
 
 	// syms holds the few symbols the reader uses, when the file still
 	// has its symbol table.
 	syms map[string]elf.Symbol
 
-	lay        layout.Layout
-	layFrom    string // "DWARF" or "table"
-	refs       map[string][]uint64 // global addresses referenced by allgadd and forEachGRace
-	funcs      map[string]funcInfo // special functions, by name
+	lay     layout.Layout
+	layFrom string              // "DWARF" or "table"
+	refs    map[string][]uint64 // global addresses referenced by allgadd and forEachGRace
+	funcs   map[string]funcInfo // special functions, by name
 }
 
 // symbols the reader looks up in a symbol table.

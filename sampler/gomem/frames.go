@@ -18,12 +18,17 @@ const (
 	argsMaxLen         = (5*3+2)*10 + 1
 )
 
-// pcKey caches what a pc says whatever the goroutine: whether it was
-// reached by a call (the traceback then looks up pc-1) or is a trapping
-// instruction after an injected call.
-type pcKey struct {
-	pc   uint64 // a file address
-	trap bool
+// pcKey caches what a pc (a file address) says whatever the goroutine,
+// and whether it was reached by a call (the traceback then looks up pc-1)
+// or is a trapping instruction after an injected call: pc<<1 | trap.
+type pcKey uint64
+
+func keyOf(pc uint64, trap bool) pcKey {
+	k := pcKey(pc << 1)
+	if trap {
+		k |= 1
+	}
+	return k
 }
 
 // pcInfo is what the reader knows of a pc, computed once per pc.
@@ -57,13 +62,13 @@ type logicalFrame struct {
 type funcKind uint8
 
 const (
-	kindNormal funcKind = iota
-	kindInjected        // sigpanic, asyncPreempt, debugCallV2: called by a signal handler
-	kindPanic           // gopanic, sigpanic, panicwrap: a wrapper calling one is shown
+	kindNormal   funcKind = iota
+	kindInjected          // sigpanic, asyncPreempt, debugCallV2: called by a signal handler
+	kindPanic             // gopanic, sigpanic, panicwrap: a wrapper calling one is shown
 )
 
 func (r *Reader) pcInfo(pc uint64, trap bool) *pcInfo {
-	k := pcKey{pc, trap}
+	k := keyOf(pc, trap)
 	if p, ok := r.pcs[k]; ok {
 		return p
 	}
@@ -191,7 +196,10 @@ const (
 // everything is set (as a GOTRACEBACK=system dump prints them). It fills
 // r.sysFrames with every logical frame's name, for goroutines.IsSystem.
 func (r *Reader) stackFrames(g *gread, phys []physFrame, everything bool) []sampler.Frame {
-	out := make([]sampler.Frame, 0, len(phys)+2)
+	// Which logical frames show, first, so that the frames are allocated
+	// once and at their size: a read of 100,000 goroutines is mostly
+	// their frames.
+	show := r.showBuf[:0]
 	callee := kindNormal
 	r.sysFrames = r.sysFrames[:0]
 	printed := 0
@@ -200,12 +208,34 @@ func (r *Reader) stackFrames(g *gread, phys []physFrame, everything bool) []samp
 		for j := range p.logical {
 			lf := &p.logical[j]
 			r.sysFrames = append(r.sysFrames, goroutines.Frame{Frame: sampler.Frame{Func: lf.print}})
-			show := r.showFrame(lf, printed == 0, callee)
+			s := everything || r.showFrame(lf, printed == 0, callee)
 			callee = r.calleeKindOf(lf)
-			if !show && !everything {
+			show = append(show, s)
+			if s {
+				printed++
+			}
+		}
+	}
+	r.showBuf = show
+	// A long stack prints its innermost and outermost frames only.
+	keep := func(si int) bool {
+		return printed <= innerFrames+outerFrames || si < innerFrames || si >= printed-outerFrames
+	}
+	out := make([]sampler.Frame, 0, min(printed, innerFrames+outerFrames))
+	k, si := 0, 0
+	for i := range phys {
+		p := phys[i].info
+		for j := range p.logical {
+			s := show[k]
+			k++
+			if !s {
 				continue
 			}
-			printed++
+			si++
+			if !keep(si - 1) {
+				continue
+			}
+			lf := &p.logical[j]
 			f := sampler.Frame{Func: lf.print, File: lf.file, Line: lf.line}
 			if !lf.inlined {
 				f.Args = r.args(g, &phys[i])
@@ -213,16 +243,7 @@ func (r *Reader) stackFrames(g *gread, phys []physFrame, everything bool) []samp
 			out = append(out, f)
 		}
 	}
-	return elide(out)
-}
-
-// elide keeps the innermost and outermost frames of a long stack, as the
-// traceback prints it.
-func elide(fs []sampler.Frame) []sampler.Frame {
-	if len(fs) > innerFrames+outerFrames {
-		fs = append(fs[:innerFrames:innerFrames], fs[len(fs)-outerFrames:]...)
-	}
-	return fs
+	return out
 }
 
 // args formats a physical frame's arguments as the runtime's printArgs

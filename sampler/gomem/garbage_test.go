@@ -121,14 +121,31 @@ func (s *snapshot) replayRead(mutate func(addr uint64, b []byte, nth int)) ([]sa
 func (s *snapshot) gAt(t *testing.T, id int64) uint64 {
 	t.Helper()
 	for _, a := range s.gAddrs {
-		for _, p := range s.pieces {
-			if p.Addr == a && len(p.Buf) >= s.r.lay.G.Size && int64(field(p.Buf, s.r.lay.G.Goid)) == id {
-				return a
-			}
+		if b := s.bytesAt(a, s.r.lay.G.Size); b != nil && int64(field(b, s.r.lay.G.Goid)) == id {
+			return a
 		}
 	}
 	t.Fatalf("goroutine %d not in the snapshot", id)
 	return 0
+}
+
+// bytesAt is the recorded memory at [a, a+n), nil if not recorded.
+func (s *snapshot) bytesAt(a uint64, n int) []byte {
+	for _, p := range s.pieces {
+		if a >= p.Addr && a+uint64(n) <= p.Addr+uint64(len(p.Buf)) {
+			return p.Buf[a-p.Addr : a-p.Addr+uint64(n)]
+		}
+	}
+	return nil
+}
+
+// within is the part of a piece read at a that holds [x, x+n), or nil: the
+// reader reads neighbouring gs as one piece.
+func within(a uint64, b []byte, x uint64, n int) []byte {
+	if x >= a && x+uint64(n) <= a+uint64(len(b)) {
+		return b[x-a : x-a+uint64(n)]
+	}
+	return nil
 }
 
 func put(b []byte, off, size int, v uint64) {
@@ -171,6 +188,8 @@ func TestGarbage(t *testing.T) {
 	victim := s.userGoroutine(t)
 	ga := s.gAt(t, victim.ID)
 	l := s.r.lay.G
+	// reads counts the reads of victim's g in a replay, first or second.
+	var reads int
 
 	for _, tc := range []struct {
 		name   string
@@ -178,7 +197,7 @@ func TestGarbage(t *testing.T) {
 		check  func(t *testing.T, gs []sampler.Goroutine, st Stats)
 	}{
 		{"g pointer unmapped", func(a uint64, b []byte, _ int) {
-			if a == s.allgs {
+			if b := within(a, b, s.allgs, 8*len(s.gAddrs)); b != nil {
 				for i := 0; i+8 <= len(b); i += 8 {
 					if binary.LittleEndian.Uint64(b[i:]) == ga {
 						binary.LittleEndian.PutUint64(b[i:], 0xdead0000)
@@ -187,30 +206,32 @@ func TestGarbage(t *testing.T) {
 			}
 		}, dropped(1)},
 		{"pc in no function", func(a uint64, b []byte, _ int) {
-			if a == ga {
+			if b := within(a, b, ga, l.Size); b != nil {
 				put(b, l.SchedPC.Off, l.SchedPC.Size, 0x1234)
 			}
 		}, dropped(1)},
 		{"stack bounds reversed", func(a uint64, b []byte, _ int) {
-			if a == ga {
+			if b := within(a, b, ga, l.Size); b != nil {
 				lo := field(b, l.StackLo)
 				put(b, l.StackLo.Off, 8, field(b, l.StackHi))
 				put(b, l.StackHi.Off, 8, lo)
 			}
 		}, dropped(1)},
 		{"stack pointer off its stack", func(a uint64, b []byte, _ int) {
-			if a == ga {
+			if b := within(a, b, ga, l.Size); b != nil {
 				put(b, l.SchedSP.Off, 8, field(b, l.StackHi)+4096)
 			}
 		}, dropped(1)},
 		{"unknown status", func(a uint64, b []byte, _ int) {
-			if a == ga {
+			if b := within(a, b, ga, l.Size); b != nil {
 				put(b, l.Status.Off, l.Status.Size, 77)
 			}
 		}, dropped(1)},
-		{"status changes once", func(a uint64, b []byte, nth int) {
-			if a == ga && nth == 1 {
-				put(b, l.Status.Off, l.Status.Size, gRunnable)
+		{"status changes once", func(a uint64, b []byte, _ int) {
+			if b := within(a, b, ga, l.Size); b != nil {
+				if reads++; reads == 2 {
+					put(b, l.Status.Off, l.Status.Size, gRunnable)
+				}
 			}
 		}, func(t *testing.T, gs []sampler.Goroutine, st Stats) {
 			if st.Retries != 1 || st.Moving != 0 || st.Dropped != 0 {
@@ -220,9 +241,11 @@ func TestGarbage(t *testing.T) {
 				t.Errorf("after the retry (-want +got):\n%s", d)
 			}
 		}},
-		{"always moving", func(a uint64, b []byte, nth int) {
-			if a == ga && nth%2 == 1 {
-				put(b, l.SchedPC.Off, l.SchedPC.Size, field(b, l.SchedPC)+uint64(nth))
+		{"always moving", func(a uint64, b []byte, _ int) {
+			if b := within(a, b, ga, l.Size); b != nil {
+				if reads++; reads%2 == 0 {
+					put(b, l.SchedPC.Off, l.SchedPC.Size, field(b, l.SchedPC)+uint64(reads))
+				}
 			}
 		}, func(t *testing.T, gs []sampler.Goroutine, st Stats) {
 			if st.Moving != 1 || st.Retries != maxRetries || !slices.Equal(st.MovingIDs, []int64{victim.ID}) {
@@ -238,7 +261,7 @@ func TestGarbage(t *testing.T) {
 			}
 		}},
 		{"return address garbage", func(a uint64, b []byte, _ int) {
-			if a == field(s.gBytes(t, ga), l.SchedSP) {
+			if a == field(s.bytesAt(ga, l.Size), l.SchedSP) {
 				// Every word of the stack window: no return address is
 				// any longer one.
 				for i := 0; i+8 <= len(b); i += 8 {
@@ -252,6 +275,7 @@ func TestGarbage(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			reads = 0
 			gs, st, err := s.replayRead(tc.mutate)
 			if err != nil {
 				t.Fatal(err)
@@ -259,16 +283,6 @@ func TestGarbage(t *testing.T) {
 			tc.check(t, gs, st)
 		})
 	}
-}
-
-func (s *snapshot) gBytes(t *testing.T, a uint64) []byte {
-	for _, p := range s.pieces {
-		if p.Addr == a && len(p.Buf) == s.r.lay.G.Size {
-			return p.Buf
-		}
-	}
-	t.Fatalf("g at %#x not recorded", a)
-	return nil
 }
 
 func sortByID() cmp.Option {

@@ -104,7 +104,10 @@ type Reader struct {
 
 	// Scratch reused across goroutines.
 	argBuf    []byte
+	showBuf   []bool
 	sysFrames []goroutines.Frame
+	created   map[uint64]created // by gopc
+	chans     map[uint64][]string
 	phys      []physFrame
 
 	// testHook, when set by a test, runs before each chunk of goroutines
@@ -153,6 +156,7 @@ func newReader(fsys sampler.FS, pid int, e *exe, mem memory) (*Reader, error) {
 		pid: pid, fs: fsys, mem: mem, exe: e, lay: e.lay,
 		kinds: map[uint64]funcKind{}, pcs: map[pcKey]*pcInfo{},
 		names: map[int32]string{}, strs: map[string]string{}, notes: map[string]bool{},
+		created: map[uint64]created{}, chans: map[uint64][]string{},
 	}
 	r.readMaps = func() (mappings, error) { return readMaps(fsys.Path(strconv.Itoa(pid), "maps")) }
 	for _, n := range []string{"runtime.sigpanic", "runtime.asyncPreempt", "runtime.debugCallV2"} {

@@ -260,3 +260,113 @@ func (ms mappings) readable(addr, n uint64) bool {
 	}
 	return addr >= end
 }
+
+// spanReader reads many small pieces of the same size (gs, sudogs) a few
+// large reads at a time: process_vm_readv costs about as much per piece
+// as it does per 7 KiB copied (0.4 µs a piece here, whatever its size),
+// and the pieces sit side by side in heap spans, so 100,000 gs read as
+// 6,000 pieces of up to 64 KiB take 17 ms instead of 40. Only pieces
+// within one readable stretch of the target's mappings are merged; a
+// merged read that faults is read again piece by piece. The pieces are
+// slices of an arena that the next read reuses.
+type spanReader struct {
+	order  []int
+	reqs   []request
+	runs   []span
+	arena  []byte
+	views  [][]byte
+	retry  []request
+	retryI []int
+}
+
+// span is one read: order[from:to] are its pieces.
+type span struct{ from, to int }
+
+// Merging limits: pieces less than spanGap bytes apart share a read of at
+// most maxSpan bytes.
+const (
+	spanGap = 512
+	maxSpan = 64 << 10
+)
+
+// read reads a piece of size bytes at each of addrs and returns them,
+// nil for those that could not be read. The pieces stay valid until the
+// next read.
+func (s *spanReader) read(mem memory, ms mappings, addrs []uint64, size int) ([][]byte, error) {
+	s.order = s.order[:0]
+	for i := range addrs {
+		s.order = append(s.order, i)
+	}
+	slices.SortFunc(s.order, func(a, b int) int {
+		switch x, y := addrs[a], addrs[b]; {
+		case x < y:
+			return -1
+		case x > y:
+			return 1
+		}
+		return 0
+	})
+	sz := uint64(size)
+	s.reqs, s.runs = s.reqs[:0], s.runs[:0]
+	var lens []uint64
+	total := uint64(0)
+	for i := 0; i < len(s.order); {
+		start := addrs[s.order[i]]
+		end := start + sz
+		j := i + 1
+		for ; j < len(s.order); j++ {
+			a := addrs[s.order[j]]
+			e := max(end, a+sz)
+			if a > end+spanGap || e-start > maxSpan || !ms.readable(start, e-start) {
+				break
+			}
+			end = e
+		}
+		s.reqs = append(s.reqs, request{Addr: start})
+		s.runs = append(s.runs, span{i, j})
+		lens = append(lens, end-start)
+		total += end - start
+		i = j
+	}
+	if uint64(cap(s.arena)) < total+sz*uint64(len(addrs)) {
+		// Room for the reads and for a fallback piece by piece.
+		s.arena = make([]byte, total+sz*uint64(len(addrs)))
+	}
+	buf := s.arena[:cap(s.arena)]
+	for k := range s.reqs {
+		s.reqs[k].Buf, buf = buf[:lens[k]:lens[k]], buf[lens[k]:]
+	}
+	if err := mem.read(s.reqs); err != nil {
+		return nil, err
+	}
+	s.views = slices.Grow(s.views[:0], len(addrs))[:len(addrs)]
+	s.retry, s.retryI = s.retry[:0], s.retryI[:0]
+	for k, q := range s.reqs {
+		rn := s.runs[k]
+		for _, i := range s.order[rn.from:rn.to] {
+			switch {
+			case q.OK:
+				off := addrs[i] - q.Addr
+				s.views[i] = q.Buf[off : off+sz : off+sz]
+			case rn.to-rn.from > 1:
+				s.views[i] = nil
+				s.retry = append(s.retry, request{Addr: addrs[i], Buf: buf[:sz:sz]})
+				s.retryI = append(s.retryI, i)
+				buf = buf[sz:]
+			default:
+				s.views[i] = nil
+			}
+		}
+	}
+	if len(s.retry) > 0 {
+		if err := mem.read(s.retry); err != nil {
+			return nil, err
+		}
+		for k, q := range s.retry {
+			if q.OK {
+				s.views[s.retryI[k]] = q.Buf
+			}
+		}
+	}
+	return s.views, nil
+}

@@ -25,17 +25,17 @@ func (f Field) OK() bool { return f.Size > 0 }
 
 // G holds the fields of runtime.g that are read.
 type G struct {
-	Size                         int
-	StackLo, StackHi             Field
-	M                            Field
-	SchedSP, SchedPC, SchedLR    Field
-	SchedBP                      Field
-	SyscallSP, SyscallPC         Field
-	Status, Goid                 Field
-	WaitSince, WaitReason        Field
-	LockedM, ParentGoid          Field
-	GoPC, StartPC                Field
-	Waiting, Labels              Field
+	Size                      int
+	StackLo, StackHi          Field
+	M                         Field
+	SchedSP, SchedPC, SchedLR Field
+	SchedBP                   Field
+	SyscallSP, SyscallPC      Field
+	Status, Goid              Field
+	WaitSince, WaitReason     Field
+	LockedM, ParentGoid       Field
+	GoPC, StartPC             Field
+	Waiting, Labels           Field
 }
 
 // M holds the fields of runtime.m that are read.
