@@ -405,10 +405,13 @@ func (c *chunkState) goroutine(g *gread, now int64) sampler.Goroutine {
 		out.WaitMinutes = int((now - ws) / int64(time.Minute))
 	}
 	out.CreatorID = int64(field(g.b, l.ParentGoid))
-	var crt *sampler.Frame
+	var crt *goroutines.Frame
 	out.CreatedBy, crt = r.createdBy(field(g.b, l.GoPC), g.goid)
+	var sys []goroutines.Frame
+	var sh *shape
 	if g.hasStack {
-		out.Stack = r.stackFrames(g, c.phys[g.pstart:g.pend], false)
+		sh = r.shapeOf(c.phys[g.pstart:g.pend])
+		sys = sh.sys
 		if g.res == unwindTruncated {
 			r.stats.Truncated++
 		}
@@ -421,30 +424,30 @@ func (c *chunkState) goroutine(g *gread, now int64) sampler.Goroutine {
 				r.sysFrames = append(r.sysFrames, goroutines.Frame{Frame: sampler.Frame{Func: printName(r.name(f.nameOff))}})
 			}
 		}
+		sys = r.sysFrames
 	}
-	var cg *goroutines.Frame
-	if crt != nil {
-		cg = &goroutines.Frame{Frame: *crt}
-	}
-	out.System = goroutines.IsSystem(goroutines.Goroutine{Frames: r.sysFrames, CreatedBy: cg})
-	if g.hasStack && (out.System || len(out.Stack) == 0) {
+	out.System = goroutines.IsSystem(goroutines.Goroutine{Frames: sys, CreatedBy: crt})
+	if sh != nil {
 		// A runtime goroutine's frames are all the runtime's, which the
 		// traceback hides: they are kept whole, as Delve's reader and a
 		// GOTRACEBACK=system dump show them.
-		out.Stack = r.stackFrames(g, c.phys[g.pstart:g.pend], true)
+		out.Stack = r.stackFrames(g, c.phys[g.pstart:g.pend], sh, out.System || len(sh.shown) == 0)
 	}
 	return out
 }
 
 // created is a go statement's frame, as the traceback prints it (nil for
-// runtime creators it hides) and whatever it is (for IsSystem).
-type created struct{ shown, any *sampler.Frame }
+// runtime creators it hides), and whatever it is, for IsSystem.
+type created struct {
+	shown *sampler.Frame
+	any   *goroutines.Frame
+}
 
 // createdBy is the goroutine's "created by" frame as the traceback prints
 // it (nil for goroutine 1 and for runtime creators it hides), and the
 // creator frame whatever it is, for IsSystem. Goroutines created by the
-// same go statement share the frame.
-func (r *Reader) createdBy(gopc uint64, goid int64) (shown, any *sampler.Frame) {
+// same go statement share the frame: callers do not modify it.
+func (r *Reader) createdBy(gopc uint64, goid int64) (*sampler.Frame, *goroutines.Frame) {
 	if gopc < r.bias {
 		return nil, nil
 	}
@@ -469,11 +472,12 @@ func (r *Reader) creator(pc uint64) created {
 	// line of the call, inlined or not (runtime.printcreatedby1).
 	last := p.logical[0]
 	f := &sampler.Frame{Func: printName(name), File: last.file, Line: last.line}
+	c := created{any: &goroutines.Frame{Frame: *f}}
 	outer := logicalFrame{name: name, funcID: p.fn.funcID}
-	if !r.showFrame(&outer, false, kindNormal) {
-		return created{nil, f}
+	if r.showFrame(&outer, false, kindNormal) {
+		c.shown = f
 	}
-	return created{f, f}
+	return c
 }
 
 // moving reads a goroutine that never read still once more, for its id,

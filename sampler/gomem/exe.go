@@ -215,8 +215,8 @@ func (e *exe) readOnly(addr uint64) ([]byte, uint64, error) {
 
 // bias finds where the target mapped the executable: 0 for a
 // position-dependent one, the load address for a PIE.
-func (e *exe) bias(ms mappings) (uint64, error) {
-	for _, m := range ms {
+func (e *exe) bias(ms *mappings) (uint64, error) {
+	for _, m := range ms.list {
 		if m.offset != 0 || (e.ino != 0 && m.inode != e.ino) || m.inode == 0 {
 			continue
 		}

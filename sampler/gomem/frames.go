@@ -1,6 +1,7 @@
 package gomem
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -191,68 +192,121 @@ const (
 	outerFrames = 50
 )
 
-// stackFrames turns physical frames into the frames a traceback prints,
-// with argument words: those the runtime shows, or every frame when
-// everything is set (as a GOTRACEBACK=system dump prints them). It fills
-// r.sysFrames with every logical frame's name, for goroutines.IsSystem.
-func (r *Reader) stackFrames(g *gread, phys []physFrame, everything bool) []sampler.Frame {
-	// Which logical frames show, first, so that the frames are allocated
-	// once and at their size: a read of 100,000 goroutines is mostly
-	// their frames.
-	show := r.showBuf[:0]
+// shape is what a stack's pcs say whatever the goroutine: its frames as
+// the traceback prints them, but for the argument words, which are the
+// goroutine's own. Goroutines parked at the same place share one, so a
+// pool of 100,000 workers is symbolised once.
+type shape struct {
+	pcs []uint64 // the physical frames' pcs, target addresses
+	// shown are the frames the traceback prints, all every frame (for a
+	// runtime goroutine); argsOf gives, for each, the physical frame whose
+	// arguments it prints, -1 for an inlined frame.
+	shown, all             []sampler.Frame
+	shownArgsOf, allArgsOf []int
+	// sys holds every logical frame's name, for goroutines.IsSystem.
+	sys []goroutines.Frame
+}
+
+// maxShapes bounds the shape cache; past it, it starts again.
+const maxShapes = 1 << 16
+
+func (r *Reader) shapeOf(phys []physFrame) *shape {
+	h := uint64(14695981039346656037)
+	for i := range phys {
+		h = (h ^ phys[i].pc) * 1099511628211
+	}
+	for _, sh := range r.shapes[h] {
+		if len(sh.pcs) == len(phys) && slices.EqualFunc(sh.pcs, phys, func(pc uint64, f physFrame) bool { return pc == f.pc }) {
+			return sh
+		}
+	}
+	if r.nshapes >= maxShapes {
+		clear(r.shapes)
+		r.nshapes = 0
+	}
+	sh := r.newShape(phys)
+	r.shapes[h] = append(r.shapes[h], sh)
+	r.nshapes++
+	return sh
+}
+
+func (r *Reader) newShape(phys []physFrame) *shape {
+	sh := &shape{pcs: make([]uint64, len(phys))}
 	callee := kindNormal
-	r.sysFrames = r.sysFrames[:0]
 	printed := 0
 	for i := range phys {
+		sh.pcs[i] = phys[i].pc
 		p := phys[i].info
 		for j := range p.logical {
 			lf := &p.logical[j]
-			r.sysFrames = append(r.sysFrames, goroutines.Frame{Frame: sampler.Frame{Func: lf.print}})
-			s := everything || r.showFrame(lf, printed == 0, callee)
+			sh.sys = append(sh.sys, goroutines.Frame{Frame: sampler.Frame{Func: lf.print}})
+			show := r.showFrame(lf, printed == 0, callee)
 			callee = r.calleeKindOf(lf)
-			show = append(show, s)
-			if s {
-				printed++
-			}
-		}
-	}
-	r.showBuf = show
-	// A long stack prints its innermost and outermost frames only.
-	keep := func(si int) bool {
-		return printed <= innerFrames+outerFrames || si < innerFrames || si >= printed-outerFrames
-	}
-	out := make([]sampler.Frame, 0, min(printed, innerFrames+outerFrames))
-	k, si := 0, 0
-	for i := range phys {
-		p := phys[i].info
-		for j := range p.logical {
-			s := show[k]
-			k++
-			if !s {
-				continue
-			}
-			si++
-			if !keep(si - 1) {
-				continue
-			}
-			lf := &p.logical[j]
 			f := sampler.Frame{Func: lf.print, File: lf.file, Line: lf.line}
-			if !lf.inlined {
-				f.Args = r.args(g, &phys[i])
+			argsOf := i
+			if lf.inlined {
+				argsOf = -1
 			}
-			out = append(out, f)
+			sh.all, sh.allArgsOf = append(sh.all, f), append(sh.allArgsOf, argsOf)
+			if show {
+				printed++
+				sh.shown, sh.shownArgsOf = append(sh.shown, f), append(sh.shownArgsOf, argsOf)
+			}
 		}
 	}
+	sh.shown, sh.shownArgsOf = elide(sh.shown, sh.shownArgsOf)
+	sh.all, sh.allArgsOf = elide(sh.all, sh.allArgsOf)
+	return sh
+}
+
+// elide keeps the innermost and outermost frames of a long stack, as the
+// traceback prints it.
+func elide(fs []sampler.Frame, args []int) ([]sampler.Frame, []int) {
+	if n := len(fs); n > innerFrames+outerFrames {
+		fs = append(fs[:innerFrames:innerFrames], fs[n-outerFrames:]...)
+		args = append(args[:innerFrames:innerFrames], args[n-outerFrames:]...)
+	}
+	return fs, args
+}
+
+// stackFrames is a goroutine's stack as the traceback prints it, with its
+// argument words: the frames the runtime shows, or all of them. The
+// frames are one allocation, their argument texts one more.
+func (r *Reader) stackFrames(g *gread, phys []physFrame, sh *shape, everything bool) []sampler.Frame {
+	src, argsOf := sh.shown, sh.shownArgsOf
+	if everything {
+		src, argsOf = sh.all, sh.allArgsOf
+	}
+	out := make([]sampler.Frame, len(src))
+	copy(out, src)
+	b := r.argBuf[:0]
+	ends := r.argEnds[:0]
+	for _, pi := range argsOf {
+		if pi >= 0 {
+			b = r.appendArgs(b, g, &phys[pi])
+		}
+		ends = append(ends, len(b))
+	}
+	all := string(b)
+	start := 0
+	for k, pi := range argsOf {
+		if pi >= 0 {
+			out[k].Args = all[start:ends[k]]
+		}
+		start = ends[k]
+	}
+	r.argBuf, r.argEnds = b, ends
 	return out
 }
 
-// args formats a physical frame's arguments as the runtime's printArgs
-// does: the words at the frame's argument pointer, "?" after a word that
-// is not live at the pc (a register argument whose spill slot is stale).
-func (r *Reader) args(g *gread, f *physFrame) string {
+// appendArgs formats a physical frame's arguments as the runtime's
+// printArgs does: the words at the frame's argument pointer, "?" after a
+// word that is not live at the pc (a register argument whose spill slot
+// is stale).
+func (r *Reader) appendArgs(b []byte, g *gread, f *physFrame) []byte {
 	p := f.info
 	if p.argInfo == nil {
-		return "()"
+		return append(b, "()"...)
 	}
 	info := p.argInfo
 	if len(info) > argsMaxLen {
@@ -272,7 +326,6 @@ func (r *Reader) args(g *gread, f *physFrame) string {
 		}
 		return p.liveInfo[i]&(1<<(slot%8)) != 0
 	}
-	b := r.argBuf[:0]
 	b = append(b, '(')
 	start := true
 	comma := func() {
@@ -325,7 +378,5 @@ func (r *Reader) args(g *gread, f *physFrame) string {
 		}
 		start = false
 	}
-	b = append(b, ')')
-	r.argBuf = b
-	return string(b)
+	return append(b, ')')
 }

@@ -62,7 +62,7 @@ func (rp *replay) read(reqs []request) error {
 type snapshot struct {
 	r      *Reader
 	pieces []request
-	maps   mappings
+	maps   *mappings
 	gs     []sampler.Goroutine
 	allgs  uint64 // the address of the array of g pointers
 	gAddrs []uint64
@@ -113,7 +113,7 @@ func recorded(t testing.TB) *snapshot {
 // replayRead reads the snapshot again through mutate.
 func (s *snapshot) replayRead(mutate func(addr uint64, b []byte, nth int)) ([]sampler.Goroutine, Stats, error) {
 	s.r.mem = &replay{pieces: s.pieces, mutate: mutate, reads: map[uint64]int{}}
-	s.r.readMaps = func() (mappings, error) { return s.maps, nil }
+	s.r.readMaps = func() (*mappings, error) { return s.maps, nil }
 	return s.r.Goroutines(context.Background())
 }
 

@@ -96,16 +96,18 @@ type Reader struct {
 	names map[int32]string
 	strs  map[string]string
 
-	maps mappings
+	maps *mappings
 	// readMaps reads the target's mappings; tests replace it.
-	readMaps func() (mappings, error)
+	readMaps func() (*mappings, error)
 	stats    *Stats
 	notes    map[string]bool
 
 	// Scratch reused across goroutines.
 	argBuf    []byte
-	showBuf   []bool
+	argEnds   []int
 	sysFrames []goroutines.Frame
+	shapes    map[uint64][]*shape
+	nshapes   int
 	created   map[uint64]created // by gopc
 	chans     map[uint64][]string
 	phys      []physFrame
@@ -156,9 +158,9 @@ func newReader(fsys sampler.FS, pid int, e *exe, mem memory) (*Reader, error) {
 		pid: pid, fs: fsys, mem: mem, exe: e, lay: e.lay,
 		kinds: map[uint64]funcKind{}, pcs: map[pcKey]*pcInfo{},
 		names: map[int32]string{}, strs: map[string]string{}, notes: map[string]bool{},
-		created: map[uint64]created{}, chans: map[uint64][]string{},
+		created: map[uint64]created{}, chans: map[uint64][]string{}, shapes: map[uint64][]*shape{},
 	}
-	r.readMaps = func() (mappings, error) { return readMaps(fsys.Path(strconv.Itoa(pid), "maps")) }
+	r.readMaps = func() (*mappings, error) { return readMaps(fsys.Path(strconv.Itoa(pid), "maps")) }
 	for _, n := range []string{"runtime.sigpanic", "runtime.asyncPreempt", "runtime.debugCallV2"} {
 		if f, ok := e.funcs[n]; ok {
 			r.kinds[f.entry] = kindInjected

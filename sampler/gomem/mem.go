@@ -176,11 +176,16 @@ type mapping struct {
 	path       string
 }
 
-// mappings is a process's address space, sorted by address.
-type mappings []mapping
+// mappings is a process's address space, sorted by address. hint is the
+// mapping the last lookup found: most lookups of a read fall in the same
+// heap arena.
+type mappings struct {
+	list []mapping
+	hint int
+}
 
 // readMaps reads /proc/PID/maps.
-func readMaps(path string) (mappings, error) {
+func readMaps(path string) (*mappings, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -195,8 +200,8 @@ func readMaps(path string) (mappings, error) {
 }
 
 // parseMaps parses the lines "start-end perms offset dev inode path".
-func parseMaps(b []byte) mappings {
-	var ms mappings
+func parseMaps(b []byte) *mappings {
+	var ms []mapping
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 4096), 1<<20)
 	for sc.Scan() {
@@ -230,11 +235,11 @@ func parseMaps(b []byte) mappings {
 		}
 		return 0
 	})
-	return ms
+	return &mappings{list: ms}
 }
 
 // readable reports whether [addr, addr+n) lies in readable mappings.
-func (ms mappings) readable(addr, n uint64) bool {
+func (m *mappings) readable(addr, n uint64) bool {
 	if n == 0 {
 		n = 1
 	}
@@ -242,21 +247,27 @@ func (ms mappings) readable(addr, n uint64) bool {
 	if end < addr {
 		return false
 	}
-	i, _ := slices.BinarySearchFunc(ms, addr, func(m mapping, a uint64) int {
-		switch {
-		case m.end <= a:
-			return -1
-		case m.start > a:
-			return 1
+	ms := m.list
+	i := m.hint
+	if i >= len(ms) || addr < ms[i].start || addr >= ms[i].end {
+		i, _ = slices.BinarySearchFunc(ms, addr, func(m mapping, a uint64) int {
+			switch {
+			case m.end <= a:
+				return -1
+			case m.start > a:
+				return 1
+			}
+			return 0
+		})
+		if i < len(ms) {
+			m.hint = i
 		}
-		return 0
-	})
+	}
 	for ; i < len(ms) && addr < end; i++ {
-		m := ms[i]
-		if m.start > addr || !m.read {
+		if ms[i].start > addr || !ms[i].read {
 			return false
 		}
-		addr = m.end
+		addr = ms[i].end
 	}
 	return addr >= end
 }
@@ -292,7 +303,7 @@ const (
 // read reads a piece of size bytes at each of addrs and returns them,
 // nil for those that could not be read. The pieces stay valid until the
 // next read.
-func (s *spanReader) read(mem memory, ms mappings, addrs []uint64, size int) ([][]byte, error) {
+func (s *spanReader) read(mem memory, ms *mappings, addrs []uint64, size int) ([][]byte, error) {
 	s.order = s.order[:0]
 	for i := range addrs {
 		s.order = append(s.order, i)
