@@ -27,7 +27,8 @@ import (
 // memory it allocated (MiB/op), and the victim's heartbeat: the longest
 // gap between two of its 10 ms ticks while it was read (maxgap-ms), which
 // a stop of the victim lengthens. Delve also reports how long it stopped
-// the victim (frozen-ms/op).
+// the victim (frozen-ms/op). result-MiB is what the last read's goroutines
+// keep alive.
 //
 //	go test -run XXX -bench Sources -benchtime 10x ./sampler/gomem
 func BenchmarkSources(b *testing.B) {
@@ -55,6 +56,7 @@ func BenchmarkSources(b *testing.B) {
 					}
 					var frozen time.Duration
 					var got int
+					var last []sampler.Goroutine
 					runtime.GC()
 					cpu0 := cpuTime()
 					var ms0 runtime.MemStats
@@ -76,12 +78,18 @@ func BenchmarkSources(b *testing.B) {
 						if err != nil {
 							b.Fatal(err)
 						}
-						got = len(gs)
+						got, last = len(gs), gs
 					}
 					b.StopTimer()
 					var ms1 runtime.MemStats
 					runtime.ReadMemStats(&ms1)
 					cpu := cpuTime() - cpu0
+					// What the last read's result keeps alive.
+					runtime.GC()
+					var ms2 runtime.MemStats
+					runtime.ReadMemStats(&ms2)
+					b.ReportMetric(float64(int64(ms2.HeapAlloc)-int64(ms0.HeapAlloc))/(1<<20), "result-MiB")
+					runtime.KeepAlive(last)
 					b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 					b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/(1<<20)/float64(b.N), "MiB/op")
 					b.ReportMetric(float64(heartbeat(b, base).Microseconds())/1000, "maxgap-ms")

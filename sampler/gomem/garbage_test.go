@@ -6,6 +6,9 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -258,6 +261,24 @@ func TestGarbage(t *testing.T) {
 			}
 			if len(gs) != len(s.gs) {
 				t.Errorf("%d goroutines, want %d", len(gs), len(s.gs))
+			}
+		}},
+		{"parked five minutes ago", func(a uint64, b []byte, _ int) {
+			if b := within(a, b, ga, l.Size); b != nil {
+				var ts unix.Timespec
+				unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+				put(b, l.WaitSince.Off, 8, uint64(ts.Nano()-int64(5*time.Minute+30*time.Second)))
+			}
+		}, func(t *testing.T, gs []sampler.Goroutine, st Stats) {
+			for _, g := range gs {
+				if want := 0; g.ID == victim.ID {
+					want = 5
+					if g.WaitMinutes != want {
+						t.Errorf("goroutine %d waited %d minutes, want %d", g.ID, g.WaitMinutes, want)
+					}
+				} else if g.WaitMinutes != want {
+					t.Errorf("goroutine %d waited %d minutes, want %d", g.ID, g.WaitMinutes, want)
+				}
 			}
 		}},
 		{"return address garbage", func(a uint64, b []byte, _ int) {

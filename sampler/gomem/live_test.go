@@ -49,6 +49,7 @@ var liveBuilds = []build{
 	{"go1.26.0-stripped", testvictim.ModuleBuild{Toolchain: "go1.26.0", LDFlags: strip}},
 	{"host", testvictim.ModuleBuild{}},
 	{"host-stripped", testvictim.ModuleBuild{LDFlags: strip}},
+	{"host-pie", testvictim.ModuleBuild{BuildMode: "pie"}},
 	{"host-stripped-pie", testvictim.ModuleBuild{LDFlags: strip, BuildMode: "pie"}},
 	{"host-nocgo-stripped", testvictim.ModuleBuild{LDFlags: strip, Env: []string{"CGO_ENABLED=0"}}},
 	{"go1.27.0", testvictim.ModuleBuild{Toolchain: "go1.27.0"}},
@@ -392,5 +393,10 @@ func TestOpenErrors(t *testing.T) {
 	}
 	if _, err := Open(sampler.NewFS(""), 1<<30); !errors.Is(err, sampler.ErrNoProcess) {
 		t.Errorf("Open(no such pid): %v, want ErrNoProcess", err)
+	}
+	old := testvictim.Start(t, testvictim.BuildModule(t, "gomemold", testvictim.ModuleBuild{Toolchain: "go1.21.0"}))
+	_, err := Open(sampler.NewFS(""), old.PID)
+	if !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "go1.21.0") {
+		t.Errorf("Open(a Go 1.21 program): %v, want ErrUnsupported naming go1.21.0", err)
 	}
 }

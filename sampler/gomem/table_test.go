@@ -5,7 +5,6 @@ import (
 	"debug/gosym"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"io"
 	"runtime"
 	"slices"
@@ -290,5 +289,3 @@ func FuzzPclntab(f *testing.F) {
 		tab.funcByName("runtime.goexit")
 	})
 }
-
-var _ = fmt.Sprint
