@@ -34,7 +34,7 @@ import (
 func BenchmarkSources(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			for _, src := range []string{"gomem", "gomem-unstripped", "pprof", "delve"} {
+			for _, src := range []string{"idle", "gomem", "gomem-unstripped", "pprof", "delve"} {
 				b.Run(src, func(b *testing.B) {
 					build := testvictim.ModuleBuild{LDFlags: strip}
 					if src == "delve" || src == "gomem-unstripped" {
@@ -66,6 +66,11 @@ func BenchmarkSources(b *testing.B) {
 						var gs []sampler.Goroutine
 						var err error
 						switch src {
+						case "idle":
+							// No read: the heartbeat's gaps on this machine
+							// as it is, to read the others' against.
+							time.Sleep(100 * time.Millisecond)
+							gs = make([]sampler.Goroutine, n)
 						case "gomem", "gomem-unstripped":
 							gs, _, err = r.Goroutines(context.Background())
 						case "pprof":

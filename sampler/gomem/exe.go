@@ -135,7 +135,7 @@ func openExe(path string) (*exe, error) {
 	}
 
 	if f.Section(".debug_info") != nil {
-		if d, err := f.DWARF(); err == nil {
+		if d, err := layout.TypeDWARF(f); err == nil {
 			if l, err := layout.FromDWARF(d, e.arch, e.ptrSize); err == nil {
 				e.lay, e.layFrom = l, "DWARF"
 			}

@@ -2,6 +2,7 @@ package layout
 
 import (
 	"debug/buildinfo"
+	"debug/dwarf"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
@@ -31,7 +32,7 @@ func FromELF(path string) (Layout, error) {
 	if arch == "" {
 		return Layout{}, fmt.Errorf("%s: unsupported machine %v", path, f.Machine)
 	}
-	d, err := f.DWARF()
+	d, err := TypeDWARF(f)
 	if err != nil {
 		return Layout{}, fmt.Errorf("reading the DWARF of %s: %w", path, err)
 	}
@@ -60,6 +61,52 @@ func FromELF(path string) (Layout, error) {
 		return Layout{}, fmt.Errorf("%s: runtime.waitReasonStrings or runtime.gStatusStrings not in the symbol table", path)
 	}
 	return l, nil
+}
+
+// TypeDWARF reads the part of a binary's DWARF that describes types:
+// .debug_info and what its attributes refer to. (*elf.File).DWARF
+// decompresses every debug section, the line and location tables
+// included, which is most of the cost of opening a big unstripped binary.
+func TypeDWARF(f *elf.File) (*dwarf.Data, error) {
+	data := func(name string) ([]byte, error) {
+		s := f.Section(name)
+		if s == nil {
+			return nil, nil
+		}
+		return s.Data()
+	}
+	abbrev, err := data(".debug_abbrev")
+	if err != nil {
+		return nil, err
+	}
+	info, err := data(".debug_info")
+	if err != nil {
+		return nil, err
+	}
+	if info == nil || abbrev == nil {
+		return nil, errors.New("no .debug_info")
+	}
+	str, err := data(".debug_str")
+	if err != nil {
+		return nil, err
+	}
+	d, err := dwarf.New(abbrev, nil, nil, info, nil, nil, nil, str)
+	if err != nil {
+		return nil, err
+	}
+	// DWARF 5 (Go 1.25 on) may refer to these from .debug_info.
+	for _, name := range []string{".debug_addr", ".debug_str_offsets", ".debug_line_str"} {
+		b, err := data(name)
+		if err != nil {
+			return nil, err
+		}
+		if b != nil {
+			if err := d.AddSection(name, b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return d, nil
 }
 
 // Arch maps an ELF machine to GOARCH and the pointer size; "" for what
