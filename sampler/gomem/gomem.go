@@ -560,7 +560,7 @@ func (r *Reader) Goroutines(ctx context.Context) (gs []sampler.Goroutine, st Sta
 		r.note("%d goroutines changed on each of %d reads: listed without a stack", st.Moving, maxRetries+1)
 	}
 	if st.Truncated > 0 {
-		r.note("%d stacks end before their first frame (an unknown return address)", st.Truncated)
+		r.note("%d stacks end before their outermost frame (an unknown return address)", st.Truncated)
 	}
 	return out, st, nil
 }
