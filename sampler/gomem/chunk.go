@@ -20,7 +20,12 @@ const maxSudogs = 256
 type gread struct {
 	addr  uint64
 	b, b2 []byte // its g, first and second read
-	drop  string // why it is left out, if it is
+	// drop says why it is left out unread (its pointer is bad); bad why
+	// what was read is garbage, which counts only if the second read of
+	// the g is the same: a g read while the runtime writes it (a field
+	// updated before the status, in a single copy) is not garbage but a
+	// goroutine on the move, and is read again.
+	drop, bad string
 
 	status, reason uint64
 	goid           int64
@@ -36,6 +41,8 @@ type gread struct {
 	waitChans      []string
 	labels         map[string]string
 }
+
+func (g *gread) skip() bool { return g.drop != "" || g.bad != "" }
 
 // chunkState holds the buffers of a chunk of goroutines, reused from
 // chunk to chunk.
@@ -109,7 +116,7 @@ func (c *chunkState) read(addrs []uint64, now int64, out *[]sampler.Goroutine) (
 	var ms []uint64
 	for i := range c.gs {
 		g := &c.gs[i]
-		if g.drop != "" || g.status == 0 {
+		if g.skip() || g.status == 0 {
 			continue
 		}
 		if g.hasStack {
@@ -146,11 +153,11 @@ func (c *chunkState) read(addrs []uint64, now int64, out *[]sampler.Goroutine) (
 	k := 0
 	for i := range c.gs {
 		g := &c.gs[i]
-		if g.drop != "" || g.status == 0 || !g.hasStack {
+		if g.skip() || g.status == 0 || !g.hasStack {
 			continue
 		}
 		if !c.reqs[k].OK {
-			g.drop = "a stack that could not be read"
+			g.bad = "a stack that could not be read"
 		}
 		k++
 	}
@@ -158,14 +165,14 @@ func (c *chunkState) read(addrs []uint64, now int64, out *[]sampler.Goroutine) (
 	c.phys = c.phys[:0]
 	for i := range c.gs {
 		g := &c.gs[i]
-		if g.drop != "" || g.status == 0 || !g.hasStack {
+		if g.skip() || g.status == 0 || !g.hasStack {
 			continue
 		}
 		g.pstart = len(c.phys)
 		c.phys, g.res = r.unwind(g.pc, g.sp, g.lr, g.fromSyscall, &g.stk, c.phys)
 		g.pend = len(c.phys)
 		if g.res == unwindGarbage {
-			g.drop = "a stack whose pc is no Go code"
+			g.bad = "a stack whose pc is no Go code"
 		}
 	}
 	if err := c.waits(); err != nil {
@@ -197,6 +204,11 @@ func (c *chunkState) read(addrs []uint64, now int64, out *[]sampler.Goroutine) (
 		}
 		if !same {
 			moved = append(moved, g.addr)
+			continue
+		}
+		if g.bad != "" {
+			r.stats.Dropped++
+			r.note("dropped: %s", g.bad)
 			continue
 		}
 		if g.status == gRunning && !g.hasStack && g.tid != 0 {
@@ -235,7 +247,8 @@ func (c *chunkState) decode(g *gread) {
 	b := g.b
 	status := field(b, l.Status) &^ gScan
 	if status >= uint64(len(r.gDead)) {
-		g.drop = "a g with an unknown status"
+		g.status = status
+		g.bad = "a g with an unknown status"
 		return
 	}
 	if r.gDead[status] {
@@ -246,12 +259,12 @@ func (c *chunkState) decode(g *gread) {
 	g.reason = field(b, l.WaitReason)
 	g.goid = int64(field(b, l.Goid))
 	if g.goid <= 0 {
-		g.drop = "a g without an id"
+		g.bad = "a g without an id"
 		return
 	}
 	g.lo, g.hi = field(b, l.StackLo), field(b, l.StackHi)
 	if g.lo >= g.hi || g.hi-g.lo > 1<<30 {
-		g.drop = "a g with a bad stack"
+		g.bad = "a g with a bad stack"
 		return
 	}
 	g.m = field(b, l.M)
@@ -261,7 +274,7 @@ func (c *chunkState) decode(g *gread) {
 		g.pc, g.sp, g.lr, g.hasStack = field(b, l.SchedPC), field(b, l.SchedSP), field(b, l.SchedLR), true
 	}
 	if g.hasStack && (g.sp < g.lo || g.sp > g.hi || !r.maps.readable(g.sp, min(g.hi-g.sp, window))) {
-		g.drop = "a stack pointer outside its stack"
+		g.bad = "a stack pointer outside its stack"
 	}
 }
 
@@ -286,7 +299,7 @@ func (c *chunkState) waits() error {
 	var ws []walk
 	for i := range c.gs {
 		g := &c.gs[i]
-		if g.drop != "" || g.status != gWaiting || !blockedOnChan(r.state(g.status, g.reason)) {
+		if g.skip() || g.status != gWaiting || !blockedOnChan(r.state(g.status, g.reason)) {
 			continue
 		}
 		if w := field(g.b, r.lay.G.Waiting); w != 0 {
@@ -490,7 +503,7 @@ func (c *chunkState) moving(addr uint64, now int64) (sampler.Goroutine, bool) {
 	}
 	g := &gread{addr: addr, b: b}
 	c.decode(g)
-	if g.drop != "" || g.status == 0 {
+	if g.skip() || g.status == 0 {
 		return sampler.Goroutine{}, false
 	}
 	g.hasStack = false

@@ -487,10 +487,19 @@ const (
 
 // Goroutines reads every goroutine of the process. The target keeps
 // running: each goroutine's g is read, then its stack, then its g again,
-// and a goroutine whose g changed in between is read again (up to
-// maxRetries times) or reported as moving — never a stack made of two
-// moments. A process that exits during the read gives the goroutines
-// read so far and an error wrapping ErrExited.
+// and a goroutine whose g changed in between (status, pcs, stack pointers,
+// stack bounds, wait reason, M, ...) is read again, up to maxRetries
+// times, then reported as moving — never a stack made of two moments. What
+// looks like garbage in a g that changed (the runtime writes a g's fields
+// one by one, so one read can catch it half-written) is a goroutine on the
+// move, read again; garbage that reads the same twice is dropped, counted
+// in Stats. The one thing the second read cannot see is a goroutine that
+// woke, ran and parked again at the very same pc and stack pointer between
+// the two reads: its frames are then those of that place, the same either
+// way; only an argument word may be from either moment.
+//
+// A process that exits during the read gives the goroutines read so far
+// and an error wrapping ErrExited.
 func (r *Reader) Goroutines(ctx context.Context) (gs []sampler.Goroutine, st Stats, err error) {
 	r.stats = &st
 	r.notes = map[string]bool{}

@@ -23,7 +23,7 @@ func (c *chunkState) readLabels() {
 	}
 	for i := range c.gs {
 		g := &c.gs[i]
-		if g.drop != "" || g.status == 0 {
+		if g.skip() || g.status == 0 {
 			continue
 		}
 		p := field(g.b, r.lay.G.Labels)

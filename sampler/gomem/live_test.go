@@ -400,3 +400,87 @@ func TestOpenErrors(t *testing.T) {
 		t.Errorf("Open(a Go 1.21 program): %v, want ErrUnsupported naming go1.21.0", err)
 	}
 }
+
+// TestChurn reads a victim whose goroutines never settle (pairs that hand
+// a token back and forth, short-lived goroutines started all the time)
+// many times over: no read may fail or drop a goroutine, and every stack
+// must be one a goroutine can have — never one stitched from two moments.
+func TestChurn(t *testing.T) {
+	v := startVictim(t, testvictim.ModuleBuild{LDFlags: strip}, "-churn", "2")
+	r := openReader(t, v.PID)
+	w := watch(t, v.PID)
+	defer w.finish(t)
+	src := victimSource(t)
+	shapes := map[string][]string{
+		"main.pinger": {lineOf(t, src, "a <- n"), lineOf(t, src, "<-b")},
+		"main.ponger": {lineOf(t, src, "n := <-a"), lineOf(t, src, "b <- n")},
+	}
+	var total Stats
+	seen := 0
+	for i := 0; i < 40; i++ {
+		gs, st, err := r.Goroutines(context.Background())
+		if err != nil {
+			t.Fatalf("read %d: %v", i, err)
+		}
+		total.Dropped += st.Dropped
+		if st.Dropped > 0 {
+			t.Logf("read %d: %v", i, st.Notes)
+		}
+		total.Moving += st.Moving
+		total.Retries += st.Retries
+		for _, g := range gs {
+			for fn, lines := range shapes {
+				if !slices.ContainsFunc(g.Stack, func(f sampler.Frame) bool { return f.Func == fn }) {
+					continue
+				}
+				seen++
+				if len(g.Stack) != 1 || !slices.Contains(lines, strconv.Itoa(g.Stack[0].Line)) {
+					t.Errorf("read %d: goroutine %d [%s] has the stack %v: not one %s can have", i, g.ID, g.State, g.Stack, fn)
+				}
+			}
+			if slices.ContainsFunc(g.Stack, func(f sampler.Frame) bool { return f.Func == "main.spawner.func1" }) {
+				var fns []string
+				for _, f := range g.Stack {
+					fns = append(fns, f.Func)
+				}
+				// Asleep, or not started yet (at its function's entry).
+				if !slices.Equal(fns, []string{"time.Sleep", "main.spawner.func1"}) && !slices.Equal(fns, []string{"main.spawner.func1"}) {
+					t.Errorf("read %d: a spawned goroutine %d [%s] has the stack %v", i, g.ID, g.State, fns)
+				}
+			}
+		}
+	}
+	t.Logf("%d ping-pong stacks checked; over all reads %d moving, %d retries", seen, total.Moving, total.Retries)
+	if total.Dropped != 0 {
+		t.Errorf("%d goroutines dropped: a churning process is no garbage", total.Dropped)
+	}
+	if seen == 0 {
+		t.Errorf("no ping-pong goroutine read with a stack")
+	}
+}
+
+func victimSource(t *testing.T) []string {
+	t.Helper()
+	root, err := testvictim.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(root + "/testdata/victims/" + victimModule + "/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(string(b), "\n")
+}
+
+// lineOf is the number of the line of src that is text, indentation
+// aside.
+func lineOf(t *testing.T, src []string, text string) string {
+	t.Helper()
+	for i, l := range src {
+		if strings.TrimSpace(l) == text {
+			return strconv.Itoa(i + 1)
+		}
+	}
+	t.Fatalf("no line %q in the victim", text)
+	return ""
+}

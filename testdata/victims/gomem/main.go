@@ -15,6 +15,9 @@
 //     two ticks: a stop of the process shows there;
 //   - with -n N, N more goroutines parked three calls deep in a channel
 //     receive (for benchmarks);
+//   - with -churn K, K pairs of goroutines handing a token back and forth
+//     for ever and a spawner of short-lived goroutines (gs that move,
+//     die and are reused while they are read);
 //   - with -rawsleep D, a goroutine locked to its thread that loops in
 //     raw nanosleep(D) calls: status running, its thread in a syscall.
 //
@@ -86,6 +89,7 @@ func main() {
 	n := flag.Int("n", 0, "extra goroutines parked in a channel receive")
 	servePprof := flag.Bool("pprof", false, "serve net/http/pprof and /heartbeat on 127.0.0.1:0")
 	rawSleep := flag.Duration("rawsleep", 0, "run a goroutine looping in raw nanosleep calls of this length")
+	churn := flag.Int("churn", 0, "pairs of goroutines that ping-pong on channels for ever, and a spawner of short-lived goroutines")
 	fork := flag.Bool("fork", false, "run the victim as a child and relay its ready line with target=PID (Delve refuses a test's own child)")
 	flag.Parse()
 	if *fork {
@@ -127,6 +131,15 @@ func main() {
 		go idle1(i)
 	}
 	started.Wait()
+
+	for i := 0; i < *churn; i++ {
+		a, b := make(chan int), make(chan int)
+		go pinger(a, b)
+		go ponger(a, b)
+	}
+	if *churn > 0 {
+		go spawner()
+	}
 
 	var extra []string
 	if *rawSleep > 0 {
@@ -331,6 +344,31 @@ func heartbeat() {
 		}
 		lastBeat = now
 		beatMu.Unlock()
+	}
+}
+
+// pinger and ponger hand a token back and forth for ever: goroutines that
+// are parked one instant and running the next.
+func pinger(a, b chan int) {
+	for n := 0; ; n++ {
+		a <- n
+		<-b
+	}
+}
+
+func ponger(a, b chan int) {
+	for {
+		n := <-a
+		b <- n
+	}
+}
+
+// spawner starts short-lived goroutines for ever, so that gs die and are
+// reused while the reader reads them.
+func spawner() {
+	for {
+		go func() { time.Sleep(time.Millisecond) }()
+		time.Sleep(200 * time.Microsecond)
 	}
 }
 
