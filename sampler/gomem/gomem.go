@@ -279,7 +279,7 @@ func (r *Reader) findAllgs() error {
 	if l, ok := e.syms["runtime.allglen"]; ok {
 		if p, ok := e.syms["runtime.allgptr"]; ok {
 			r.allglen, r.allgptr = l.Value+r.bias, p.Value+r.bias
-			_, err := r.checkAllgs(nil)
+			_, err := r.readAllgs(true)
 			return err
 		}
 	}
@@ -342,7 +342,7 @@ func (r *Reader) allgsByCode() (uint64, uint64, error) {
 					continue
 				}
 				r.allglen, r.allgptr = l+r.bias, p+r.bias
-				if _, err := r.checkAllgs(nil); err == nil {
+				if _, err := r.readAllgs(true); err == nil {
 					return l, p, nil
 				}
 			}
@@ -351,11 +351,14 @@ func (r *Reader) allgsByCode() (uint64, uint64, error) {
 	return 0, 0, unsupported("runtime.allgs not found among the %d globals allgadd and forEachGRace refer to in %s", len(refs), e.path)
 }
 
-// checkAllgs reads allglen then allgptr, in that order (the runtime's
+// readAllgs reads allglen then allgptr, in that order (the runtime's
 // atomicAllG: a g is appended to the array before the length grows, so
 // the array read after the length always holds that many), and the
-// array. The first g must be goroutine 1.
-func (r *Reader) checkAllgs(buf []byte) ([]byte, error) {
+// array. When strict (the variables are being identified), the first g
+// must look like one: an id, and stack bounds. (It is the main
+// goroutine, id 1, unless main called runtime.Goexit and its g was
+// reused.)
+func (r *Reader) readAllgs(strict bool) ([]byte, error) {
 	n, err := r.u64(r.allglen)
 	if err != nil {
 		return nil, r.readErr("reading runtime.allglen", err)
@@ -372,20 +375,21 @@ func (r *Reader) checkAllgs(buf []byte) ([]byte, error) {
 			return nil, unsupported("runtime.allglen %d, runtime.allgptr %#x: not a goroutine list", n, p)
 		}
 	}
-	if uint64(cap(buf)) < n*8 {
-		buf = make([]byte, n*8)
-	}
-	buf = buf[:n*8]
+	buf := make([]byte, n*8)
 	if err := r.read1(p, buf); err != nil {
 		return nil, r.readErr("reading runtime.allgs", err)
+	}
+	if !strict {
+		return buf, nil
 	}
 	g0 := binary.LittleEndian.Uint64(buf)
 	gb := make([]byte, r.lay.G.Size)
 	if err := r.read1(g0, gb); err != nil {
 		return nil, r.readErr("reading goroutine 1", err)
 	}
-	if id := field(gb, r.lay.G.Goid); id != 1 {
-		return nil, unsupported("the first g of runtime.allgs has id %d, not 1", id)
+	id, lo, hi := field(gb, r.lay.G.Goid), field(gb, r.lay.G.StackLo), field(gb, r.lay.G.StackHi)
+	if id == 0 || id > 1<<48 || lo >= hi || hi-lo > 1<<30 {
+		return nil, unsupported("the first g of runtime.allgs (id %d, stack [%#x, %#x)) is no g", id, lo, hi)
 	}
 	return buf, nil
 }
@@ -513,7 +517,7 @@ func (r *Reader) Goroutines(ctx context.Context) (gs []sampler.Goroutine, st Sta
 	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 	now := ts.Nano()
 
-	list, err := r.checkAllgs(nil)
+	list, err := r.readAllgs(false)
 	if err != nil {
 		return nil, st, fmt.Errorf("reading the goroutines of pid %d: %w", r.pid, err)
 	}
