@@ -219,13 +219,19 @@ func TestMatchesPprof(t *testing.T) {
 				t.Fatalf("Goroutines: %v", err)
 			}
 			d2 := fetch(t, v)
-			if st.Dropped != 0 || st.Moving != 0 {
-				t.Errorf("stats %+v, want nothing dropped or moving", st)
-			}
-
 			moving := map[int64]bool{}
 			for _, id := range append(roles["spinner"], roles["heartbeat"]...) {
 				moving[id] = true
+			}
+			if st.Dropped != 0 {
+				t.Errorf("stats %+v, want nothing dropped", st)
+			}
+			for _, id := range st.MovingIDs {
+				// The spinner is preempted and resumed, the heartbeat
+				// ticks: they may be caught moving; the parked may not.
+				if !moving[id] {
+					t.Errorf("goroutine %d moving (stats %+v)", id, st)
+				}
 			}
 			got := byID(gs)
 			second := byID(d2)
