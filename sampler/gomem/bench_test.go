@@ -30,7 +30,7 @@ import (
 // the victim (frozen-ms/op). result-MiB is what the last read's goroutines
 // keep alive.
 //
-//	go test -run XXX -bench Sources -benchtime 10x ./sampler/gomem
+//	go test -run XXX -bench Sources -benchtime 3x -timeout 60m ./sampler/gomem
 func BenchmarkSources(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
