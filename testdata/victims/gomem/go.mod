@@ -1,0 +1,3 @@
+module gomemvictim
+
+go 1.22

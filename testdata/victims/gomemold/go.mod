@@ -1,0 +1,3 @@
+module gomemold
+
+go 1.20
