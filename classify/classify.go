@@ -60,6 +60,12 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 			d.Verdict, d.Confidence = Working, Medium
 			d.Cause = Cause{Rule: CauseThreadsWork, Layer: ActorGoroutine, CPU: processCPU(p), Group: -1}
 		}
+		if d.Cause.Rule == CauseBlocked && inSyscalls(p, d.Cause.Actors) && threadsKnowMore(tcause) {
+			// The goroutines are blocked in system calls: what they wait
+			// for is their threads' wait, which the kernel shows — a lock
+			// and its holder, a pipe and its reader.
+			d.Verdict, d.Confidence, d.Cause = tv, tc, tcause
+		}
 		ev = append(goEvidence(p, &d, gl), ev...)
 		if len(p.threads) > 0 {
 			ev = append(ev, Fact{Kind: FactLayer, Cause: &tcause})
@@ -77,6 +83,27 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 		d.Waits = []Wait{}
 	}
 	return d
+}
+
+// inSyscalls reports goroutines that are mostly in system calls.
+func inSyscalls(p *proc, refs []Ref) bool {
+	n := 0
+	for _, r := range refs {
+		if a := p.actor(r); a != nil && a.Wait == model.WaitSyscall {
+			n++
+		}
+	}
+	return len(refs) > 0 && 2*n > len(refs)
+}
+
+// threadsKnowMore reports a threads' cause more telling than goroutines
+// blocked in system calls: a lock's holder, a cycle.
+func threadsKnowMore(c Cause) bool {
+	switch c.Rule {
+	case CauseHolderBlocked, CauseHolderSpins, CauseDeadlock, CauseCrossDeadlock:
+		return true
+	}
+	return false
 }
 
 // processCPU is the process's CPU across its threads, the time they waited

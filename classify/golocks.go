@@ -306,7 +306,13 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 		}
 		return LockGoMutex
 	})
-	return findHolders(s.p.pid, groups, holds)
+	var unseen []*Actor
+	for i := range gs {
+		if g := &gs[i]; len(g.Stack) == 0 && g.Wait == model.WaitNone && g.Aside == AsideNone {
+			unseen = append(unseen, g)
+		}
+	}
+	return findHolders(s.p.pid, groups, holds, unseen)
 }
 
 // chanEdges ties goroutines blocked on channels to the goroutines that

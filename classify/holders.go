@@ -168,9 +168,9 @@ type candidate struct {
 }
 
 // findHolders names each group's holder from the holds, and returns the
-// locks. sameSite reports a hold that stands in a waiter's function past
-// its lock line (the rule without the source).
-func findHolders(pid int, groups []*lockGroup, holds []lockHold) []Lock {
+// locks. unseen are the actors whose stacks could not be read (a running
+// goroutine read from memory): the last candidates, when nothing else is.
+func findHolders(pid int, groups []*lockGroup, holds []lockHold, unseen []*Actor) []Lock {
 	locks := make([]Lock, 0, len(groups))
 	matched := map[*lockHold]bool{}
 	type pending struct {
@@ -233,9 +233,14 @@ func findHolders(pid int, groups []*lockGroup, holds []lockHold) []Lock {
 			}
 			who = append(who, h.a)
 		}
-		if len(who) == 1 {
+		switch {
+		case len(who) == 1:
 			p.l.Holder = &who[0].Ref
 			p.l.Basis.Kind, p.l.Basis.Rule, p.l.Basis.Owner = BasisInferred, BasisOnlyCandidate, refID(who[0].Ref)
+		case len(who) == 0 && len(unseen) == 1:
+			// Nothing seen holds it, and one actor is not seen at all.
+			p.l.Holder = &unseen[0].Ref
+			p.l.Basis.Kind, p.l.Basis.Rule, p.l.Basis.Owner = BasisInferred, BasisUnseen, refID(unseen[0].Ref)
 		}
 	}
 	slices.SortStableFunc(locks, func(a, b Lock) int { return cmp.Compare(len(b.Waiters), len(a.Waiters)) })

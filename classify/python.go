@@ -95,7 +95,7 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 		return
 	}
 	groups := groupWaits(waits, func(lockWait) LockKind { return LockPython })
-	locks := findHolders(p.pid, groups, holds)
+	locks := findHolders(p.pid, groups, holds, nil)
 	for gi := range locks {
 		l := &locks[gi]
 		w := groups[gi].waits[0]

@@ -28,21 +28,9 @@ func aside(g model.Goroutine, source model.Format) Aside {
 	return AsideNone
 }
 
-// RuntimeGoroutine reports a goroutine the runtime started for itself: its
-// stack is all runtime frames and it was created by the runtime (or
-// nothing), as the GC workers, the finalizer and the timer goroutines a
-// traceback shows under GOTRACEBACK=system, in crash dumps and to Delve.
-func RuntimeGoroutine(g model.Goroutine) bool {
-	if g.CreatedBy != nil && !strings.HasPrefix(g.CreatedBy.Func, "runtime.") {
-		return false
-	}
-	for _, f := range g.Stack {
-		if !strings.HasPrefix(f.Func, "runtime.") {
-			return false
-		}
-	}
-	return len(g.Stack) > 0
-}
+// RuntimeGoroutine reports a goroutine the runtime started for itself
+// (see model.RuntimeGoroutine).
+func RuntimeGoroutine(g model.Goroutine) bool { return model.RuntimeGoroutine(g.Stack, g.CreatedBy) }
 
 // observer reports a goroutine that is hangdoc's own look at the process:
 // the pprof handler writing this very profile.

@@ -127,6 +127,7 @@ const (
 	SourcePprof   // the program's own /debug/pprof/goroutine?debug=2
 	SourceDelve   // Delve attached and detached each sample
 	SourceSigquit // one SIGQUIT dump after the last sample
+	SourceMemory  // read from the target's memory while it runs
 	// Python dump formats.
 	FormatPySpyText
 	FormatPySpyJSON
@@ -145,7 +146,7 @@ const (
 
 var formats = enum{
 	"none",
-	"py-spy", "pprof", "delve", "sigquit",
+	"py-spy", "pprof", "delve", "sigquit", "memory",
 	"py-spy-text", "py-spy-json", "faulthandler", "current-frames",
 	"go dump (sigquit)", "go dump (panic)", "go dump (fatal)", "go dump (test-timeout)",
 	"go dump (pprof-debug2)", "go dump (pprof-debug1)", "go dump (stack)", "go dump (unknown)",

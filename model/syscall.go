@@ -83,3 +83,21 @@ func GoStd(fn string) bool {
 	}
 	return first != "main" && !strings.Contains(first, ".") && first != "command-line-arguments"
 }
+
+// RuntimeGoroutine reports a goroutine the Go runtime started for itself:
+// its stack is all runtime frames and it was created by the runtime (or
+// nothing), as the GC workers, the finalizer and the timer goroutines a
+// traceback shows under GOTRACEBACK=system, in crash dumps and to a memory
+// reader. It is the one rule: classify sets such goroutines aside, and the
+// readers keep their runtime frames.
+func RuntimeGoroutine(stack []Frame, createdBy *Frame) bool {
+	if createdBy != nil && !strings.HasPrefix(createdBy.Func, "runtime.") {
+		return false
+	}
+	for _, f := range stack {
+		if !strings.HasPrefix(f.Func, "runtime.") {
+			return false
+		}
+	}
+	return len(stack) > 0
+}

@@ -306,7 +306,7 @@ func (w *words) basisText(l *classify.Lock) string {
 		reason = fmt.Sprintf("its __owner %d is not a thread of pid %d: a process-shared mutex held by another process", b.Owner, b.PID)
 	case classify.BasisOwnerGone:
 		reason = fmt.Sprintf("its __owner %d is not a live thread of pid %d (an owner that exited, or not a mutex)", b.Owner, b.PID)
-	case classify.BasisSameObject, classify.BasisSameExpr, classify.BasisSameSite, classify.BasisOnlyCandidate,
+	case classify.BasisSameObject, classify.BasisSameExpr, classify.BasisSameSite, classify.BasisOnlyCandidate, classify.BasisUnseen,
 		classify.BasisReaders, classify.BasisCandidates, classify.BasisNoCandidate:
 		return w.frameBasis(l)
 	}
@@ -370,6 +370,9 @@ func (w *words) frameBasis(l *classify.Lock) string {
 		s += "; the runtime records no owner"
 	case classify.BasisOnlyCandidate:
 		s = fmt.Sprintf("inferred: %s is the only one holding a lock that nothing else is named for, so nothing else could hold this one (the waiters take %s)",
+			w.actorLabel(*l.Holder), where)
+	case classify.BasisUnseen:
+		s = fmt.Sprintf("inferred: no stack that can be read holds it, and %s runs: its stack cannot be read without stopping it, so it is the one that could (the waiters take %s)",
 			w.actorLabel(*l.Holder), where)
 	case classify.BasisReaders:
 		var names []string

@@ -144,9 +144,10 @@ func wantUnharmed(t *testing.T, pid int) {
 
 // TestGoVictims diagnoses every Go victim through each non-destructive
 // source: its own pprof endpoint (found on its listening sockets), and,
-// for a victim that serves no pprof, Delve.
+// for a victim that serves no pprof, its memory read while it runs (the
+// default then) and Delve (--source delve).
 func TestGoVictims(t *testing.T) {
-	for _, source := range []string{"pprof", "delve"} {
+	for _, source := range []string{"pprof", "memory", "delve"} {
 		for _, tc := range []struct {
 			victim  string
 			verdict string
@@ -167,7 +168,11 @@ func TestGoVictims(t *testing.T) {
 					args = append(args, "-pprof")
 				}
 				v := testvictim.Start(t, testvictim.BuildGo(t, tc.victim), args...)
-				out, stderr, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--samples", "3", "--interval", "400ms")
+				flags := []string{strconv.Itoa(v.PID), "--json", "--samples", "3", "--interval", "400ms"}
+				if source == "delve" {
+					flags = append(flags, "--source", "delve")
+				}
+				out, stderr, code := hangdocProcess(t, flags...)
 				wantUnharmed(t, v.PID)
 				c := godecode(t, out)
 				if c.Verdict != tc.verdict || code != tc.code {
@@ -211,19 +216,29 @@ func TestGoVictims(t *testing.T) {
 	}
 }
 
-// TestGoNoStop: with --no-stop and no pprof endpoint there is no source
-// of goroutines; the report says why and still gives the kernel's view.
+// TestGoNoStop: with --no-stop and no pprof endpoint the goroutines come
+// from the target's memory, read while it runs; with the memory reader
+// ruled out too, there is no source, and the report says why and still
+// gives the kernel's view.
 func TestGoNoStop(t *testing.T) {
 	v := testvictim.Start(t, testvictim.BuildGo(t, "gomutexpipe"))
-	out, _, _ := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "200ms", "--no-stop")
+	out, _, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "200ms", "--no-stop")
 	wantUnharmed(t, v.PID)
 	c := godecode(t, out)
-	if c.Sampling.StackSource != "none" || len(c.Goroutines) != 0 {
-		t.Errorf("stack_source %q with %d goroutines, want none", c.Sampling.StackSource, len(c.Goroutines))
+	if c.Sampling.StackSource != "memory" || len(c.Goroutines) == 0 || code != ExitBlocked {
+		t.Errorf("stack_source %q with %d goroutines, exit %d: want the memory reader's, blocked", c.Sampling.StackSource, len(c.Goroutines), code)
 	}
-	if !slices.ContainsFunc(c.Sampling.Notes, func(n string) bool {
-		return strings.Contains(n, "no goroutines") && strings.Contains(n, "--no-stop")
-	}) {
+	if id, _ := c.holder(); id != int64(v.Int("holder")) {
+		t.Errorf("holder goroutine %d, want %d", id, v.Int("holder"))
+	}
+
+	out, _, _ = hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "200ms", "--no-stop", "--source", "pprof")
+	wantUnharmed(t, v.PID)
+	c = godecode(t, out)
+	if c.Sampling.StackSource != "none" || len(c.Goroutines) != 0 {
+		t.Errorf("--source pprof without an endpoint: stack_source %q with %d goroutines, want none", c.Sampling.StackSource, len(c.Goroutines))
+	}
+	if !slices.ContainsFunc(c.Sampling.Notes, func(n string) bool { return strings.Contains(n, "no goroutines") }) {
 		t.Errorf("no note says why there are no goroutines: %v", c.Sampling.Notes)
 	}
 }
@@ -242,7 +257,8 @@ func TestGoSigquit(t *testing.T) {
 			cmd := exec.Command(testvictim.BuildGo(t, "gomutexpipe"))
 			cmd.Stderr = f
 			v := testvictim.StartCmd(t, cmd)
-			args := []string{strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "200ms", "--no-stop", "--sigquit"}
+			// --source pprof: no source but the dump can read it.
+			args := []string{strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "200ms", "--source", "pprof", "--sigquit"}
 			if viaLog {
 				args = append(args, "--sigquit-log", path)
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hangdoc/hangdoc/classify"
 	"github.com/hangdoc/hangdoc/internal/diagnose"
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/report"
 	"github.com/hangdoc/hangdoc/sampler/replay"
 	"github.com/hangdoc/hangdoc/sampler/sources"
@@ -142,6 +143,7 @@ type diagnoseOptions struct {
 	pprof      string
 	sigquit    bool
 	sigquitLog string
+	source     string
 }
 
 const longHelp = `hangdoc watches a live process for a few seconds and says why it has
@@ -213,6 +215,7 @@ func (o *diagnoseOptions) register(cmd *cobra.Command) {
 	f.BoolVar(&o.noStop, "no-stop", false, "never stop the target, even for an instant (py-spy runs --nonblocking: stacks may be torn; no Delve for Go)")
 	f.StringVar(&o.pprof, "pprof", "", "a Go target's net/http/pprof `URL` (http://127.0.0.1:6060); default: look for one on the target's listening sockets")
 	f.BoolVar(&o.sigquit, "sigquit", false, "for a Go target no other source can read: send SIGQUIT after the last sample for a goroutine dump. This KILLS the target")
+	f.StringVar(&o.source, "source", "", "for a Go target, read the goroutines from this `SOURCE` only: pprof, memory or delve (default: the first that works, in that order)")
 	f.StringVar(&o.sigquitLog, "sigquit-log", "", "with --sigquit: the `FILE` the target's stderr goes to (default: its stderr, if that is a regular file)")
 }
 
@@ -227,6 +230,10 @@ func (o *diagnoseOptions) validate() error {
 		return usageError{fmt.Errorf("--interval %s: want at least 10ms", o.interval)}
 	case o.timeout <= 0:
 		return usageError{fmt.Errorf("--timeout %s: want a positive duration", o.timeout)}
+	case o.source != "" && o.source != "pprof" && o.source != "memory" && o.source != "delve":
+		return usageError{fmt.Errorf("--source %q: want pprof, memory or delve", o.source)}
+	case o.source == "delve" && o.noStop:
+		return usageError{errors.New("--source delve stops the target, which --no-stop forbids")}
 	case o.sigquitLog != "" && !o.sigquit:
 		return usageError{errors.New("--sigquit-log needs --sigquit")}
 	case o.pprof != "" && !strings.HasPrefix(o.pprof, "http://") && !strings.HasPrefix(o.pprof, "https://"):
@@ -255,6 +262,7 @@ func runDiagnose(pid int, opts *diagnoseOptions, ios *IO) (*report.Report, error
 			Pprof:      opts.pprof,
 			Sigquit:    opts.sigquit,
 			SigquitLog: opts.sigquitLog,
+			Only:       goSource(opts.source),
 		},
 	}
 	if ios.ErrTTY {
@@ -272,4 +280,17 @@ func runDiagnose(pid int, opts *diagnoseOptions, ios *IO) (*report.Report, error
 		}
 	}
 	return r, opts.out.write(r, ios)
+}
+
+// goSource is --source as a stack source.
+func goSource(name string) model.Format {
+	switch name {
+	case "pprof":
+		return model.SourcePprof
+	case "memory":
+		return model.SourceMemory
+	case "delve":
+		return model.SourceDelve
+	}
+	return model.FormatNone
 }

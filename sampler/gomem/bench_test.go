@@ -3,6 +3,7 @@ package gomem
 import (
 	"context"
 	"fmt"
+	"github.com/hangdoc/hangdoc/model"
 	"io"
 	"net/http"
 	"os/exec"
@@ -56,21 +57,21 @@ func BenchmarkSources(b *testing.B) {
 					}
 					var frozen time.Duration
 					var got int
-					var last []sampler.Goroutine
+					var last []model.Goroutine
 					runtime.GC()
 					cpu0 := cpuTime()
 					var ms0 runtime.MemStats
 					runtime.ReadMemStats(&ms0)
 					b.ResetTimer()
 					for i := 0; i < b.N; i++ {
-						var gs []sampler.Goroutine
+						var gs []model.Goroutine
 						var err error
 						switch src {
 						case "idle":
 							// No read: the heartbeat's gaps on this machine
 							// as it is, to read the others' against.
 							time.Sleep(100 * time.Millisecond)
-							gs = make([]sampler.Goroutine, n)
+							gs = make([]model.Goroutine, n)
 						case "gomem", "gomem-unstripped":
 							gs, _, err = r.Goroutines(context.Background())
 						case "pprof":

@@ -2,12 +2,12 @@ package gomem
 
 import (
 	"encoding/binary"
+	"github.com/hangdoc/hangdoc/model"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/gomem/internal/layout"
 	"github.com/hangdoc/hangdoc/sampler/goroutines"
 )
@@ -76,7 +76,7 @@ func compared(l *layout.G) []layout.Field {
 // read reads the goroutines at addrs and appends those that read whole
 // and still to out. It returns the addresses of those that changed
 // between their two reads.
-func (c *chunkState) read(addrs []uint64, now int64, out *[]sampler.Goroutine) ([]uint64, error) {
+func (c *chunkState) read(addrs []uint64, now int64, out *[]model.Goroutine) ([]uint64, error) {
 	r := c.r
 	lay := &r.lay.G
 	gsize := lay.Size
@@ -409,10 +409,10 @@ func (c *chunkState) syscallStack(g *gread) {
 }
 
 // goroutine builds what the sampler keeps of a g that read whole.
-func (c *chunkState) goroutine(g *gread, now int64) sampler.Goroutine {
+func (c *chunkState) goroutine(g *gread, now int64) model.Goroutine {
 	r := c.r
 	l := &r.lay.G
-	out := sampler.Goroutine{ID: g.goid, State: r.state(g.status, g.reason), Thread: g.tid,
+	out := model.Goroutine{ID: g.goid, State: r.state(g.status, g.reason), Thread: g.tid,
 		LockedToThread: field(g.b, l.LockedM) != 0, Labels: g.labels, WaitChans: g.waitChans}
 	if ws := int64(field(g.b, l.WaitSince)); (g.status == gWaiting || g.status == gSyscall) && ws != 0 && now > ws {
 		out.WaitMinutes = int((now - ws) / int64(time.Minute))
@@ -429,22 +429,22 @@ func (c *chunkState) goroutine(g *gread, now int64) sampler.Goroutine {
 			r.stats.Truncated++
 		}
 	} else {
-		out.Stack = []sampler.Frame{}
+		out.Stack = []model.Frame{}
 		// Unknown stack: the start function stands for it in IsSystem.
 		r.sysFrames = r.sysFrames[:0]
 		if pc := field(g.b, l.StartPC); pc >= r.bias {
 			if f, ok := r.exe.tab.find(pc - r.bias); ok {
-				r.sysFrames = append(r.sysFrames, goroutines.Frame{Frame: sampler.Frame{Func: printName(r.name(f.nameOff))}})
+				r.sysFrames = append(r.sysFrames, goroutines.Frame{Frame: model.Frame{Func: printName(r.name(f.nameOff))}})
 			}
 		}
 		sys = r.sysFrames
 	}
-	out.System = goroutines.IsSystem(goroutines.Goroutine{Frames: sys, CreatedBy: crt})
+	system := model.RuntimeGoroutine(frameModels(sys), crtModel(crt))
 	if sh != nil {
 		// A runtime goroutine's frames are all the runtime's, which the
 		// traceback hides: they are kept whole, as Delve's reader and a
 		// GOTRACEBACK=system dump show them.
-		out.Stack = r.stackFrames(g, c.phys[g.pstart:g.pend], sh, out.System || len(sh.shown) == 0)
+		out.Stack = r.stackFrames(g, c.phys[g.pstart:g.pend], sh, system || len(sh.shown) == 0)
 	}
 	return out
 }
@@ -452,7 +452,7 @@ func (c *chunkState) goroutine(g *gread, now int64) sampler.Goroutine {
 // created is a go statement's frame, as the traceback prints it (nil for
 // runtime creators it hides), and whatever it is, for IsSystem.
 type created struct {
-	shown *sampler.Frame
+	shown *model.Frame
 	any   *goroutines.Frame
 }
 
@@ -460,7 +460,7 @@ type created struct {
 // it (nil for goroutine 1 and for runtime creators it hides), and the
 // creator frame whatever it is, for IsSystem. Goroutines created by the
 // same go statement share the frame: callers do not modify it.
-func (r *Reader) createdBy(gopc uint64, goid int64) (*sampler.Frame, *goroutines.Frame) {
+func (r *Reader) createdBy(gopc uint64, goid int64) (*model.Frame, *goroutines.Frame) {
 	if gopc < r.bias {
 		return nil, nil
 	}
@@ -484,7 +484,7 @@ func (r *Reader) creator(pc uint64) created {
 	// The traceback names the function holding the go statement and the
 	// line of the call, inlined or not (runtime.printcreatedby1).
 	last := p.logical[0]
-	f := &sampler.Frame{Func: printName(name), File: last.file, Line: last.line}
+	f := &model.Frame{Func: printName(name), File: last.file, Line: last.line}
 	c := created{any: &goroutines.Frame{Frame: *f}}
 	outer := logicalFrame{name: name, funcID: p.fn.funcID}
 	if r.showFrame(&outer, false, kindNormal) {
@@ -495,16 +495,16 @@ func (r *Reader) creator(pc uint64) created {
 
 // moving reads a goroutine that never read still once more, for its id,
 // state and thread; ok is false when it is gone or unreadable.
-func (c *chunkState) moving(addr uint64, now int64) (sampler.Goroutine, bool) {
+func (c *chunkState) moving(addr uint64, now int64) (model.Goroutine, bool) {
 	r := c.r
 	b := make([]byte, r.lay.G.Size)
 	if err := r.read1(addr, b); err != nil {
-		return sampler.Goroutine{}, false
+		return model.Goroutine{}, false
 	}
 	g := &gread{addr: addr, b: b}
 	c.decode(g)
 	if g.skip() || g.status == 0 {
-		return sampler.Goroutine{}, false
+		return model.Goroutine{}, false
 	}
 	g.hasStack = false
 	if g.m != 0 {
@@ -513,4 +513,19 @@ func (c *chunkState) moving(addr uint64, now int64) (sampler.Goroutine, bool) {
 		}
 	}
 	return c.goroutine(g, now), true
+}
+
+func frameModels(fs []goroutines.Frame) []model.Frame {
+	out := make([]model.Frame, len(fs))
+	for i, f := range fs {
+		out[i] = f.Frame
+	}
+	return out
+}
+
+func crtModel(c *goroutines.Frame) *model.Frame {
+	if c == nil {
+		return nil
+	}
+	return &c.Frame
 }

@@ -1,11 +1,11 @@
 package gomem
 
 import (
+	"github.com/hangdoc/hangdoc/model"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/goroutines"
 )
 
@@ -201,7 +201,7 @@ type shape struct {
 	// shown are the frames the traceback prints, all every frame (for a
 	// runtime goroutine); argsOf gives, for each, the physical frame whose
 	// arguments it prints, -1 for an inlined frame.
-	shown, all             []sampler.Frame
+	shown, all             []model.Frame
 	shownArgsOf, allArgsOf []int
 	// sys holds every logical frame's name, for goroutines.IsSystem.
 	sys []goroutines.Frame
@@ -239,10 +239,10 @@ func (r *Reader) newShape(phys []physFrame) *shape {
 		p := phys[i].info
 		for j := range p.logical {
 			lf := &p.logical[j]
-			sh.sys = append(sh.sys, goroutines.Frame{Frame: sampler.Frame{Func: lf.print}})
+			sh.sys = append(sh.sys, goroutines.Frame{Frame: model.Frame{Func: lf.print}})
 			show := r.showFrame(lf, printed == 0, callee)
 			callee = r.calleeKindOf(lf)
-			f := sampler.Frame{Func: lf.print, File: lf.file, Line: lf.line}
+			f := model.Frame{Func: lf.print, File: lf.file, Line: lf.line}
 			argsOf := i
 			if lf.inlined {
 				argsOf = -1
@@ -261,7 +261,7 @@ func (r *Reader) newShape(phys []physFrame) *shape {
 
 // elide keeps the innermost and outermost frames of a long stack, as the
 // traceback prints it.
-func elide(fs []sampler.Frame, args []int) ([]sampler.Frame, []int) {
+func elide(fs []model.Frame, args []int) ([]model.Frame, []int) {
 	if n := len(fs); n > innerFrames+outerFrames {
 		fs = append(fs[:innerFrames:innerFrames], fs[n-outerFrames:]...)
 		args = append(args[:innerFrames:innerFrames], args[n-outerFrames:]...)
@@ -272,12 +272,12 @@ func elide(fs []sampler.Frame, args []int) ([]sampler.Frame, []int) {
 // stackFrames is a goroutine's stack as the traceback prints it, with its
 // argument words: the frames the runtime shows, or all of them. The
 // frames are one allocation, their argument texts one more.
-func (r *Reader) stackFrames(g *gread, phys []physFrame, sh *shape, everything bool) []sampler.Frame {
+func (r *Reader) stackFrames(g *gread, phys []physFrame, sh *shape, everything bool) []model.Frame {
 	src, argsOf := sh.shown, sh.shownArgsOf
 	if everything {
 		src, argsOf = sh.all, sh.allArgsOf
 	}
-	out := make([]sampler.Frame, len(src))
+	out := make([]model.Frame, len(src))
 	copy(out, src)
 	b := r.argBuf[:0]
 	ends := r.argEnds[:0]

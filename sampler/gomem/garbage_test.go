@@ -3,6 +3,7 @@ package gomem
 import (
 	"context"
 	"encoding/binary"
+	"github.com/hangdoc/hangdoc/model"
 	"slices"
 	"sync"
 	"testing"
@@ -66,7 +67,7 @@ type snapshot struct {
 	r      *Reader
 	pieces []request
 	maps   *mappings
-	gs     []sampler.Goroutine
+	gs     []model.Goroutine
 	allgs  uint64 // the address of the array of g pointers
 	gAddrs []uint64
 }
@@ -114,7 +115,7 @@ func recorded(t testing.TB) *snapshot {
 }
 
 // replayRead reads the snapshot again through mutate.
-func (s *snapshot) replayRead(mutate func(addr uint64, b []byte, nth int)) ([]sampler.Goroutine, Stats, error) {
+func (s *snapshot) replayRead(mutate func(addr uint64, b []byte, nth int)) ([]model.Goroutine, Stats, error) {
 	s.r.mem = &replay{pieces: s.pieces, mutate: mutate, reads: map[uint64]int{}}
 	s.r.readMaps = func() (*mappings, error) { return s.maps, nil }
 	return s.r.Goroutines(context.Background())
@@ -163,14 +164,14 @@ func put(b []byte, off, size int, v uint64) {
 }
 
 // userGoroutine is a parked goroutine of the program's own, with a stack.
-func (s *snapshot) userGoroutine(t *testing.T) sampler.Goroutine {
+func (s *snapshot) userGoroutine(t *testing.T) model.Goroutine {
 	for _, g := range s.gs {
-		if !g.System && g.State == "sync.Mutex.Lock" {
+		if !model.RuntimeGoroutine(g.Stack, g.CreatedBy) && g.State == "sync.Mutex.Lock" {
 			return g
 		}
 	}
 	t.Fatal("no mutex waiter in the snapshot")
-	return sampler.Goroutine{}
+	return model.Goroutine{}
 }
 
 // TestGarbage feeds the reader corrupted memory: each kind of garbage
@@ -197,7 +198,7 @@ func TestGarbage(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		mutate func(addr uint64, b []byte, nth int)
-		check  func(t *testing.T, gs []sampler.Goroutine, st Stats)
+		check  func(t *testing.T, gs []model.Goroutine, st Stats)
 	}{
 		{"g pointer unmapped", func(a uint64, b []byte, _ int) {
 			if b := within(a, b, s.allgs, 8*len(s.gAddrs)); b != nil {
@@ -236,7 +237,7 @@ func TestGarbage(t *testing.T) {
 					put(b, l.Status.Off, l.Status.Size, gRunnable)
 				}
 			}
-		}, func(t *testing.T, gs []sampler.Goroutine, st Stats) {
+		}, func(t *testing.T, gs []model.Goroutine, st Stats) {
 			if st.Retries != 1 || st.Moving != 0 || st.Dropped != 0 {
 				t.Errorf("stats %+v, want one retry, nothing moving or dropped", st)
 			}
@@ -250,7 +251,7 @@ func TestGarbage(t *testing.T) {
 					put(b, l.SchedPC.Off, l.SchedPC.Size, field(b, l.SchedPC)+uint64(reads))
 				}
 			}
-		}, func(t *testing.T, gs []sampler.Goroutine, st Stats) {
+		}, func(t *testing.T, gs []model.Goroutine, st Stats) {
 			if st.Moving != 1 || st.Retries != maxRetries || !slices.Equal(st.MovingIDs, []int64{victim.ID}) {
 				t.Errorf("stats %+v, want goroutine %d moving after %d retries", st, victim.ID, maxRetries)
 			}
@@ -269,7 +270,7 @@ func TestGarbage(t *testing.T) {
 				unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
 				put(b, l.WaitSince.Off, 8, uint64(ts.Nano()-int64(5*time.Minute+30*time.Second)))
 			}
-		}, func(t *testing.T, gs []sampler.Goroutine, st Stats) {
+		}, func(t *testing.T, gs []model.Goroutine, st Stats) {
 			for _, g := range gs {
 				if want := 0; g.ID == victim.ID {
 					want = 5
@@ -289,7 +290,7 @@ func TestGarbage(t *testing.T) {
 					binary.LittleEndian.PutUint64(b[i:], 0x5a5a5a5a5a5a5a5a)
 				}
 			}
-		}, func(t *testing.T, gs []sampler.Goroutine, st Stats) {
+		}, func(t *testing.T, gs []model.Goroutine, st Stats) {
 			if st.Dropped+st.Truncated < 1 {
 				t.Errorf("stats %+v, want the goroutine truncated or dropped", st)
 			}
@@ -307,15 +308,15 @@ func TestGarbage(t *testing.T) {
 }
 
 func sortByID() cmp.Option {
-	return cmp.Transformer("byID", func(gs []sampler.Goroutine) []sampler.Goroutine {
+	return cmp.Transformer("byID", func(gs []model.Goroutine) []model.Goroutine {
 		out := slices.Clone(gs)
-		slices.SortFunc(out, func(a, b sampler.Goroutine) int { return int(a.ID - b.ID) })
+		slices.SortFunc(out, func(a, b model.Goroutine) int { return int(a.ID - b.ID) })
 		return out
 	})
 }
 
-func dropped(n int) func(t *testing.T, gs []sampler.Goroutine, st Stats) {
-	return func(t *testing.T, gs []sampler.Goroutine, st Stats) {
+func dropped(n int) func(t *testing.T, gs []model.Goroutine, st Stats) {
+	return func(t *testing.T, gs []model.Goroutine, st Stats) {
 		t.Helper()
 		if st.Dropped != n {
 			t.Errorf("%d dropped, want %d (stats %+v)", st.Dropped, n, st)

@@ -16,6 +16,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/hangdoc/hangdoc/model"
 	"os"
 	"strconv"
 	"strings"
@@ -139,7 +140,7 @@ func Open(fsys sampler.FS, pid int) (*Reader, error) {
 // Dump opens pid, reads its goroutines once and closes the reader. A
 // caller that samples the process again should keep a Reader: Open reads
 // the executable (milliseconds for a stripped one, ~0.1 s with DWARF).
-func Dump(ctx context.Context, fsys sampler.FS, pid int) ([]sampler.Goroutine, Stats, error) {
+func Dump(ctx context.Context, fsys sampler.FS, pid int) ([]model.Goroutine, Stats, error) {
 	r, err := Open(fsys, pid)
 	if err != nil {
 		return nil, Stats{}, err
@@ -504,7 +505,7 @@ const (
 //
 // A process that exits during the read gives the goroutines read so far
 // and an error wrapping ErrExited.
-func (r *Reader) Goroutines(ctx context.Context) (gs []sampler.Goroutine, st Stats, err error) {
+func (r *Reader) Goroutines(ctx context.Context) (gs []model.Goroutine, st Stats, err error) {
 	r.stats = &st
 	r.notes = map[string]bool{}
 	calls0 := r.syscalls()
@@ -522,7 +523,7 @@ func (r *Reader) Goroutines(ctx context.Context) (gs []sampler.Goroutine, st Sta
 		return nil, st, fmt.Errorf("reading the goroutines of pid %d: %w", r.pid, err)
 	}
 	n := len(list) / 8
-	out := make([]sampler.Goroutine, 0, n)
+	out := make([]model.Goroutine, 0, n)
 	c := newChunkState(r)
 	var retry []uint64
 	for i := 0; i < n; i += chunk {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hangdoc/hangdoc/model"
 	"maps"
 	"os"
 	"os/exec"
@@ -156,7 +157,7 @@ func openReader(t testing.TB, pid int) *Reader {
 	return r
 }
 
-func fetch(t testing.TB, v *testvictim.Victim) []sampler.Goroutine {
+func fetch(t testing.TB, v *testvictim.Victim) []model.Goroutine {
 	t.Helper()
 	gs, err := golive.Fetch(context.Background(), "http://"+v.Info["pprof"], 20*time.Second)
 	if err != nil {
@@ -165,8 +166,8 @@ func fetch(t testing.TB, v *testvictim.Victim) []sampler.Goroutine {
 	return gs
 }
 
-func byID(gs []sampler.Goroutine) map[int64]sampler.Goroutine {
-	m := make(map[int64]sampler.Goroutine, len(gs))
+func byID(gs []model.Goroutine) map[int64]model.Goroutine {
+	m := make(map[int64]model.Goroutine, len(gs))
 	for _, g := range gs {
 		m[g.ID] = g
 	}
@@ -281,7 +282,7 @@ func TestMatchesPprof(t *testing.T) {
 
 // checkRoles checks what the dump cannot show: threads, labels on old
 // versions, channel waits, a running goroutine.
-func checkRoles(t *testing.T, v *testvictim.Victim, lb build, got map[int64]sampler.Goroutine, roles map[string][]int64) {
+func checkRoles(t *testing.T, v *testvictim.Victim, lb build, got map[int64]model.Goroutine, roles map[string][]int64) {
 	t.Helper()
 	sys := got[roles["syscall"][0]]
 	if sys.State != "syscall" || sys.Thread != v.TID("syscall_tid") {
@@ -317,7 +318,7 @@ func checkRoles(t *testing.T, v *testvictim.Victim, lb build, got map[int64]samp
 		t.Errorf("locked goroutine not LockedToThread")
 	}
 	// The reader sees the runtime's own goroutines, which the dump hides.
-	if !slices.ContainsFunc(slices.Collect(maps.Values(got)), func(g sampler.Goroutine) bool { return g.System }) {
+	if !slices.ContainsFunc(slices.Collect(maps.Values(got)), func(g model.Goroutine) bool { return model.RuntimeGoroutine(g.Stack, g.CreatedBy) }) {
 		t.Errorf("no system goroutine found")
 	}
 	_ = lb
@@ -335,7 +336,7 @@ func TestRunningInSyscall(t *testing.T) {
 	r := openReader(t, v.PID)
 	w := watch(t, v.PID)
 	defer w.finish(t)
-	var g sampler.Goroutine
+	var g model.Goroutine
 	for try := 0; try < 5; try++ {
 		gs, _, err := r.Goroutines(context.Background())
 		if err != nil {
@@ -436,7 +437,7 @@ func TestChurn(t *testing.T) {
 		total.Retries += st.Retries
 		for _, g := range gs {
 			for fn, lines := range shapes {
-				if !slices.ContainsFunc(g.Stack, func(f sampler.Frame) bool { return f.Func == fn }) {
+				if !slices.ContainsFunc(g.Stack, func(f model.Frame) bool { return f.Func == fn }) {
 					continue
 				}
 				seen++
@@ -444,7 +445,7 @@ func TestChurn(t *testing.T) {
 					t.Errorf("read %d: goroutine %d [%s] has the stack %v: not one %s can have", i, g.ID, g.State, g.Stack, fn)
 				}
 			}
-			if slices.ContainsFunc(g.Stack, func(f sampler.Frame) bool { return f.Func == "main.spawner.func1" }) {
+			if slices.ContainsFunc(g.Stack, func(f model.Frame) bool { return f.Func == "main.spawner.func1" }) {
 				var fns []string
 				for _, f := range g.Stack {
 					fns = append(fns, f.Func)

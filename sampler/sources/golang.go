@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/delve"
 	"github.com/hangdoc/hangdoc/sampler/golive"
+	"github.com/hangdoc/hangdoc/sampler/gomem"
 )
 
 // pprofTimeout bounds one goroutine profile fetch: a hung program's HTTP
@@ -72,6 +74,59 @@ func (p *pprofSource) Notes() []string {
 		return nil
 	}
 	return []string{p.found}
+}
+
+// memSource reads the goroutines from the target's memory while it runs
+// (sampler/gomem): no stop, no signal, stripped builds included.
+type memSource struct {
+	fs    sampler.FS
+	t     *sampler.Target
+	r     *gomem.Reader
+	notes []string
+}
+
+func (m *memSource) Name() model.Format { return model.SourceMemory }
+
+func (m *memSource) Stacks(ctx context.Context, s *model.Sample) error {
+	if m.r == nil {
+		r, err := gomem.Open(m.fs, m.t.PID)
+		if err != nil {
+			return err
+		}
+		m.r = r
+	}
+	gs, st, err := m.r.Goroutines(ctx)
+	switch {
+	case errors.Is(err, gomem.ErrExited) && len(gs) > 0:
+		// The goroutines read before the target exited are data.
+		m.note(fmt.Sprintf("the target exited while its goroutines were read: sample %s has the %d read before", s.Time.Format("15:04:05.000"), len(gs)))
+	case err != nil:
+		return err
+	}
+	for _, n := range st.Notes {
+		m.note(n)
+	}
+	s.Goroutines = gs
+	return nil
+}
+
+func (m *memSource) note(n string) {
+	if !slices.Contains(m.notes, n) {
+		m.notes = append(m.notes, n)
+	}
+}
+
+func (m *memSource) Notes() []string {
+	if m.r == nil {
+		return nil
+	}
+	return append([]string{"goroutines read from the target's memory while it ran (" + m.r.LayoutSource() + "): it was never stopped"}, m.notes...)
+}
+
+func (m *memSource) close() {
+	if m.r != nil {
+		m.r.Close()
+	}
 }
 
 // delveSource attaches Delve, reads every goroutine and detaches, each

@@ -29,6 +29,9 @@ type Options struct {
 	// read from SigquitLog, or the target's stderr if that is a file.
 	Sigquit    bool
 	SigquitLog string
+	// Only, when set, is the one Go source to use (pprof, memory or
+	// delve): for comparing sources, and for a user who knows better.
+	Only model.Format
 }
 
 // For says how a run gets the stacks of t.
@@ -58,18 +61,18 @@ func goStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 	s := sampler.Stacks{What: "goroutines", ReadSource: func(path string) ([]string, error) {
 		return sampler.ReadSource(fs, t.PID, path)
 	}}
-	s.Sources = append(s.Sources, &pprofSource{fs: fs, pid: t.PID, url: strings.TrimSuffix(opts.Pprof, "/")})
-	switch {
-	case opts.Pprof != "":
-		// --pprof names the source: one that does not answer is said,
-		// not replaced by one that stops the target.
-		s.Sources = append(s.Sources, refused{model.SourceDelve, "not tried, --pprof names the source"})
-	case opts.NoStop:
-		s.Sources = append(s.Sources, refused{model.SourceDelve, "not tried, --no-stop forbids stopping the target"})
-	default:
+	pprof := &pprofSource{fs: fs, pid: t.PID, url: strings.TrimSuffix(opts.Pprof, "/")}
+	switch opts.Only {
+	case model.SourcePprof:
+		s.Sources = []sampler.StackSource{pprof}
+	case model.SourceMemory:
+		mem := &memSource{fs: fs, t: t}
+		s.Sources, s.Close = []sampler.StackSource{mem}, mem.close
+	case model.SourceDelve:
 		d := &delveSource{t: t}
-		s.Sources = append(s.Sources, d)
-		s.Close = d.settle
+		s.Sources, s.Close = []sampler.StackSource{d}, d.settle
+	case model.FormatNone:
+		s.Sources, s.Close = goSources(fs, t, opts, pprof)
 	}
 	if opts.Sigquit {
 		s.Final = &sigquitSource{fs: fs, t: t, log: opts.SigquitLog}
@@ -92,4 +95,24 @@ type refused struct {
 func (r refused) Name() model.Format { return r.name }
 func (r refused) Stacks(ctx context.Context, s *model.Sample) error {
 	return errors.New(r.why)
+}
+
+// goSources are a Go target's sources in the order that harms it least:
+// its own endpoint, its memory read while it runs, and only then Delve,
+// which stops it.
+func goSources(fs sampler.FS, t *sampler.Target, opts Options, pprof *pprofSource) ([]sampler.StackSource, func()) {
+	sources := []sampler.StackSource{pprof}
+	if opts.Pprof != "" {
+		// --pprof names the source: one that does not answer is said, not
+		// replaced by another.
+		return append(sources, refused{model.SourceMemory, "not tried, --pprof names the source"},
+			refused{model.SourceDelve, "not tried, --pprof names the source"}), nil
+	}
+	mem := &memSource{fs: fs, t: t}
+	sources = append(sources, mem)
+	if opts.NoStop {
+		return append(sources, refused{model.SourceDelve, "not tried, --no-stop forbids stopping the target"}), mem.close
+	}
+	d := &delveSource{t: t}
+	return append(sources, d), func() { mem.close(); d.settle() }
 }
