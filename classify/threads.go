@@ -128,6 +128,11 @@ func histories(samples []model.Sample) []*history {
 				order = append(order, t.TID)
 			}
 			if !t.Exited {
+				if n := len(h.readings); n > 0 {
+					// A recording made before the sampler named resumed
+					// calls: the earlier reading names it.
+					t.Syscall = model.Resumed(t.Syscall, h.readings[n-1].Syscall)
+				}
 				h.readings = append(h.readings, t)
 				h.times = append(h.times, s.Time)
 				h.paused = append(h.paused, s.Paused)
@@ -200,7 +205,7 @@ func (p *proc) thread(h *history, opts Options) Actor {
 	t.CPU.RunqueuePercent = percent(wanted - share)
 	stackMoved := false
 	for _, r := range h.readings[1:] {
-		if signature(r) != signature(first) {
+		if !sameWait(r, first) {
 			t.Moved = true
 		}
 		if len(r.Stack) > 0 && len(first.Stack) > 0 && !sameStack(r.Stack, first.Stack) {
@@ -254,24 +259,17 @@ func sameStack(a, b []model.Frame) bool {
 	return slices.Equal(a[1:], b[1:])
 }
 
-// waitSig is what must stay equal between samples for a thread to count
-// as not moving: where it sleeps and the call it is in.
-type waitSig struct {
-	state   model.ThreadState
-	wchan   string
-	running bool
-	nr      int
-	args    [3]uint64
-}
-
-func signature(t model.Thread) waitSig {
-	if t.State == model.StateRunning {
+// sameWait is whether two readings of a thread show it in the same wait:
+// where it sleeps and the call it is in. A call resumed after a stop
+// (restart_syscall) or re-entered after an interruption with a new
+// timeout is the same wait (model.SameWait): a stop is no movement.
+func sameWait(a, b model.Thread) bool {
+	if a.State == model.StateRunning || b.State == model.StateRunning {
 		// On a CPU or preempted: the syscall file says "running" or "-1"
 		// by chance of timing.
-		return waitSig{state: model.StateRunning}
+		return a.State == b.State
 	}
-	sc := t.Syscall
-	return waitSig{state: t.State, wchan: t.Wchan, running: sc.Running, nr: sc.Nr, args: [3]uint64{sc.Args[0], sc.Args[1], sc.Args[2]}}
+	return a.State == b.State && a.Wchan == b.Wchan && model.SameWait(a.Syscall, b.Syscall)
 }
 
 // memory reads the RSS of every sample and names its trend.

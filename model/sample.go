@@ -108,6 +108,13 @@ type Syscall struct {
 	Args [6]uint64 `json:"args"`
 	// Unknown: the file could not be read (permission, or the thread exited).
 	Unknown bool `json:"unknown,omitempty"`
+	// Restarted: the kernel showed restart_syscall, the call a thread
+	// resumes in after a stop (py-spy's pause, a debugger, SIGSTOP) broke
+	// into a timed wait. Nr and Name are then the original call's, as the
+	// thread's earlier reading or its wchan tell (restart_syscall itself
+	// when neither does); Args are the original call's, which the
+	// registers still hold. A stop that hangdoc made is no movement.
+	Restarted bool `json:"restarted,omitempty"`
 }
 
 // InCall reports whether the thread is blocked inside a known syscall.

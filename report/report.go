@@ -147,6 +147,10 @@ type Syscall struct {
 	Name string   `json:"name"`
 	Args []string `json:"args"`
 	Text string   `json:"text"`
+	// Restarted: the kernel showed restart_syscall, the call resumed after
+	// a stop (hangdoc's own, a debugger's, SIGSTOP); Name is the original
+	// call's.
+	Restarted bool `json:"restarted,omitempty"`
 }
 
 // Goroutine is one goroutine's class and the readings behind it, as of the

@@ -46,6 +46,9 @@ type task struct {
 	// last what that sample read, nil unless it read every file: see thread.
 	sched []byte
 	last  *model.Thread
+	// call is the last call the thread was read blocked in, other than
+	// restart_syscall: what a call resumed after a stop was.
+	call model.Syscall
 }
 
 // procFile is a /proc file read through a descriptor kept open when the
@@ -293,6 +296,11 @@ func (s *Sampler) thread(tid int) model.Thread {
 			th.Syscall = sc
 			if sc.Nr >= 0 {
 				th.Syscall.Name = syscalls.Name(s.arch, sc.Nr)
+			}
+			if th.Syscall.Name == "restart_syscall" {
+				th.Syscall = resumedCall(s.arch, th.Syscall, t.call, th.Wchan)
+			} else if th.Syscall.InCall() {
+				t.call = th.Syscall
 			}
 		}
 	} else if s.vanished(tid, err) {
