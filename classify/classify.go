@@ -29,7 +29,7 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 	}
 	// The adapters: threads, then the locks Python source shows, then
 	// goroutines.
-	p := newProc(rec.Samples, opts)
+	p := newProc(rec.Samples, rec.Target.Runtime, rec.Resources, opts)
 	p.pythonLocks(rec.Sources)
 	p.addGoroutines(opts, rec.Sources)
 

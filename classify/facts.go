@@ -53,6 +53,8 @@ const (
 	WhyBlockedOnce // waiting in the only sample it was seen in (Kind)
 	WhyBlocked     // the same wait in N samples, no CPU (Kind)
 	WhyWithBlock   // waits to enter the with-block at Site
+	WhyBehind      // parked in a wait (Kind) that one of N other actors, Other first, can end: they move or wait for work
+	WhyNobodyLeft  // waits (Kind) for something no live actor of its process is left to do
 	// Goroutines.
 	WhyGoAside         // the runtime's, or an HTTP server's machinery
 	WhyGoObserver      // the pprof handler writing hangdoc's profile
@@ -121,6 +123,7 @@ const (
 	CauseWorking                          // something works
 	CauseChanDeadlock                     // goroutines blocked sending, nothing left to receive
 	CausePool                             // a pool of workers whose feeder is gone
+	CauseStranded                         // waits that no live actor is left to end: a lock whose owner is gone, a condition nobody can signal
 	CauseBlocked                          // blocked
 	CauseIdle                             // parked waiting for work
 	CauseThreadsWork                      // goroutines parked in every dump, but the threads work

@@ -58,6 +58,10 @@ func findLocks(pid int, last model.Sample) []Lock {
 		case basis.Rule == BasisGlibcOwner:
 			l.Kind = kind
 			l.Holder = &Ref{PID: pid, TID: int(basis.Owner)}
+		case basis.Rule == BasisOwnerGone || basis.Rule == BasisOwnerShared:
+			// A locked mutex whose owner is no live thread of the
+			// process: one waiter is enough to say nobody here can
+			// release it.
 		case len(g.waiters) < 2:
 			continue // one thread parked on its own futex: not a lock anyone shares
 		}

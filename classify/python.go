@@ -312,6 +312,9 @@ func (p *proc) threadPool() []Ref {
 // dumps read from files: the innermost frames of the standard library say
 // it (a C call such as time.sleep or lock.acquire shows as its caller).
 func stackKind(stack []model.Frame) model.WaitKind {
+	if k, _ := libraryWait(model.RuntimePython, stack); k != model.WaitNone {
+		return k
+	}
 	switch {
 	case inFrame(stack, "get", "queue.py"):
 		return model.WaitQueue

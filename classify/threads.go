@@ -42,6 +42,8 @@ type proc struct {
 	depth   int
 	err     string
 	samples []model.Sample
+	runtime model.Runtime
+	res     map[string]model.Resource
 
 	threads []Actor
 	byTID   map[int]*Actor
@@ -70,11 +72,12 @@ type proc struct {
 	runtimeDeadlock bool
 }
 
-// newProc runs the thread adapter over one process's samples. It needs at
-// least one sample.
-func newProc(samples []model.Sample, opts Options) *proc {
+// newProc runs the thread adapter over one process's samples, given its
+// runtime and the resources the recording found. It needs at least one
+// sample.
+func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Resource, opts Options) *proc {
 	p := &proc{pid: samples[0].PID, samples: samples, byTID: map[int]*Actor{}, live: map[int]bool{},
-		waiting: map[int]model.Thread{}, lockOf: map[int]*Lock{}}
+		waiting: map[int]model.Thread{}, lockOf: map[int]*Lock{}, runtime: rt, res: res}
 	hist := histories(samples)
 	last := samples[len(samples)-1]
 	p.locks = findLocks(p.pid, last)
@@ -111,7 +114,86 @@ func newProc(samples []model.Sample, opts Options) *proc {
 			p.waits = append(p.waits, w)
 		}
 	}
+	p.settle()
 	return p
+}
+
+// settle decides the waits that name nobody at their other end: a futex
+// with no recorded owner (a condition, a semaphore), a Python queue's
+// join, an event, a future, a join of a thread it cannot name. Such a
+// wait is not idle in itself — a lone thread on a futex waits for what
+// nothing is left to do — but an "or" over the other live threads that
+// could end it (its Wakers). Nobody left: it waits for good. One of them
+// moves, or waits for work: the wait is parked behind it, idle as that
+// one is. All of them blocked: it stays blocked, and the graph decides
+// whether they are all stuck together. A lock with no recorded holder
+// keeps its waiters blocked (the holder may be any of the others), and
+// one whose recorded owner is no live thread can never be released.
+func (p *proc) settle() {
+	dep := map[int]*Wait{}
+	var order []int
+	for i := range p.waits {
+		w := &p.waits[i]
+		t := p.byTID[w.From.TID]
+		if t == nil || t.Class != ClassBlocked {
+			continue
+		}
+		lockWait := w.Kind == model.WaitLock || w.Kind == model.WaitPythonLock
+		switch {
+		case w.Kind == model.WaitThreadExit && w.Joined > 0:
+			w.Wakers = []Ref{{PID: p.pid, TID: w.Joined}}
+		case w.Kind.Role() == model.RoleWokenBy || w.Kind == model.WaitThreadExit || lockWait && w.To == nil:
+			w.Wakers = p.others(t)
+			if l := p.lockOf[t.Ref.TID]; l != nil && l.Basis.Rule == BasisOwnerGone {
+				w.Wakers = nil
+			}
+			if len(w.Wakers) == 0 {
+				w.Nobody = true
+				t.Why = Why{Rule: WhyNobodyLeft, Kind: w.Kind}
+				continue
+			}
+		default:
+			continue
+		}
+		if !lockWait {
+			dep[t.Ref.TID] = w
+			order = append(order, t.Ref.TID)
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, tid := range order {
+			t, w := p.byTID[tid], dep[tid]
+			if t.Class != ClassBlocked {
+				continue
+			}
+			for _, r := range w.Wakers {
+				if o := p.byTID[r.TID]; o != nil && o.Class != ClassBlocked {
+					t.Class, t.Why = ClassIdle, Why{Rule: WhyBehind, Kind: w.Kind, Other: &o.Ref, N: len(w.Wakers)}
+					changed = true
+					break
+				}
+			}
+		}
+	}
+}
+
+// others are the live threads of the process that could end t's wait:
+// every other one, but those that wait on the same thing (a condition's
+// other waiters cannot signal it while they wait).
+func (p *proc) others(t *Actor) []Ref {
+	var out []Ref
+	for i := range p.threads {
+		o := &p.threads[i]
+		if o.Ref == t.Ref || o.Class == ClassExited || !p.live[o.Ref.TID] {
+			continue
+		}
+		if t.Resource != "" && o.Resource == t.Resource || t.WaitsFor != "" && o.WaitsFor == t.WaitsFor {
+			continue
+		}
+		out = append(out, o.Ref)
+	}
+	return out
 }
 
 // histories groups every thread's readings, in TID order. Readings of a
@@ -216,6 +298,13 @@ func (p *proc) thread(h *history, opts Options) Actor {
 	one := len(h.readings) == 1
 
 	kind, res := p.waitKind(waiting)
+	if co, ok := blockedLoop(waiting.Stack); ok && (kind.Idle() || kind == model.WaitFutex || kind == model.WaitPython) {
+		// A coroutine's synchronous call holds the event loop: its sleep
+		// or wait is not the loop waiting for work.
+		kind, t.Coroutine = model.WaitLoopBlocked, co
+	} else if ok {
+		t.Coroutine = co
+	}
 	t.Wait, t.Resource = kind, res
 	switch {
 	case !p.live[h.tid]:
@@ -338,7 +427,9 @@ func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
 		return stackKind(t.Stack), ""
 	}
 	switch {
-	case t.State.Stopped():
+	case t.State == model.StateTraced:
+		return model.WaitTraced, ""
+	case t.State == model.StateStopped:
 		return model.WaitStopped, ""
 	case t.State == model.StateDisk:
 		return model.WaitUninterruptible, t.FD
@@ -354,7 +445,20 @@ func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
 		if p.joined(sc, addr) > 0 {
 			return model.WaitThreadExit, ""
 		}
+		if k, _ := libraryWait(model.RuntimePython, t.Stack); t.Python != nil && k != model.WaitNone {
+			// A Python thread's stack says what its futex is: a queue, a
+			// join, an event, a future.
+			return k, "futex:" + model.FutexKey(addr)
+		}
+		if p.runtime == model.RuntimeGo {
+			// An M the Go scheduler parked until a goroutine is runnable:
+			// the goroutines' waits are not the kernel's to see.
+			return model.WaitRuntime, ""
+		}
 		return model.WaitFutex, "futex:" + model.FutexKey(addr)
+	}
+	if _, _, _, _, _, ok := model.PollArgs(sc); ok && p.pollResolves(t.Polled) {
+		return model.WaitPollFDs, t.Polled[0].Target
 	}
 	if k, ok := callKind[sc.Name]; ok {
 		return k, ""
@@ -398,6 +502,39 @@ func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
 		return model.WaitFileRead, t.FD
 	}
 	return model.WaitFileWrite, t.FD
+}
+
+// pollResolves says whether a poll or select waits on other processes, as
+// a read or write on each of its descriptors would: every one is a pipe
+// or a connected TCP socket, and none's other end is in the poller's own
+// process (another of its threads would end the wait: a self-pipe, a
+// worker's notification pipe). A listener, a terminal, an eventfd or a
+// socket with no TCP connection on record make it a wait for work.
+func (p *proc) pollResolves(polled []model.PolledFD) bool {
+	if len(polled) == 0 {
+		return false
+	}
+	for _, fd := range polled {
+		res, ok := p.res[fd.Target]
+		switch {
+		case !ok:
+			return false
+		case isPipe(fd.Target):
+			if fd.Read && slices.Contains(holders(res, "w"), p.pid) || fd.Write && slices.Contains(holders(res, "r"), p.pid) {
+				return false
+			}
+		case strings.HasPrefix(fd.Target, "socket:"):
+			if res.TCP == nil || res.TCP.State == "LISTEN" {
+				return false
+			}
+			if peer, ok := p.res[res.Peer]; ok && slices.Contains(holders(peer, ""), p.pid) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func wchanKindOf(wchan string) model.WaitKind {
@@ -457,6 +594,10 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 		}
 	case model.WaitPoll:
 		w.Watches = last.Watches
+	case model.WaitPollFDs:
+		for _, fd := range last.Polled {
+			w.Polled = append(w.Polled, Polled{FD: fd.FD, Read: fd.Read, Write: fd.Write, Resource: fd.Target})
+		}
 	case model.WaitUninterruptible:
 		w.KernelStack = last.KernelStack
 	}

@@ -79,10 +79,13 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 	cycle := slices.IndexFunc(cycles, func(cy Cycle) bool {
 		return slices.ContainsFunc(cy, func(r Ref) bool { return r.PID == p.pid && (l.kind == ActorGoroutine || r.Goroutine == 0) })
 	})
-	var senders []*Actor
+	var senders, stranded []*Actor
 	for _, a := range l.byClass[ClassBlocked] {
 		if strings.HasPrefix(a.GoState, "chan send") {
 			senders = append(senders, a)
+		}
+		if a.Why.Rule == WhyNobodyLeft {
+			stranded = append(stranded, a)
 		}
 	}
 	pool := p.pool
@@ -116,6 +119,11 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 		if holder.Kind == ActorGoroutine && g != nil {
 			c.HolderIO = p.ioChain(holder, g.rec.Resources)
 		}
+	case len(stranded) > 0:
+		// Nothing that could end these waits is left alive: a lock whose
+		// owner is gone, a condition with nobody to signal it.
+		v, conf = Blocked, High
+		c.Rule, c.Actors, c.Kinds = CauseStranded, refs(stranded), kindCounts(stranded)
 	case len(l.byClass[ClassSpinning]) > 0:
 		sp := l.byClass[ClassSpinning]
 		v, conf = Spinning, Medium

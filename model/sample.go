@@ -57,6 +57,11 @@ type Thread struct {
 	// Watches are the descriptors an epoll_wait's epoll instance watches
 	// ("3 socket:[123]"), from fdinfo.
 	Watches []string `json:"watches,omitempty"`
+	// Polled are the descriptors a thread blocked in poll, ppoll, select
+	// or pselect6 waits on, read from its memory (the pollfd array, the
+	// fd_sets); PollErr says why they could not be read.
+	Polled  []PolledFD `json:"polled,omitempty"`
+	PollErr string     `json:"poll_err,omitempty"`
 	// KernelStack is /proc/TID/stack for a thread in uninterruptible sleep,
 	// function names innermost first (readable by root only).
 	KernelStack []string `json:"kernel_stack,omitempty"`
@@ -86,6 +91,17 @@ type Var struct {
 	Name string `json:"name"`
 	Type string `json:"type"`
 	Addr string `json:"addr"`
+}
+
+// PolledFD is one descriptor a thread waits on in poll or select.
+type PolledFD struct {
+	FD int `json:"fd"`
+	// Read and Write say which way it waits: for input (POLLIN, the read
+	// set) or for room to write (POLLOUT, the write set).
+	Read  bool `json:"read,omitempty"`
+	Write bool `json:"write,omitempty"`
+	// Target is what the descriptor points at, as /proc/PID/fd names it.
+	Target string `json:"target,omitempty"`
 }
 
 // PythonThread is a Python thread's facts from a stack dump.

@@ -148,3 +148,20 @@ func Resumed(sc, prev Syscall) Syscall {
 	sc.Nr, sc.Name, sc.Restarted = prev.Nr, prev.Name, true
 	return sc
 }
+
+// PollArgs says where a thread blocked in poll, ppoll, select or pselect6
+// keeps the descriptors it waits on: for poll and ppoll the pollfd array
+// and its length, for select and pselect6 the number of descriptors and
+// the read and write sets (0 for none).
+func PollArgs(sc Syscall) (kind string, addr, n, readSet, writeSet uint64, ok bool) {
+	if !sc.InCall() {
+		return "", 0, 0, 0, 0, false
+	}
+	switch sc.Name {
+	case "poll", "ppoll":
+		return "poll", sc.Args[0], sc.Args[1], 0, 0, true
+	case "select", "pselect6":
+		return "select", 0, sc.Args[0], sc.Args[1], sc.Args[2], true
+	}
+	return "", 0, 0, 0, 0, false
+}

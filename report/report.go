@@ -210,6 +210,22 @@ type Wait struct {
 	Kind     string `json:"kind"`
 	Detail   string `json:"detail"`
 	Chain    string `json:"chain,omitempty"`
+	// Polled are, for a poll or select resolved to its descriptors
+	// (kind poll-fds), each descriptor and the processes at its other end.
+	Polled []Polled `json:"polled,omitempty"`
+	// Wakers are, for a wait no one is named for (a condition, a
+	// semaphore, a join, a lock with no recorded holder), the other live
+	// threads or goroutines that could end it; NobodyLeft: there are none.
+	Wakers     []Ref `json:"wakers,omitempty"`
+	NobodyLeft bool  `json:"nobody_left,omitempty"`
+}
+
+// Polled is one descriptor a poll or select waits on.
+type Polled struct {
+	FD       int    `json:"fd"`
+	Events   string `json:"events"` // "read", "write" or "read-write"
+	Resource string `json:"resource"`
+	Ends     []int  `json:"ends"`
 }
 
 // Memory is the resident set size at each sample and its trend.

@@ -103,6 +103,8 @@ func (w *words) summary(c classify.Cause) string {
 				plural(len(as), "worker", "workers"), Where(as[0].Stack)+" ["+as[0].GoState+"]")
 		}
 		return fmt.Sprintf("all %d workers (%s) wait in queue.get() and no thread is left that could feed the queue: whatever feeds the pool stopped — the feeder thread is gone", len(as), namesOf(as))
+	case classify.CauseStranded:
+		return w.strandedSummary(as)
 	case classify.CauseBlocked:
 		if goroutines {
 			return fmt.Sprintf("%s blocked and none runs; the biggest group: %s", plural(len(as), "goroutine is", "goroutines are"), w.groupTitle(c.Group))
@@ -150,6 +152,8 @@ func (w *words) hint(c classify.Cause) string {
 			return "Goroutines wait on each other: for mutexes, take them in one global order; for channels, one side must not block (a buffered channel, a select with the other case, or a goroutine per direction). Only a restart frees them."
 		case len(cy) == 1 && w.isPythonLockWaiter(cy[0]):
 			return "A thread waits for a lock it already holds: a non-reentrant lock taken again on the same thread, by a path that locks twice or by a signal handler running code that the code it interrupted was inside (logging from a handler, the Patroni hang). Use an RLock where re-entry is meant; in a signal handler only set a flag and do the work outside it. Only a restart frees it."
+		case w.wokenCycle(cy):
+			return "Every thread that could end these waits waits itself: a condition or semaphore nobody is left to signal (a lost wake-up: the signal came before the wait, or the signaller waits on the waiter), or a join of a thread that waits on its joiner. Signal under the lock that guards the predicate and wait in a loop on it; only a restart frees them."
 		case len(cy) == 1:
 			return "A thread locks a non-recursive mutex it already holds: it can never get it. Unlock before relocking, or restructure the call path; only a restart frees it."
 		}
@@ -181,6 +185,8 @@ func (w *words) hint(c classify.Cause) string {
 			return "The goroutine that sent work to the pool returned or died without closing the channel: find why it stopped (a recovered panic, an early return on error), and close the channel (or cancel a context) on every exit path so the pool ends loudly."
 		}
 		return "The thread that put work on the queue died or returned: look for the exception that ended it (set threading.excepthook, check the logs), and make a feeder's failure stop the pool loudly."
+	case classify.CauseStranded:
+		return w.strandedHint(as[0])
 	case classify.CauseBlocked:
 		if goroutines {
 			return goBlockedHint(c.Kinds)
@@ -197,6 +203,77 @@ func (w *words) hint(c classify.Cause) string {
 		return "Nothing here is stuck on anything of its own: look upstream, at whatever should hand it work (a producer, a connection, a timer) and why it stopped."
 	}
 	return ""
+}
+
+// wokenCycle reports a cycle every member of which waits on something no
+// one is named for (a condition, a semaphore, a join): nobody left to
+// signal, rather than locks taken in opposite orders.
+func (w *words) wokenCycle(cy classify.Cycle) bool {
+	for _, r := range cy {
+		wt := w.waitOf[r]
+		if wt == nil || len(wt.Wakers) == 0 || wt.Kind == model.WaitLock {
+			return false
+		}
+	}
+	return true
+}
+
+// strandedSummary names waits no live actor is left to end.
+func (w *words) strandedSummary(as []*classify.Actor) string {
+	a := as[0]
+	more := ""
+	if len(as) > 1 {
+		more = fmt.Sprintf(" (and %s)", plural(len(as)-1, "more like it", "more like it"))
+	}
+	if l := w.lock(a.WaitsFor); l != nil && l.Basis.Rule == classify.BasisOwnerGone && a.Kind == classify.ActorThread {
+		return fmt.Sprintf("%s waits for the lock at %s, whose owner tid %d is not a live thread of pid %d: nothing is left that could release it — it was locked by a thread that is gone (before a fork, only the forking thread lives on in the child)%s",
+			threadName(a), l.Address, l.Basis.Owner, l.Basis.PID, more)
+	}
+	what := kindWords(a.Wait)
+	if a.Kind == classify.ActorGoroutine {
+		what = goKindWords(a.Wait) + " in " + Where(a.Stack)
+	} else if c := callText(a.Syscall); c != "" {
+		what += " in " + c
+	}
+	only := ""
+	if a.Kind == classify.ActorThread && w.liveThreads() == 1 {
+		only = ": it is the process's only thread"
+	}
+	return fmt.Sprintf("%s is %s, and no live %s is left that could %s%s%s", w.actorName(a), what, actorNoun(a), missingWords(a.Wait), only, more)
+}
+
+func (w *words) liveThreads() int {
+	n := 0
+	for _, t := range w.d.Threads {
+		if t.Class != classify.ClassExited {
+			n++
+		}
+	}
+	return n
+}
+
+// strandedHint is the fix for a wait nobody is left to end.
+func (w *words) strandedHint(a *classify.Actor) string {
+	if l := w.lock(a.WaitsFor); l != nil && l.Basis.Rule == classify.BasisOwnerGone {
+		return "A lock was held by a thread that no longer exists: one that exited without unlocking it, or one of the parent's threads when the process forked (the child has only the forking thread, and inherits the lock held). Do not fork a threaded process except to exec at once (posix_spawn); release locks on every exit path, or use a robust mutex. Only a restart frees it."
+	}
+	switch a.Wait {
+	case model.WaitQueueJoin:
+		return "queue.join() waits for one task_done() per put(), and the workers that should call it are gone (a worker that raised ends without it): call task_done() in a finally: block, and let a worker's death stop the program loudly."
+	case model.WaitEvent:
+		return "Event.wait() without a timeout waits for a set() that no thread is left to call: the thread meant to set it is gone. Set the event in a finally: block, and wait with a timeout."
+	case model.WaitCondition, model.WaitFutex:
+		return "It waits for a wake-up (a condition's notify, a semaphore's post, a lock's release) that no thread is left to send: the thread that should have sent it exited. Find why it ended (its exceptions, an early return) and make it signal on every path; wait with a timeout."
+	case model.WaitFuture:
+		return "Future.result() waits for a future that nothing is left to run: the pool's workers are gone or busy waiting themselves. Never wait for a future from inside the pool that runs it, and pass a timeout to result()."
+	case model.WaitWaitGroup:
+		return "A WaitGroup waits for Done calls no goroutine is left to make: a path returned without Done. Call defer wg.Done() first thing in each goroutine, and Add before the go statement."
+	case model.WaitDBConn:
+		return "Every connection of the database/sql pool is held and no goroutine is left to return one: a goroutine that keeps rows or a transaction open while it asks for another connection deadlocks itself once MaxOpenConns are out. Close rows (defer rows.Close()) before the next query, or raise SetMaxOpenConns."
+	case model.WaitCond:
+		return "sync.Cond.Wait waits for a Signal or Broadcast no goroutine is left to send: signal on every path that changes the condition."
+	}
+	return "It waits for something no live thread or goroutine is left to do: the one that should have done it is gone. Find why it ended, and make it finish its part on every path."
 }
 
 func (w *words) deadlockSummary(c classify.Cause) string {
@@ -262,6 +339,14 @@ func (w *words) crossDeadlock(cycle classify.Cycle) string {
 				what += " in " + c
 			}
 		}
+		if wt.Kind == model.WaitPollFDs {
+			var fds []string
+			for _, p := range wt.Polled {
+				fds = append(fds, w.polledText(p))
+			}
+			parts = append(parts, fmt.Sprintf("%s tid %d is %s: %s", w.procName(r.PID), r.TID, what, strings.Join(fds, "; ")))
+			continue
+		}
 		if wt.Resource != "" && !strings.HasPrefix(wt.Resource, "futex:") {
 			what += " on " + wt.Resource
 			if extra := resourceText(w.rec.Resources[wt.Resource]); extra != "" {
@@ -299,6 +384,10 @@ func crossHint(kinds map[model.WaitKind]bool) string {
 		return "The parent waits for its child to exit while the child waits for the parent to read the pipe it filled: read the pipes while waiting — Python: communicate() instead of wait(); Go: read StdoutPipe/StderrPipe to EOF before cmd.Wait(); or send the output to a file."
 	case kinds[model.WaitChildExit] && (kinds[model.WaitStdin] || kinds[model.WaitPipeRead]):
 		return "The child waits for input on a pipe that the parent, waiting for it to exit, never writes or closes: give the child stdin from /dev/null (stdin=subprocess.DEVNULL), or close the pipe after writing (for git: GIT_TERMINAL_PROMPT=0)."
+	case kinds[model.WaitPollFDs] && (kinds[model.WaitStdin] || kinds[model.WaitPipeRead] || kinds[model.WaitTTYRead]):
+		return "The child waits for input on a stdin pipe that the parent holds open and never writes, while the parent waits for the child's output (communicate(), subprocess.run(capture_output=True)): give the child stdin=subprocess.DEVNULL (or input=b\"\"), or close the parent's end; for git, also GIT_TERMINAL_PROMPT=0 so it never prompts."
+	case kinds[model.WaitPollFDs] && kinds[model.WaitPipeWrite]:
+		return "Each side waits for the other to drain a pipe: read the child's output while writing its input (communicate(input=…) does both), or send one side to a file."
 	}
 	return "Processes wait on each other in a cycle: none can move until one is killed. Break the cycle where a wait can get a timeout or a non-blocking read."
 }

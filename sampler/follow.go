@@ -89,6 +89,15 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 		case sc.Name == "wait4" || sc.Name == "waitid":
 			children = append(children, f.waitedChildren(pid, t)...)
 		}
+		// A poll or select waits on each of its descriptors as a read or
+		// write would.
+		for _, p := range t.Polled {
+			if strings.HasPrefix(p.Target, "pipe:") || strings.HasPrefix(p.Target, "socket:") {
+				if _, done := f.res[p.Target]; !done {
+					wanted[p.Target] = true
+				}
+			}
+		}
 		if netpoll {
 			// A Go program's goroutines wait for pipes through the
 			// runtime's epoll instance, not in a read or write of their
@@ -138,6 +147,7 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 		}
 		f.samplers[p] = s
 		peer.Cmdline = f.sys.Cmdline(p)
+		peer.Runtime = f.sys.Describe(p).Runtime
 		first, err := s.Sample()
 		if err != nil {
 			peer.Err = err.Error()

@@ -188,6 +188,7 @@ func (s *Sampler) Sample() (model.Sample, error) {
 	}
 	s.readFutexes(&sample)
 	s.resolveFDs(&sample)
+	s.readPolled(&sample)
 	return sample, nil
 }
 
