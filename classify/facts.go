@@ -102,7 +102,29 @@ type Cause struct {
 	HolderIO *IOChain
 	// RuntimeSaid: the Go runtime itself reported the deadlock.
 	RuntimeSaid bool
+	// Stop is how a stopped process is stopped (CauseStopped).
+	Stop *StopFact
 }
+
+// StopFact is how a stopped process is stopped, as far as the kernel tells.
+type StopFact struct {
+	Traced    bool
+	Tracer    int  // the tracer's pid
+	ByHangdoc bool // the tracer is hangdoc itself
+	Signal    StopSignal
+	Pending   []string // signals it will act on once continued
+}
+
+// StopSignal is the signal that stopped a process, where the evidence
+// tells: the kernel does not record it.
+type StopSignal uint8
+
+const (
+	StopSignalUnknown StopSignal = iota // SIGSTOP, SIGTSTP or another stop signal
+	StopSignalJob                       // a background job of its terminal: SIGTSTP (Ctrl-Z), SIGTTIN or SIGTTOU
+	StopSignalTTIN                      // a background job that read its terminal
+	StopSignalTTOU                      // a background job that wrote to its terminal (with stty tostop)
+)
 
 // KindCount is how many actors wait in one kind of wait.
 type KindCount struct {
@@ -115,6 +137,7 @@ type CauseRule uint8
 
 const (
 	CauseNoSamples       CauseRule = iota // nothing was sampled
+	CauseStopped                          // the process is stopped by a signal or a tracer (Stop)
 	CauseCrossDeadlock                    // a cycle across processes
 	CauseDeadlock                         // a cycle inside the process (one member: a self-deadlock)
 	CauseHolderSpins                      // a lock's holder spins

@@ -70,6 +70,9 @@ type proc struct {
 	// runtimeDeadlock: the Go runtime itself said no goroutine can ever
 	// run again ("all goroutines are asleep - deadlock!").
 	runtimeDeadlock bool
+	// stop says how the process is stopped, when every live thread of it
+	// is, by a signal or a tracer; nil when it runs.
+	stop *StopFact
 }
 
 // newProc runs the thread adapter over one process's samples, given its
@@ -115,7 +118,50 @@ func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Reso
 		}
 	}
 	p.settle()
+	p.stop = p.stopped()
 	return p
+}
+
+// stopped says how the process is stopped, when every live thread is: by
+// its tracer, or by a signal, which the kernel does not record. A
+// background job of its terminal was stopped by job control: SIGTTIN if a
+// thread was reading the terminal, SIGTTOU if writing it, else most likely
+// SIGTSTP (Ctrl-Z).
+func (p *proc) stopped() *StopFact {
+	last := p.samples[len(p.samples)-1]
+	if last.Stop == nil {
+		return nil
+	}
+	n := 0
+	for _, t := range p.threads {
+		if t.Class == ClassExited {
+			continue
+		}
+		if !t.State.Stopped() {
+			return nil
+		}
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	st := last.Stop
+	f := &StopFact{Tracer: st.TracerPID, ByHangdoc: st.ByHangdoc, Pending: st.Pending}
+	for _, t := range p.threads {
+		f.Traced = f.Traced || t.State == model.StateTraced
+	}
+	if st.Background && !f.Traced {
+		f.Signal = StopSignalJob
+		for _, t := range p.threads {
+			if read, ok := ioDir[t.Syscall.Name]; ok && t.Syscall.InCall() && isTTY(t.FD) {
+				f.Signal = StopSignalTTOU
+				if read {
+					f.Signal = StopSignalTTIN
+				}
+			}
+		}
+	}
+	return f
 }
 
 // settle decides the waits that name nobody at their other end: a futex
@@ -600,6 +646,10 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 		}
 	case model.WaitUninterruptible:
 		w.KernelStack = last.KernelStack
+	case model.WaitTraced:
+		if st := p.samples[len(p.samples)-1].Stop; st != nil && st.TracerPID > 0 && !st.ByHangdoc {
+			w.To = &Ref{PID: st.TracerPID}
+		}
 	}
 	return w, true
 }

@@ -95,6 +95,16 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 
 	runtimeSays := l.kind == ActorGoroutine && p.runtimeDeadlock
 	switch {
+	case p.stop != nil:
+		// Nothing in a stopped process runs until it is continued, what
+		// ever its threads were waiting for when it stopped.
+		v, conf = Blocked, High
+		c.Rule, c.Stop = CauseStopped, p.stop
+		for _, a := range p.threads {
+			if a.State.Stopped() {
+				c.Actors = append(c.Actors, a.Ref)
+			}
+		}
 	case cycle >= 0:
 		v, conf = Deadlock, p.cycleConfidence(cycles[cycle])
 		c.Rule, c.Cycle, c.Actors = CauseDeadlock, cycle, cycles[cycle]

@@ -30,6 +30,25 @@ type Sample struct {
 	// Message is what the runtime said with the stacks: a Go fatal
 	// error's text ("all goroutines are asleep - deadlock!"), a panic's.
 	Message string `json:"message,omitempty"`
+	// Stop is what the kernel says of a process stopped by a signal or a
+	// tracer (state T or t); nil when it runs.
+	Stop *Stop `json:"stop,omitempty"`
+}
+
+// Stop is a stopped process as /proc/PID/status and stat tell it. Which
+// signal stopped it the kernel does not say; what it does say is here.
+type Stop struct {
+	// TracerPID is the process tracing it (a debugger, strace); 0 for none.
+	TracerPID int `json:"tracer_pid,omitempty"`
+	// ByHangdoc: the tracer is the hangdoc that took this sample.
+	ByHangdoc bool `json:"by_hangdoc,omitempty"`
+	// Background: it has a controlling terminal whose foreground process
+	// group is not its own — a job stopped by SIGTSTP (Ctrl-Z), or by
+	// SIGTTIN or SIGTTOU for touching the terminal from the background.
+	Background bool `json:"background,omitempty"`
+	// Pending are the signals queued for it (SigPnd, ShdPnd), which it
+	// acts on once it is continued: "SIGTERM".
+	Pending []string `json:"pending,omitempty"`
 }
 
 // Thread is what the kernel says about one thread at one instant.

@@ -91,6 +91,28 @@ func (w *words) locks() []Lock {
 	return out
 }
 
+var stopSignalWords = map[classify.StopSignal]string{
+	classify.StopSignalUnknown: "signal", classify.StopSignalJob: "job-control",
+	classify.StopSignalTTIN: "SIGTTIN", classify.StopSignalTTOU: "SIGTTOU",
+}
+
+func (w *words) stop(st *classify.StopFact) *Stop {
+	if st == nil {
+		return nil
+	}
+	s := &Stop{Signal: stopSignalWords[st.Signal], Pending: append([]string{}, st.Pending...)}
+	if st.Traced {
+		s.Signal = "tracer"
+		if st.Tracer > 0 {
+			s.Tracer = &Tracer{PID: st.Tracer, Hangdoc: st.ByHangdoc}
+			if p := w.procs[st.Tracer]; p != nil {
+				s.Tracer.Cmdline = p.Cmdline
+			}
+		}
+	}
+	return s
+}
+
 func (w *words) cycles() [][]Ref {
 	out := make([][]Ref, 0, len(w.d.Cycles))
 	for _, c := range w.d.Cycles {

@@ -47,6 +47,9 @@ type Report struct {
 	// the same stack, biggest first. Empty without a Go stack source.
 	Goroutines []Goroutine `json:"goroutines"`
 	Groups     []Group     `json:"groups"`
+	// Stop is how the target is stopped, when every thread of it is (by a
+	// signal or a tracer); null when it runs.
+	Stop *Stop `json:"stop"`
 
 	// verdict is the typed verdict, for ExitFor and the palette.
 	verdict classify.Verdict
@@ -243,6 +246,27 @@ type Process struct {
 	State   string `json:"state"`
 }
 
+// Stop is how a stopped target is stopped.
+type Stop struct {
+	// Signal is what stopped it, as far as the kernel tells: "SIGTTIN",
+	// "SIGTTOU", "job-control" (a background job: SIGTSTP, SIGTTIN or
+	// SIGTTOU), "tracer", or "signal" (SIGSTOP, SIGTSTP: the kernel does
+	// not record which).
+	Signal string `json:"signal"`
+	// Tracer is the process tracing it, or null.
+	Tracer *Tracer `json:"tracer"`
+	// Pending are the signals queued for it, acted on once it continues.
+	Pending []string `json:"pending"`
+}
+
+// Tracer is a process that traces the target.
+type Tracer struct {
+	PID     int    `json:"pid"`
+	Cmdline string `json:"cmdline"`
+	// Hangdoc: the tracer is the hangdoc that made this report.
+	Hangdoc bool `json:"hangdoc"`
+}
+
 // Orphan is a process left behind in the target's process group.
 type Orphan struct {
 	PID        int     `json:"pid"`
@@ -295,6 +319,7 @@ func New(rec model.Recording, d classify.Diagnosis) *Report {
 	r.Orphans = orphans(d.Orphans)
 	r.Goroutines = w.goroutines()
 	r.Groups = w.groups()
+	r.Stop = w.stop(d.Cause.Stop)
 	if !rec.Search.Complete && len(rec.Resources) > 0 {
 		r.Evidence = append(r.Evidence, fmt.Sprintf("the search for the other ends of pipes and sockets stopped at its %dms budget after %d processes: some ends may be missing",
 			rec.Search.BudgetMS, rec.Search.Scanned))

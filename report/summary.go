@@ -42,6 +42,8 @@ func (w *words) summary(c classify.Cause) string {
 	switch c.Rule {
 	case classify.CauseNoSamples:
 		return "no samples were taken"
+	case classify.CauseStopped:
+		return w.stoppedSummary(c)
 	case classify.CauseCrossDeadlock:
 		return w.crossDeadlock(w.d.Cycles[c.Cycle])
 	case classify.CauseDeadlock:
@@ -141,6 +143,8 @@ func (w *words) hint(c classify.Cause) string {
 	as := w.actorsOf(c.Actors)
 	goroutines := c.Layer == classify.ActorGoroutine
 	switch c.Rule {
+	case classify.CauseStopped:
+		return w.stoppedHint(c.Stop, w.targetPID())
 	case classify.CauseCrossDeadlock:
 		return crossHint(w.cycleKinds(w.d.Cycles[c.Cycle]))
 	case classify.CauseDeadlock:
@@ -203,6 +207,70 @@ func (w *words) hint(c classify.Cause) string {
 		return "Nothing here is stuck on anything of its own: look upstream, at whatever should hand it work (a producer, a connection, a timer) and why it stopped."
 	}
 	return ""
+}
+
+// stopSignalText says what stopped a process, as far as the evidence goes.
+var stopSignalText = map[classify.StopSignal]string{
+	classify.StopSignalUnknown: "a signal (SIGSTOP, or SIGTSTP)",
+	classify.StopSignalJob:     "job control: it is a background job of its terminal (Ctrl-Z's SIGTSTP, or SIGTTIN/SIGTTOU)",
+	classify.StopSignalTTIN:    "SIGTTIN: it is a background job that read its terminal",
+	classify.StopSignalTTOU:    "SIGTTOU: it is a background job that wrote to its terminal (stty tostop)",
+}
+
+// stoppedSummary says that, and how, the process is stopped, and what its
+// threads were doing when it stopped: no lock or wait of theirs is the
+// story while nothing can run.
+func (w *words) stoppedSummary(c classify.Cause) string {
+	st, pid := c.Stop, w.targetPID()
+	var s string
+	switch {
+	case st.Traced && st.ByHangdoc:
+		s = fmt.Sprintf("pid %d is stopped by a tracer that is this hangdoc itself (a stack source not yet detached)", pid)
+	case st.Traced && st.Tracer > 0:
+		s = fmt.Sprintf("pid %d is stopped by its tracer %s, which is %s: nothing in it runs until the tracer lets it go", pid, w.procName(st.Tracer), w.stateOf(st.Tracer))
+	case st.Traced:
+		s = fmt.Sprintf("pid %d is stopped by a tracer: nothing in it runs until the tracer lets it go", pid)
+	default:
+		s = fmt.Sprintf("pid %d is stopped by %s; nothing in it runs until it is continued", pid, stopSignalText[st.Signal])
+	}
+	var was []string
+	for _, a := range w.actorsOf(c.Actors) {
+		if call := callText(a.Syscall); call != "" {
+			was = append(was, fmt.Sprintf("%s in %s", threadName(a), call))
+		}
+		if len(was) == 3 {
+			break
+		}
+	}
+	if len(was) > 0 {
+		s += "; when it stopped " + strings.Join(was, ", ")
+		if len(c.Actors) > len(was) {
+			s += ", …"
+		}
+	}
+	if len(st.Pending) > 0 {
+		s += "; pending, to act on once continued: " + strings.Join(st.Pending, ", ")
+	}
+	return s
+}
+
+func (w *words) targetPID() int {
+	if len(w.rec.Samples) > 0 {
+		return w.rec.Samples[0].PID
+	}
+	return w.rec.Target.PID
+}
+
+func (w *words) stoppedHint(st *classify.StopFact, pid int) string {
+	switch {
+	case st.Traced && st.Tracer > 0 && !st.ByHangdoc:
+		return fmt.Sprintf("Detach the debugger or tracer (gdb: detach, or quit; strace: Ctrl-C), or end %s: the process then runs on from where it stopped. Only then diagnose it again.", w.procName(st.Tracer))
+	case st.Traced:
+		return "Detach the tracer (gdb: detach; strace: Ctrl-C): the process then runs on from where it stopped."
+	case st.Signal == classify.StopSignalTTIN || st.Signal == classify.StopSignalTTOU || st.Signal == classify.StopSignalJob:
+		return fmt.Sprintf("Continue it: fg in the shell whose job it is, or kill -CONT %d; a background job that reads the terminal stops again: give it stdin from /dev/null (or run it with nohup, or under a service manager).", pid)
+	}
+	return fmt.Sprintf("Continue it: kill -CONT %d (or fg in the shell that stopped it). Then find who stopped it: a SIGSTOP from a script, Ctrl-Z, or a supervisor's pause.", pid)
 }
 
 // wokenCycle reports a cycle every member of which waits on something no

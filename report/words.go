@@ -149,6 +149,8 @@ var roleText = map[model.Role]string{
 	model.RoleReadBy:    "read by",
 	model.RoleWrittenBy: "written by",
 	model.RoleOtherEnd:  "the other end held by",
+	model.RoleTracedBy:  "traced by",
+	model.RolePolled:    "the other end held by",
 }
 
 func roleWords(k model.WaitKind) string {

@@ -132,6 +132,10 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 			next = append(next, c)
 		}
 	}
+	if st := sm.Stop; st != nil && st.TracerPID > 0 && !st.ByHangdoc && !slices.Contains(next, st.TracerPID) {
+		// A traced process waits on its tracer.
+		next = append(next, st.TracerPID)
+	}
 	slices.Sort(next)
 	for _, p := range next {
 		if p == f.target || f.peers[p] != nil {

@@ -189,6 +189,13 @@ func (s *Sampler) Sample() (model.Sample, error) {
 	s.readFutexes(&sample)
 	s.resolveFDs(&sample)
 	s.readPolled(&sample)
+	stopped := st.State.Stopped()
+	for _, th := range sample.Threads {
+		stopped = stopped || th.State.Stopped()
+	}
+	if stopped {
+		sample.Stop = s.readStop(st)
+	}
 	return sample, nil
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,4 +82,70 @@ func TestOwnStopsAreNoProgress(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestStoppedTargets: a process stopped by a signal or a tracer is blocked
+// on that stop, whatever its threads were waiting for when it stopped: not
+// "holds mutex … and is blocked in pause()".
+func TestStoppedTargets(t *testing.T) {
+	type stopJSON struct {
+		Stop *struct {
+			Signal string `json:"signal"`
+			Tracer *struct {
+				PID int `json:"pid"`
+			} `json:"tracer"`
+		} `json:"stop"`
+	}
+	bin := testvictim.Build(t, "stopped")
+	tests := []struct {
+		mode, signal, summary, hint string
+	}{
+		{"stop", "signal", "is stopped by a signal", "kill -CONT"},
+		{"traced", "tracer", "is stopped by its tracer pid", "Detach the debugger"},
+		{"ttin", "SIGTTIN", "SIGTTIN", "fg"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			v := testvictim.Start(t, bin, tt.mode)
+			target := v.Int("stopped")
+			out, stderr, code := hangdocProcess(t, strconv.Itoa(target), "--json", "--interval", "300ms", "--samples", "2")
+			c := tdecode(t, out)
+			if code != ExitBlocked || c.Verdict != "blocked" {
+				t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
+			}
+			if !strings.Contains(c.Summary, tt.summary) || strings.Contains(c.Summary, "holds") {
+				t.Errorf("summary %q should say %q and name no lock holder", c.Summary, tt.summary)
+			}
+			if !strings.Contains(c.Hint, tt.hint) {
+				t.Errorf("hint %q lacks %q", c.Hint, tt.hint)
+			}
+			var s stopJSON
+			if err := jsonUnmarshal(out, &s); err != nil || s.Stop == nil || s.Stop.Signal != tt.signal {
+				t.Fatalf("stop = %+v (%v), want signal %q", s.Stop, err, tt.signal)
+			}
+			if tt.mode == "traced" {
+				if s.Stop.Tracer == nil || s.Stop.Tracer.PID != v.Int("tracer") {
+					t.Errorf("stop.tracer = %+v, want pid %d", s.Stop.Tracer, v.Int("tracer"))
+				}
+				if len(c.Processes) == 0 || c.Processes[0].PID != v.Int("tracer") {
+					t.Errorf("processes %+v, want the tracer %d followed", c.Processes, v.Int("tracer"))
+				}
+			}
+			// hangdoc leaves it as stopped as it found it, and no more.
+			if st := xpStatState(t, target); st != map[string]string{"stop": "T", "traced": "t", "ttin": "T"}[tt.mode] {
+				t.Errorf("state after hangdoc %q", st)
+			}
+		})
+	}
+}
+
+func xpStatState(t *testing.T, pid int) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[0]
 }
