@@ -292,6 +292,11 @@ type Basis struct {
 	// Futex is the futex word the waiters share, when the kernel shows it
 	// (live): the same lock, whatever the source says.
 	Futex string
+	// A file lock (BasisFileLock): the lock /proc/locks shows held on the
+	// file (its pid is -1 for an OFD lock); Opened are the other processes
+	// that have the file open, among which an OFD lock's holder is.
+	File   *model.FileLockEntry
+	Opened []int
 }
 
 // BasisRule names how a lock's holder was (or was not) established.
@@ -322,6 +327,8 @@ const (
 	BasisReaders       // a sync.RWMutex held for reading, by Lock.Readers
 	BasisCandidates    // several hold it as far as the evidence goes: Ranked
 	BasisNoCandidate   // nobody is seen holding it
+	// File locks.
+	BasisFileLock // /proc/locks shows the lock held (File), by PID when it says; else by the only other process with the file open
 )
 
 // SharedFutex: the basis of a futex several threads share whose word did

@@ -83,7 +83,7 @@ func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Reso
 		waiting: map[int]model.Thread{}, lockOf: map[int]*Lock{}, runtime: rt, res: res}
 	hist := histories(samples)
 	last := samples[len(samples)-1]
-	p.locks = findLocks(p.pid, last)
+	p.locks = append(findLocks(p.pid, last), fileLocks(p.pid, last, res)...)
 	for i := range p.locks {
 		for _, w := range p.locks[i].Waiters {
 			p.lockOf[w.TID] = &p.locks[i]
@@ -184,7 +184,15 @@ func (p *proc) settle() {
 		if t == nil || t.Class != ClassBlocked {
 			continue
 		}
-		lockWait := w.Kind == model.WaitLock || w.Kind == model.WaitPythonLock
+		lockWait := w.Kind == model.WaitLock || w.Kind == model.WaitPythonLock || w.Kind == model.WaitFileLock
+		if w.Kind == model.WaitFileLock && (w.To == nil || w.To.PID != p.pid) {
+			continue // held elsewhere, or by nobody it can name: the graph follows it
+		}
+		if w.Kind == model.WaitFileLock {
+			// Its own process holds the lock through another descriptor:
+			// only another of its threads can release it.
+			w.To = nil
+		}
 		switch {
 		case w.Kind == model.WaitThreadExit && w.Joined > 0:
 			w.Wakers = []Ref{{PID: p.pid, TID: w.Joined}}
@@ -630,6 +638,10 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 	case model.WaitLock:
 		l := p.lockOf[t.Ref.TID]
 		w.Lock, w.To = l.ID, l.Holder
+	case model.WaitFileLock:
+		if l := p.lockOf[t.Ref.TID]; l != nil {
+			w.Lock, w.To = l.ID, l.Holder
+		}
 	case model.WaitThreadExit:
 		w.Joined = p.joined(last.Syscall, last.Syscall.Args[0])
 		w.To = &Ref{PID: p.pid, TID: w.Joined}

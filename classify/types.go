@@ -201,9 +201,12 @@ const (
 	LockPython                    // a Python lock, by its with-block
 	LockGoMutex                   // a sync.Mutex
 	LockGoRWMutex                 // a sync.RWMutex
+	LockFlock                     // a file lock taken with flock()
+	LockPOSIX                     // a file lock taken with fcntl(F_SETLK) or lockf()
+	LockOFD                       // an open file description lock, fcntl(F_OFD_SETLK)
 )
 
-var lockKindNames = [...]string{"futex", "mutex", "pi-mutex", "python-lock", "sync.Mutex", "sync.RWMutex"}
+var lockKindNames = [...]string{"futex", "mutex", "pi-mutex", "python-lock", "sync.Mutex", "sync.RWMutex", "flock", "posix-lock", "ofd-lock"}
 
 func (k LockKind) String() string               { return lockKindNames[k] }
 func (k LockKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }

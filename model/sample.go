@@ -81,6 +81,9 @@ type Thread struct {
 	// fd_sets); PollErr says why they could not be read.
 	Polled  []PolledFD `json:"polled,omitempty"`
 	PollErr string     `json:"poll_err,omitempty"`
+	// FileLock is, for a thread blocked in flock() or fcntl(F_SETLKW),
+	// the file and the locks held on it, from /proc/locks.
+	FileLock *FileLock `json:"file_lock,omitempty"`
 	// KernelStack is /proc/TID/stack for a thread in uninterruptible sleep,
 	// function names innermost first (readable by root only).
 	KernelStack []string `json:"kernel_stack,omitempty"`
@@ -121,6 +124,32 @@ type PolledFD struct {
 	Write bool `json:"write,omitempty"`
 	// Target is what the descriptor points at, as /proc/PID/fd names it.
 	Target string `json:"target,omitempty"`
+}
+
+// FileLock is a file a thread waits to lock, and the locks held on it.
+type FileLock struct {
+	Path string `json:"path"`
+	// Dev and Inode name the file as /proc/locks does: "08:01", 131090.
+	Dev   string `json:"dev"`
+	Inode uint64 `json:"inode"`
+	// Held are the locks on the file that are granted; Blocked the waits
+	// for one, this thread's among them.
+	Held    []FileLockEntry `json:"held"`
+	Blocked []FileLockEntry `json:"blocked"`
+	Err     string          `json:"err,omitempty"`
+}
+
+// FileLockEntry is one line of /proc/locks.
+type FileLockEntry struct {
+	// Class is FLOCK (flock), POSIX (fcntl F_SETLK, lockf) or OFDLCK
+	// (open file description locks, F_OFD_SETLK).
+	Class string `json:"class"`
+	Type  string `json:"type"` // READ or WRITE
+	// PID is the process that took it; -1 for an OFD lock, which belongs
+	// to an open file and no process (the follower finds who has it open).
+	PID int `json:"pid"`
+	// Range is the locked bytes: "0 EOF", "100 199".
+	Range string `json:"range"`
 }
 
 // PythonThread is a Python thread's facts from a stack dump.

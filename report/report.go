@@ -48,8 +48,8 @@ type Report struct {
 	Goroutines []Goroutine `json:"goroutines"`
 	Groups     []Group     `json:"groups"`
 	// Stop is how the target is stopped, when every thread of it is (by a
-	// signal or a tracer); null when it runs.
-	Stop *Stop `json:"stop"`
+	// signal or a tracer); absent when it runs.
+	Stop *Stop `json:"stop,omitempty"`
 
 	// verdict is the typed verdict, for ExitFor and the palette.
 	verdict classify.Verdict

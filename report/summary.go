@@ -326,6 +326,8 @@ func (w *words) strandedHint(a *classify.Actor) string {
 		return "A lock was held by a thread that no longer exists: one that exited without unlocking it, or one of the parent's threads when the process forked (the child has only the forking thread, and inherits the lock held). Do not fork a threaded process except to exec at once (posix_spawn); release locks on every exit path, or use a robust mutex. Only a restart frees it."
 	}
 	switch a.Wait {
+	case model.WaitFileLock:
+		return "The process waits for a file lock it holds itself through another open of the same file (flock locks belong to each open, so a second open blocks on the first): take the lock once, or pass the descriptor that holds it; only a restart frees it."
 	case model.WaitQueueJoin:
 		return "queue.join() waits for one task_done() per put(), and the workers that should call it are gone (a worker that raised ends without it): call task_done() in a finally: block, and let a worker's death stop the program loudly."
 	case model.WaitEvent:
@@ -506,6 +508,8 @@ func blockedHint(kinds []classify.KindCount) string {
 		return "A thread is stopped by a signal or a tracer: send SIGCONT, or detach the debugger."
 	case hasKind(kinds, model.WaitChildExit):
 		return "It waits for a child process to exit: diagnose the child (hangdoc CHILD_PID); if the child writes to a pipe this process never reads, read while waiting (communicate())."
+	case hasKind(kinds, model.WaitFileLock):
+		return "It waits for a file lock another process holds (two runs of one job, a package manager's lock): find why the holder does not finish, and let a second run fail fast (flock -n, or -w SECONDS) instead of queueing behind it."
 	case hasKind(kinds, model.WaitStdin):
 		return "It waits for input on its standard input that nobody sends: run it with stdin from /dev/null (for git: GIT_TERMINAL_PROMPT=0)."
 	case hasKind(kinds, model.WaitPipeWrite, model.WaitSocketWrite):

@@ -209,6 +209,15 @@ func threadLabel(r *Report, ref Ref) string {
 		}
 		return fmt.Sprintf("goroutine %d", ref.Goroutine)
 	}
+	if ref.TID == 0 {
+		// A process: the holder of a file lock, the end of a pipe.
+		for _, p := range r.Processes {
+			if p.PID == ref.PID {
+				return fmt.Sprintf("pid %d (%s)", p.PID, shortCmd(p.Cmdline))
+			}
+		}
+		return fmt.Sprintf("pid %d", ref.PID)
+	}
 	if ref.PID != r.Target.PID && ref.PID != 0 {
 		return fmt.Sprintf("pid %d tid %d", ref.PID, ref.TID)
 	}

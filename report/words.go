@@ -103,6 +103,7 @@ var kindText = map[model.WaitKind]string{
 var missingText = map[model.WaitKind]string{
 	model.WaitFutex:            "wake it (post the semaphore, signal the condition, release the lock)",
 	model.WaitLock:             "release it",
+	model.WaitFileLock:         "release it (its own process holds it through another open of the file)",
 	model.WaitPythonLock:       "release it",
 	model.WaitCondition:        "notify() it",
 	model.WaitQueueJoin:        "call task_done()",
@@ -346,11 +347,30 @@ func futexOpText(op uint64) string {
 	return s
 }
 
+// fileLockBasis words what /proc/locks says of a file lock.
+func (w *words) fileLockBasis(l *classify.Lock) string {
+	b := l.Basis
+	e := b.File
+	switch {
+	case e == nil && b.Err != "":
+		return "the file could not be named: " + b.Err
+	case e == nil:
+		return "/proc/locks shows no lock held on the file: it was released as it was read"
+	case e.PID > 0:
+		return fmt.Sprintf("/proc/locks: a %s %s lock on bytes %s of the file, taken by %s", e.Class, e.Type, e.Range, w.procName(e.PID))
+	case l.Holder != nil:
+		return fmt.Sprintf("/proc/locks: an %s %s lock on bytes %s, which names no process (it belongs to an open file); %s is the only other process with the file open", e.Class, e.Type, e.Range, w.procName(l.Holder.PID))
+	}
+	return fmt.Sprintf("/proc/locks: an %s %s lock on bytes %s, which names no process; %d other processes have the file open, so no holder is named", e.Class, e.Type, e.Range, len(b.Opened))
+}
+
 // basisText words how a lock's holder was established, or why none is.
 func (w *words) basisText(l *classify.Lock) string {
 	b := l.Basis
 	reason := ""
 	switch b.Rule {
+	case classify.BasisFileLock:
+		return w.fileLockBasis(l)
 	case classify.BasisGlibcOwner:
 		word := fmt.Sprintf("lock word %d", b.Word)
 		if b.PI {

@@ -74,7 +74,7 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 		return
 	}
 	wanted := map[string]bool{}
-	var children []int
+	var children, lockers []int
 	netpoll := netpollWait(sm)
 	for _, t := range sm.Threads {
 		sc := t.Syscall
@@ -88,6 +88,18 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 			}
 		case sc.Name == "wait4" || sc.Name == "waitid":
 			children = append(children, f.waitedChildren(pid, t)...)
+		}
+		// A file lock's wait leads to the processes that hold it; who has
+		// the file open says who holds an OFD lock, which has no pid.
+		if fl := t.FileLock; fl != nil && fl.Path != "" {
+			if _, done := f.res[fl.Path]; !done {
+				wanted[fl.Path] = true
+			}
+			for _, h := range fl.Held {
+				if h.PID > 0 && h.PID != pid && !slices.Contains(lockers, h.PID) {
+					lockers = append(lockers, h.PID)
+				}
+			}
 		}
 		// A poll or select waits on each of its descriptors as a read or
 		// write would.
@@ -127,7 +139,7 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 			}
 		}
 	}
-	for _, c := range children {
+	for _, c := range append(children, lockers...) {
 		if !slices.Contains(next, c) {
 			next = append(next, c)
 		}

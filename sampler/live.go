@@ -189,6 +189,7 @@ func (s *Sampler) Sample() (model.Sample, error) {
 	s.readFutexes(&sample)
 	s.resolveFDs(&sample)
 	s.readPolled(&sample)
+	s.readFileLocks(&sample)
 	stopped := st.State.Stopped()
 	for _, th := range sample.Threads {
 		stopped = stopped || th.State.Stopped()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,4 +149,83 @@ func xpStatState(t *testing.T, pid int) string {
 	}
 	s := string(b)
 	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[0]
+}
+
+// TestFileLocks: a process blocked taking a file lock names the process
+// that holds it (from /proc/locks; for an OFD lock, which names none, the
+// only other process with the file open), the file, and follows it.
+func TestFileLocks(t *testing.T) {
+	type lockJSON struct {
+		Locks []struct {
+			ID      string `json:"id"`
+			Kind    string `json:"kind"`
+			Address string `json:"address"`
+			Holder  *ref   `json:"holder"`
+			Waiters []ref  `json:"waiters"`
+		} `json:"locks"`
+	}
+	bin := testvictim.Build(t, "filelock")
+	tests := []struct {
+		mode, kind, hint string
+	}{
+		{"flock", "flock", "flock -n"},
+		{"posix", "posix-lock", "flock -n"},
+		{"ofd", "ofd-lock", "flock -n"},
+		{"self", "flock", "take the lock once"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(bin, tt.mode)
+			cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+			v := testvictim.StartCmd(t, cmd)
+			holder, path := v.Int("holder"), v.Info["path"]
+			out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "300ms", "--samples", "2")
+			c := tdecode(t, out)
+			if code != ExitBlocked || c.Verdict != "blocked" {
+				t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
+			}
+			var l lockJSON
+			if err := jsonUnmarshal(out, &l); err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, lk := range l.Locks {
+				if lk.Address == path && lk.Kind == tt.kind && lk.Holder != nil && lk.Holder.PID == holder && lk.Holder.TID == 0 &&
+					len(lk.Waiters) == 1 && lk.Waiters[0].TID == v.PID {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("locks %+v, want a %s on %s held by pid %d, waited for by tid %d", l.Locks, tt.kind, path, holder, v.PID)
+			}
+			if !strings.Contains(c.Summary, path) && !strings.Contains(c.Summary, "file lock") {
+				t.Errorf("summary %q names neither the file lock nor %s", c.Summary, path)
+			}
+			if !strings.Contains(c.Hint, tt.hint) {
+				t.Errorf("hint %q lacks %q", c.Hint, tt.hint)
+			}
+			if tt.mode == "self" {
+				if !strings.Contains(c.Summary, "no live thread is left") {
+					t.Errorf("summary %q should say nothing is left to release it", c.Summary)
+				}
+				return
+			}
+			if !strings.Contains(c.Summary, "held by pid "+strconv.Itoa(holder)) {
+				t.Errorf("summary %q does not name the holder %d", c.Summary, holder)
+			}
+			var to *ref
+			for _, w := range c.Waits {
+				if w.From.TID == v.PID && w.Kind == "file-lock" {
+					to = w.To
+				}
+			}
+			if to == nil || to.PID != holder {
+				t.Errorf("waits %+v, want a file-lock wait to pid %d", c.Waits, holder)
+			}
+			if len(c.Processes) == 0 || c.Processes[0].PID != holder || !strings.Contains(c.Processes[0].State, "sleeping") {
+				t.Errorf("processes %+v, want the sleeping holder %d followed", c.Processes, holder)
+			}
+		})
+	}
 }
