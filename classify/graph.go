@@ -118,6 +118,12 @@ func (g *graph) addProcess(p *proc) {
 		for _, o := range p.chanEdges[gr.Ref.Goroutine] {
 			g.edges[gr.Ref] = append(g.edges[gr.Ref], Ref{PID: p.pid, Goroutine: o})
 		}
+		for _, o := range p.goWakers[gr.Ref.Goroutine] {
+			g.edges[gr.Ref] = append(g.edges[gr.Ref], Ref{PID: p.pid, Goroutine: o})
+		}
+		if gr.Why.Rule == WhyNobodyLeft {
+			g.nobody[gr.Ref] = true
+		}
 	}
 }
 
@@ -402,7 +408,7 @@ func (g *graph) chains() {
 	p := g.procs[g.target]
 	for i := range p.waits {
 		w := &p.waits[i]
-		if t := p.byTID[w.From.TID]; t == nil || t.Class != ClassBlocked || !w.pointsOut() {
+		if t := p.actor(w.From); t == nil || t.Class != ClassBlocked || !w.pointsOut() {
 			continue
 		}
 		w.Chain = g.chain(w, map[int]bool{g.target: true}, 0, nil)

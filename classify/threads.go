@@ -64,6 +64,9 @@ type proc struct {
 	// chanEdges tie a goroutine blocked on a channel to the goroutines
 	// that alone could serve it; chanWhy says which channels.
 	chanEdges map[int64][]int64
+	// goWakers are, for a goroutine in a wait that names nobody, the
+	// program's goroutines that could end it.
+	goWakers map[int64][]int64
 	chanWhy   map[int64]*ChanWait
 	// verdict is a peer's own, from its threads.
 	verdict Verdict

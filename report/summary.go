@@ -109,6 +109,9 @@ func (w *words) summary(c classify.Cause) string {
 		return w.strandedSummary(as)
 	case classify.CauseBlocked:
 		if goroutines {
+			if s := w.goroutineBeyond(as); s != "" {
+				return s
+			}
 			return fmt.Sprintf("%s blocked and none runs; the biggest group: %s", plural(len(as), "goroutine is", "goroutines are"), w.groupTitle(c.Group))
 		}
 		if len(as) == 1 {
@@ -286,6 +289,25 @@ func (w *words) wokenCycle(cy classify.Cycle) bool {
 	return true
 }
 
+// goroutineBeyond names the first blocked goroutine whose wait leads to
+// another process: a client waiting for a server that never answers.
+func (w *words) goroutineBeyond(as []*classify.Actor) string {
+	for _, g := range as {
+		wt := w.waitOf[g.Ref]
+		if wt == nil || wt.To == nil || !wt.To.IsProcess() || wt.To.PID == g.Ref.PID {
+			continue
+		}
+		from := ""
+		if res := w.rec.Resources[wt.Resource]; res.TCP != nil {
+			from = " from " + res.TCP.Remote.String()
+		}
+		return fmt.Sprintf("goroutine %d (%s) is %s%s on %s; %s %s, which is %s",
+			g.Ref.Goroutine, ownFunc(g.Stack), goKindWords(g.Wait), from, wt.Resource,
+			roleWords(wt.Kind), w.endName(wt, wt.To.PID), w.stateOf(wt.To.PID))
+	}
+	return ""
+}
+
 // strandedSummary names waits no live actor is left to end.
 func (w *words) strandedSummary(as []*classify.Actor) string {
 	a := as[0]
@@ -299,7 +321,7 @@ func (w *words) strandedSummary(as []*classify.Actor) string {
 	}
 	what := kindWords(a.Wait)
 	if a.Kind == classify.ActorGoroutine {
-		what = goKindWords(a.Wait) + " in " + Where(a.Stack)
+		what = goKindWords(a.Wait)
 	} else if c := callText(a.Syscall); c != "" {
 		what += " in " + c
 	}
@@ -522,6 +544,12 @@ func blockedHint(kinds []classify.KindCount) string {
 
 func goBlockedHint(kinds []classify.KindCount) string {
 	switch {
+	case hasKind(kinds, model.WaitHTTPResponse):
+		return "An HTTP client waits for a response with no timeout: give the client one (http.Client{Timeout: …}, or a context deadline per request), and find why the server does not answer (its process is named above)."
+	case hasKind(kinds, model.WaitDBConn):
+		return "Goroutines wait for a free connection of a full database/sql pool: find who holds the connections (rows or transactions left open: defer rows.Close(), tx.Rollback on every path), or raise SetMaxOpenConns; give queries a context deadline."
+	case hasKind(kinds, model.WaitSemaphore, model.WaitSingleflight, model.WaitErrgroup):
+		return "Goroutines wait on a semaphore, a singleflight call or an errgroup whose work does not finish: follow the goroutines that hold the slots or run the call, and give them a context deadline."
 	case hasKind(kinds, model.WaitMutex, model.WaitRWMutex):
 		return "Goroutines wait for a mutex whose holder the dumps do not show: look for a path that returns without Unlock (use defer mu.Unlock()), or a holder blocked elsewhere."
 	case hasKind(kinds, model.WaitWaitGroup):

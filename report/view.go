@@ -345,6 +345,11 @@ func chainRows(r *Report) []chainRow {
 		if w.Chain == "" {
 			continue
 		}
+		if w.From.Goroutine != 0 {
+			// A goroutine's chain names it in its own words.
+			rows = append(rows, chainRow{Text: w.Chain})
+			continue
+		}
 		text := strings.TrimPrefix(w.Chain, fmt.Sprintf("tid %d", w.From.TID))
 		if i, ok := index[text]; ok {
 			rows[i].TIDs = append(rows[i].TIDs, w.From.TID)
@@ -357,7 +362,10 @@ func chainRows(r *Report) []chainRow {
 }
 
 func chainLabel(tids []int) string {
-	if len(tids) == 1 {
+	switch len(tids) {
+	case 0:
+		return ""
+	case 1:
 		return fmt.Sprintf("tid %d", tids[0])
 	}
 	return fmt.Sprintf("tids %s", tidList(tids))

@@ -315,8 +315,12 @@ func (w *words) chain(wt *classify.Wait) string {
 				b.WriteString(" → ")
 			}
 		}
-		fmt.Fprintf(&b, "tid %d", st.From.TID)
-		if t := w.actors[st.From]; t != nil {
+		if t := w.actors[st.From]; t != nil && t.Kind == classify.ActorGoroutine {
+			fmt.Fprintf(&b, "goroutine %d (%s)", st.From.Goroutine, ownFunc(t.Stack))
+		} else {
+			fmt.Fprintf(&b, "tid %d", st.From.TID)
+		}
+		if t := w.actors[st.From]; t != nil && t.Kind == classify.ActorThread {
 			if c := callText(t.Syscall); c != "" {
 				b.WriteString(" " + c)
 			}

@@ -111,11 +111,12 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 			}
 		}
 		if netpoll {
-			// A Go program's goroutines wait for pipes through the
-			// runtime's epoll instance, not in a read or write of their
-			// own: its watched pipes are where they may be stuck.
+			// A Go program's goroutines wait for pipes and sockets
+			// through the runtime's epoll instance, not in a read or
+			// write of their own: its watched descriptors are where they
+			// may be stuck.
 			for _, w := range t.Watches {
-				if _, name, _ := strings.Cut(w, " "); strings.HasPrefix(name, "pipe:") {
+				if _, name, _ := strings.Cut(w, " "); strings.HasPrefix(name, "pipe:") || strings.HasPrefix(name, "socket:") {
 					if _, done := f.res[name]; !done {
 						wanted[name] = true
 					}

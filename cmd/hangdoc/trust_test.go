@@ -229,3 +229,72 @@ func TestFileLocks(t *testing.T) {
 		})
 	}
 }
+
+// TestGoWaitsNamedByTheirLibrary: Go waits named by the library frame
+// that explains them, and what is missing: a WaitGroup nobody is left to
+// call Done on, a database/sql pool whose only connection the waiter
+// holds, an HTTP client waiting on a server in another process.
+func TestGoWaitsNamedByTheirLibrary(t *testing.T) {
+	bin := testvictim.BuildGo(t, "gonobody")
+	tests := []struct {
+		mode, kind, summary, hint string
+	}{
+		{"waitgroup", "waitgroup", "no live goroutine of the program's own is left that could call Done", "defer wg.Done()"},
+		{"dbpool", "db-conn", "free connection of a full pool", "rows.Close()"},
+		{"httpclient", "http-response", "waiting for an HTTP response", "Timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			t.Parallel()
+			v := testvictim.Start(t, bin, tt.mode)
+			// Delve reads the goroutines: hangdoc must not be the victim's parent.
+			out, stderr, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--interval", "300ms", "--samples", "2")
+			var c struct {
+				tcontract
+				Goroutines []struct {
+					ID        int64  `json:"id"`
+					BlockedOn string `json:"blocked_on"`
+				} `json:"goroutines"`
+			}
+			c.tcontract = tdecode(t, out)
+			if err := jsonUnmarshal(out, &c); err != nil {
+				t.Fatal(err)
+			}
+			if code != ExitBlocked || c.Verdict != "blocked" {
+				t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
+			}
+			if c.Sampling.StackSource != "delve" {
+				t.Fatalf("stack source %q, want delve", c.Sampling.StackSource)
+			}
+			kinds := map[string]bool{}
+			for _, g := range c.Goroutines {
+				kinds[g.BlockedOn] = true
+			}
+			if !kinds[tt.kind] {
+				t.Errorf("no goroutine blocked on %s: %+v", tt.kind, c.Goroutines)
+			}
+			if !strings.Contains(c.Summary, tt.summary) {
+				t.Errorf("summary %q lacks %q", c.Summary, tt.summary)
+			}
+			if !strings.Contains(c.Hint, tt.hint) {
+				t.Errorf("hint %q lacks %q", c.Hint, tt.hint)
+			}
+			if tt.mode != "httpclient" {
+				return
+			}
+			server := v.Int("server")
+			if !strings.Contains(c.Summary, "from "+v.Info["addr"]) || !strings.Contains(c.Summary, "pid "+strconv.Itoa(server)) {
+				t.Errorf("summary %q should name the server %s, pid %d", c.Summary, v.Info["addr"], server)
+			}
+			if !slices.ContainsFunc(c.Processes, func(p struct {
+				PID   int    `json:"pid"`
+				Depth int    `json:"depth"`
+				State string `json:"state"`
+			}) bool {
+				return p.PID == server
+			}) {
+				t.Errorf("processes %+v, want the server %d followed", c.Processes, server)
+			}
+		})
+	}
+}
