@@ -67,7 +67,7 @@ type proc struct {
 	// goWakers are, for a goroutine in a wait that names nobody, the
 	// program's goroutines that could end it.
 	goWakers map[int64][]int64
-	chanWhy   map[int64]*ChanWait
+	chanWhy  map[int64]*ChanWait
 	// verdict is a peer's own, from its threads.
 	verdict Verdict
 	// runtimeDeadlock: the Go runtime itself said no goroutine can ever
