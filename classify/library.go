@@ -79,6 +79,12 @@ func (r libRow) match(f model.Frame) bool {
 	return f.Func == r.fn || qualified && f.Func == bare
 }
 
+// libraryNamed reports a wait kind the Python library table names: one
+// that waits for another thread to do something, not for a lock's holder.
+func libraryNamed(k model.WaitKind) bool {
+	return slices.ContainsFunc(pythonLibrary, func(r libRow) bool { return r.kind == k })
+}
+
 // blockedLoop finds an asyncio event loop that a synchronous call inside a
 // coroutine blocks: the loop runs a callback (a task's step) and the
 // thread waits there, not in the loop's own select. It returns the

@@ -646,8 +646,9 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 			w.Lock, w.To = l.ID, l.Holder
 		}
 	case model.WaitThreadExit:
-		w.Joined = p.joined(last.Syscall, last.Syscall.Args[0])
-		w.To = &Ref{PID: p.pid, TID: w.Joined}
+		if w.Joined = p.joined(last.Syscall, last.Syscall.Args[0]); w.Joined > 0 {
+			w.To = &Ref{PID: p.pid, TID: w.Joined}
+		}
 	case model.WaitChildExit:
 		if child := model.WaitedChild(last); child > 0 {
 			w.Child = child

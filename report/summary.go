@@ -159,6 +159,10 @@ func (w *words) hint(c classify.Cause) string {
 			return "Goroutines wait on each other: for mutexes, take them in one global order; for channels, one side must not block (a buffered channel, a select with the other case, or a goroutine per direction). Only a restart frees them."
 		case len(cy) == 1 && w.isPythonLockWaiter(cy[0]):
 			return "A thread waits for a lock it already holds: a non-reentrant lock taken again on the same thread, by a path that locks twice or by a signal handler running code that the code it interrupted was inside (logging from a handler, the Patroni hang). Use an RLock where re-entry is meant; in a signal handler only set a flag and do the work outside it. Only a restart frees it."
+		case w.wokenCycle(cy) && w.cycleKinds(cy)[model.WaitFuture]:
+			return "The executor's workers wait for futures that only the executor could run, and it has no worker left to run them: never wait for a future from inside the executor that runs it (submit the follow-up from outside, or chain it with add_done_callback), and give result() a timeout."
+		case w.wokenCycle(cy) && w.cycleKinds(cy)[model.WaitThreadExit]:
+			return "A thread is joined while it waits for something only its joiner would do after the join (set an event, put a sentinel, release a lock): signal before joining, or join with a timeout and say why it did not end."
 		case w.wokenCycle(cy):
 			return "Every thread that could end these waits waits itself: a condition or semaphore nobody is left to signal (a lost wake-up: the signal came before the wait, or the signaller waits on the waiter), or a join of a thread that waits on its joiner. Signal under the lock that guards the predicate and wait in a loop on it; only a restart frees them."
 		case len(cy) == 1:
@@ -524,6 +528,12 @@ func hasKind(kinds []classify.KindCount, ks ...model.WaitKind) bool {
 
 func blockedHint(kinds []classify.KindCount) string {
 	switch {
+	case hasKind(kinds, model.WaitLoopBlocked):
+		return "A coroutine makes a synchronous call (time.sleep, a blocking read, a sync HTTP client) that holds the asyncio event loop: nothing else on the loop runs. Await the async form (await asyncio.sleep, an async client), or run the call in a thread (await asyncio.to_thread(fn) / loop.run_in_executor)."
+	case hasKind(kinds, model.WaitPoolResult):
+		return "A multiprocessing pool's worker process does not finish its task: diagnose the workers (they are this process's children), and pass a timeout to get() so the caller learns of it."
+	case hasKind(kinds, model.WaitFuture):
+		return "A future's result never comes: the worker running it is stuck (follow it), or nothing runs it. Pass a timeout to result()."
 	case hasKind(kinds, model.WaitUninterruptible):
 		return "A thread is in uninterruptible sleep: nothing in user space will move it, not even SIGKILL. Look at the device or filesystem it waits on (as root: cat /proc/PID/task/TID/stack)."
 	case hasKind(kinds, model.WaitStopped):
@@ -576,6 +586,9 @@ func blockedText(t *classify.Actor) string {
 	text := kindWords(t.Wait)
 	if c := callText(t.Syscall); c != "" {
 		text += " in " + c
+	}
+	if co := t.Coroutine; co != nil {
+		text += ", made by the coroutine " + threadWhere([]model.Frame{*co})
 	}
 	if t.Resource != "" {
 		text += " on " + t.Resource

@@ -64,8 +64,12 @@ func (w *words) detail(wt *classify.Wait) string {
 		s = fmt.Sprintf("waits for %s %s held by tid %d", l.Kind, l.Address, l.Holder.TID)
 	case wt.Kind == model.WaitLock && l != nil:
 		s = fmt.Sprintf("waits on futex %s with %d other threads; holder unknown", l.Address, len(l.Waiters)-1)
-	case wt.Kind == model.WaitThreadExit:
+	case wt.Kind == model.WaitThreadExit && wt.Joined > 0:
 		s = fmt.Sprintf("waits for thread %d to exit (pthread_join)", wt.Joined)
+	case wt.Kind == model.WaitThreadExit && len(wt.Wakers) == 1:
+		s = fmt.Sprintf("waits for another thread to exit (join): %s, the only other thread", w.threadLabel(wt.Wakers[0]))
+	case wt.Kind == model.WaitThreadExit:
+		s = "waits for another thread to exit (join)" + call
 	case wt.Kind == model.WaitChildExit && wt.Child > 0:
 		s = fmt.Sprintf("waits for child pid %d to exit", wt.Child)
 	case wt.Kind == model.WaitChildExit:

@@ -298,3 +298,71 @@ func TestGoWaitsNamedByTheirLibrary(t *testing.T) {
 		})
 	}
 }
+
+// TestIdleOnlyForWaitsForWork: a lone futex wait, a lock or condition
+// nobody is left to release or signal, a queue's join after its workers
+// died, a join of a thread that waits for its joiner, an executor waiting
+// on itself, an event loop a coroutine blocks: none is "idle … whatever
+// feeds the process stopped". Each says what is missing.
+func TestIdleOnlyForWaitsForWork(t *testing.T) {
+	cbin := testvictim.Build(t, "nobody")
+	tests := []struct {
+		name    string
+		start   func(t *testing.T) *testvictim.Victim
+		target  string // the ready line's key for the stuck process; "" for the victim
+		verdict string
+		summary []string
+		hint    string
+	}{
+		{"C lock inherited locked across fork", func(t *testing.T) *testvictim.Victim { return testvictim.Start(t, cbin, "forklock") }, "child",
+			"blocked", []string{"whose owner tid", "is not a live thread", "nothing is left that could release it"}, "fork"},
+		{"C semaphore whose poster returned", func(t *testing.T) *testvictim.Victim { return testvictim.Start(t, cbin, "lone") }, "",
+			"blocked", []string{"no live thread is left that could wake it", "the process's only thread"}, "signal on every path"},
+		{"C lost wake-up", func(t *testing.T) *testvictim.Victim { return testvictim.Start(t, cbin, "lostwakeup") }, "",
+			"deadlock", []string{"deadlock between 2 threads", "(peer)"}, "lost wake-up"},
+		{"Python queue.join() after the workers died", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "queuejoin") }, "",
+			"blocked", []string{"queue.join()", "no live thread is left that could call task_done()"}, "task_done() in a finally"},
+		{"Python Event.wait() whose setter died", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "event") }, "",
+			"blocked", []string{"Event.wait()", "no live thread is left that could call set()"}, "Set the event in a finally"},
+		{"Python Thread.join() of a thread waiting for its joiner", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "join") }, "",
+			"deadlock", []string{"waits for another thread to exit (join)", "Event.wait()"}, "signal before joining"},
+		{"Python executor waiting for a future it cannot run", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "future") }, "",
+			"deadlock", []string{"future's result"}, "never wait for a future from inside the executor"},
+		{"Python multiprocessing.Pool result whose worker hangs", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "pool") }, "",
+			"blocked", []string{"multiprocessing pool"}, "timeout to get()"},
+		{"Python asyncio loop blocked by a coroutine's time.sleep", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "asyncio") }, "",
+			"blocked", []string{"asyncio event loop", "the coroutine handler (py_nobody.py:"}, "asyncio.to_thread"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			v := tt.start(t)
+			pid := v.PID
+			if tt.target != "" {
+				pid = v.Int(tt.target)
+			}
+			out, stderr, code := hangdoc(t, strconv.Itoa(pid), "--json", "--interval", "300ms", "--samples", "2")
+			c := tdecode(t, out)
+			if c.Verdict != tt.verdict || code == ExitIdle {
+				t.Fatalf("exit %d verdict %q (%s), want %s\n%s", code, c.Verdict, c.Summary, tt.verdict, stderr)
+			}
+			for _, s := range tt.summary {
+				if !strings.Contains(c.Summary, s) {
+					t.Errorf("summary %q lacks %q", c.Summary, s)
+				}
+			}
+			if !strings.Contains(c.Hint, tt.hint) {
+				t.Errorf("hint %q lacks %q", c.Hint, tt.hint)
+			}
+			if strings.Contains(c.Summary, "whatever feeds") {
+				t.Errorf("summary %q calls it a wait for work", c.Summary)
+			}
+			if tt.verdict == "deadlock" && len(c.Cycles) != 1 {
+				t.Errorf("cycles %+v, want one", c.Cycles)
+			}
+			if peer, ok := v.Info["peer"]; ok && !strings.Contains(c.Summary, "tid "+peer) {
+				t.Errorf("summary %q does not name the peer %s", c.Summary, peer)
+			}
+		})
+	}
+}
