@@ -143,11 +143,13 @@ func TestVerdicts(t *testing.T) {
 			summaryHas: "tid 2 (renderer-0) spins (99% of a core) while holding mutex 0x5000; 1 thread waits",
 		},
 		{
+			// The machine is busy only when /proc/stat says so: here its
+			// CPUs were 95% busy (see TestStarved for the other causes).
 			name: "a spinner starved of CPU still wants a whole core",
-			samples: run(nil,
+			samples: withMachine(run(nil,
 				[]th{{tid: 1, name: "main", state: "R", cpu: 0, call: running, delay: 1}},
 				[]th{{tid: 1, name: "main", state: "R", cpu: 20 * time.Millisecond, call: running, delay: 950 * time.Millisecond}},
-			),
+			), 95),
 			verdict:    classify.Spinning,
 			classes:    map[int]classify.Class{1: classify.ClassSpinning},
 			summaryHas: "(2% of a core, and 95% waiting for one (the machine is busy))",

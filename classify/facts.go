@@ -104,7 +104,52 @@ type Cause struct {
 	RuntimeSaid bool
 	// Stop is how a stopped process is stopped (CauseStopped).
 	Stop *StopFact
+	// Throttle is the cgroup quota that starves the process (CauseStarved).
+	Throttle *Throttle
 }
+
+// Throttle is what a cgroup's CPU quota did to a process over the run.
+type Throttle struct {
+	Cgroup     string // the cgroup whose quota limits it
+	Version    int
+	QuotaCores float64 // quota / period
+	// Periods and Throttled are the periods that passed during the run,
+	// and those in which the quota ran out; Percent is their share.
+	Periods, Throttled uint64
+	Percent            float64
+	ThrottledSeconds   float64
+	// PressurePercent is the cgroup's CPU pressure (PSI "some") over the
+	// run, in percent of the time; -1 when the kernel gives none.
+	PressurePercent float64
+	// GoMaxProcs is a Go target's GOMAXPROCS as far as hangdoc can tell
+	// (its environment, else the runtime's default for its version); 0
+	// when not Go or unknown. Above QuotaCores, it runs more threads at
+	// once than the quota pays for.
+	GoMaxProcs int
+	// GoMaxProcsFrom says where GoMaxProcs comes from: "GOMAXPROCS",
+	// "default".
+	GoMaxProcsFrom string
+}
+
+// Significant reports a quota that throttled the process in a good share
+// of the run's periods: one that explains a thread that waits for a CPU.
+func (t *Throttle) Significant() bool {
+	return t != nil && t.Throttled >= 2 && t.Percent >= 20
+}
+
+// MachineLoad is how busy the machine was over the run.
+type MachineLoad struct {
+	BusyPercent float64 // of all CPUs' time, from /proc/stat
+	Load1       float64
+	CPUs        int
+	// PressurePercent is the machine's CPU pressure over the run; -1 for
+	// none.
+	PressurePercent float64
+}
+
+// Busy reports a machine whose CPUs were nearly all busy: only then does
+// a thread's wait for a CPU say the machine is busy.
+func (m *MachineLoad) Busy() bool { return m != nil && m.BusyPercent >= 90 }
 
 // StopFact is how a stopped process is stopped, as far as the kernel tells.
 type StopFact struct {
@@ -138,6 +183,7 @@ type CauseRule uint8
 const (
 	CauseNoSamples       CauseRule = iota // nothing was sampled
 	CauseStopped                          // the process is stopped by a signal or a tracer (Stop)
+	CauseStarved                          // it wants CPU its cgroup's quota does not give (Throttle): starved, not hung
 	CauseCrossDeadlock                    // a cycle across processes
 	CauseDeadlock                         // a cycle inside the process (one member: a self-deadlock)
 	CauseHolderSpins                      // a lock's holder spins
@@ -210,6 +256,9 @@ const (
 	FactPileUp                      // a group grew
 	FactLongestWait                 // the goroutine that has waited longest
 	FactLayer                       // what a layer of actors says alone
+	FactThrottle                    // the cgroup's CPU quota throttled it (Diagnosis.Throttle)
+	FactMachineBusy                 // the machine's CPUs were nearly all busy (Diagnosis.Machine)
+	FactGoMaxProcs                  // a Go program's GOMAXPROCS exceeds its quota (Diagnosis.Throttle)
 	FactAsyncio                     // a thread runs an asyncio loop: its waiting tasks are not seen
 )
 

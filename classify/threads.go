@@ -76,6 +76,9 @@ type proc struct {
 	// stop says how the process is stopped, when every live thread of it
 	// is, by a signal or a tracer; nil when it runs.
 	stop *StopFact
+	// throttle is the target's cgroup quota's doing over the run (the
+	// target only: peers are not judged by it).
+	throttle *Throttle
 }
 
 // newProc runs the thread adapter over one process's samples, given its

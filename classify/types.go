@@ -174,6 +174,10 @@ type Diagnosis struct {
 	// Orphans are processes left behind in the target's process group or
 	// session: their parent exited and they were reparented.
 	Orphans []Orphan
+	// Throttle is what the target's cgroup's CPU quota did over the run,
+	// and Machine how busy the machine was; nil when unread.
+	Throttle *Throttle
+	Machine  *MachineLoad
 }
 
 // Lock is something actors wait to take: a futex word, a Python

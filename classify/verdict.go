@@ -129,6 +129,17 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 		if holder.Kind == ActorGoroutine && g != nil {
 			c.HolderIO = p.ioChain(holder, g.rec.Resources)
 		}
+	case p.throttle.Significant() && (len(l.byClass[ClassSpinning]) > 0 || slices.ContainsFunc(l.byClass[ClassWorking], wantsMore)):
+		// It wants more CPU than its cgroup's quota gives: starved, not
+		// hung (a loop cannot be told from work it is not let finish).
+		v, conf = Working, Medium
+		c.Rule, c.Throttle = CauseStarved, p.throttle
+		c.Actors = refs(l.byClass[ClassSpinning])
+		for _, a := range l.byClass[ClassWorking] {
+			if wantsMore(a) {
+				c.Actors = append(c.Actors, a.Ref)
+			}
+		}
 	case len(stranded) > 0:
 		// Nothing that could end these waits is left alive: a lock whose
 		// owner is gone, a condition with nobody to signal it.

@@ -33,6 +33,52 @@ type Sample struct {
 	// Stop is what the kernel says of a process stopped by a signal or a
 	// tracer (state T or t); nil when it runs.
 	Stop *Stop `json:"stop,omitempty"`
+	// Cgroup is the process's cgroup's CPU limit, throttling and
+	// pressure at this sample; Machine the host's CPU use and load. Nil
+	// when unread (a dump, a /proc without them).
+	Cgroup  *Cgroup  `json:"cgroup,omitempty"`
+	Machine *Machine `json:"machine,omitempty"`
+}
+
+// Cgroup is what the cgroup that limits a process's CPU says at one
+// instant: the counters are cumulative, so two samples give the run's.
+type Cgroup struct {
+	// Path is the cgroup, as /proc/PID/cgroup names it; Limited the one
+	// whose cpu.max (or cfs_quota_us) limits it — Path or an ancestor; ""
+	// when none does.
+	Path    string `json:"path"`
+	Limited string `json:"limited,omitempty"`
+	Version int    `json:"version"` // 1 or 2
+	// QuotaUS of CPU time per PeriodUS: the bandwidth limit; 0 for none.
+	QuotaUS  int64 `json:"quota_us,omitempty"`
+	PeriodUS int64 `json:"period_us,omitempty"`
+	// Periods and Throttled are cpu.stat's nr_periods and nr_throttled
+	// (periods in which the quota ran out); ThrottledUS the time its tasks
+	// waited for the next period.
+	Periods     uint64 `json:"nr_periods"`
+	Throttled   uint64 `json:"nr_throttled"`
+	ThrottledUS uint64 `json:"throttled_us"`
+	// Pressure is the cgroup's PSI (cgroup v2): the total time some task
+	// stalled on each resource, µs; nil without it.
+	Pressure *Pressure `json:"pressure,omitempty"`
+	Err      string    `json:"err,omitempty"`
+}
+
+// Pressure is pressure stall information: for each resource, the total
+// time in µs in which some task waited for it ("some" lines).
+type Pressure struct {
+	CPUUS    uint64 `json:"cpu_us"`
+	MemoryUS uint64 `json:"memory_us"`
+	IOUS     uint64 `json:"io_us"`
+}
+
+// Machine is the host's CPU at one instant: /proc/stat's cumulative busy
+// and total ticks over all CPUs, /proc/loadavg, and /proc/pressure.
+type Machine struct {
+	BusyTicks  uint64    `json:"busy_ticks"`
+	TotalTicks uint64    `json:"total_ticks"`
+	Load1      float64   `json:"load1"`
+	Pressure   *Pressure `json:"pressure,omitempty"`
 }
 
 // Stop is a stopped process as /proc/PID/status and stat tell it. Which

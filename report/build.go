@@ -113,6 +113,28 @@ func (w *words) stop(st *classify.StopFact) *Stop {
 	return s
 }
 
+func cpuBlock(t *classify.Throttle, m *classify.MachineLoad) *CPU {
+	if t == nil && m == nil {
+		return nil
+	}
+	pct := func(p float64) *float64 {
+		if p < 0 {
+			return nil
+		}
+		return &p
+	}
+	c := &CPU{}
+	if t != nil {
+		c.Throttled = &Throttled{Cgroup: t.Cgroup, Version: t.Version, QuotaCores: t.QuotaCores, Periods: t.Periods, Throttled: t.Throttled,
+			Percent: t.Percent, ThrottledSeconds: t.ThrottledSeconds, Starved: t.Significant(), PressurePercent: pct(t.PressurePercent),
+			GoMaxProcs: t.GoMaxProcs, GoMaxProcsFrom: t.GoMaxProcsFrom}
+	}
+	if m != nil {
+		c.Machine = &MachineCPU{CPUs: m.CPUs, BusyPercent: m.BusyPercent, Load1: m.Load1, PressurePercent: pct(m.PressurePercent), Busy: m.Busy()}
+	}
+	return c
+}
+
 func (w *words) cycles() [][]Ref {
 	out := make([][]Ref, 0, len(w.d.Cycles))
 	for _, c := range w.d.Cycles {

@@ -50,6 +50,10 @@ type Report struct {
 	// Stop is how the target is stopped, when every thread of it is (by a
 	// signal or a tracer); absent when it runs.
 	Stop *Stop `json:"stop,omitempty"`
+	// CPU is what limits the CPU the target gets: its cgroup's quota and
+	// the throttling it did over the run, and how busy the machine was;
+	// absent when unread (dumps).
+	CPU *CPU `json:"cpu,omitempty"`
 
 	// verdict is the typed verdict, for ExitFor and the palette.
 	verdict classify.Verdict
@@ -246,6 +250,46 @@ type Process struct {
 	State   string `json:"state"`
 }
 
+// CPU is the CPU the target could get over the run.
+type CPU struct {
+	// Throttled is its cgroup's quota; absent when no quota limits it.
+	Throttled *Throttled `json:"throttled,omitempty"`
+	// Machine is the host's CPU use; absent when unread.
+	Machine *MachineCPU `json:"machine,omitempty"`
+}
+
+// Throttled is what a cgroup's CPU quota did to the target over the run.
+type Throttled struct {
+	Cgroup  string `json:"cgroup"`
+	Version int    `json:"version"`
+	// QuotaCores is the quota over the period: 0.05 is 5% of one core.
+	QuotaCores float64 `json:"quota_cores"`
+	Periods    uint64  `json:"periods"`
+	Throttled  uint64  `json:"throttled_periods"`
+	// Percent is Throttled over Periods, in percent; Starved says it is
+	// enough that hangdoc names the quota as the cause.
+	Percent          float64 `json:"throttled_percent"`
+	ThrottledSeconds float64 `json:"throttled_seconds"`
+	Starved          bool    `json:"starved"`
+	// PressurePercent is the cgroup's CPU pressure (PSI "some") over the
+	// run; absent when the kernel gives none (cgroup v1).
+	PressurePercent *float64 `json:"pressure_percent,omitempty"`
+	// GoMaxProcs is a Go target's GOMAXPROCS as hangdoc reckons it, and
+	// where from ("GOMAXPROCS": its environment; "default": its Go
+	// version's default); absent when not Go.
+	GoMaxProcs     int    `json:"gomaxprocs,omitempty"`
+	GoMaxProcsFrom string `json:"gomaxprocs_from,omitempty"`
+}
+
+// MachineCPU is how busy the host's CPUs were over the run.
+type MachineCPU struct {
+	CPUs            int      `json:"cpus"`
+	BusyPercent     float64  `json:"busy_percent"`
+	Load1           float64  `json:"load1"`
+	PressurePercent *float64 `json:"pressure_percent,omitempty"`
+	Busy            bool     `json:"busy"`
+}
+
 // Stop is how a stopped target is stopped.
 type Stop struct {
 	// Signal is what stopped it, as far as the kernel tells: "SIGTTIN",
@@ -320,6 +364,7 @@ func New(rec model.Recording, d classify.Diagnosis) *Report {
 	r.Goroutines = w.goroutines()
 	r.Groups = w.groups()
 	r.Stop = w.stop(d.Cause.Stop)
+	r.CPU = cpuBlock(d.Throttle, d.Machine)
 	if !rec.Search.Complete && len(rec.Resources) > 0 {
 		r.Evidence = append(r.Evidence, fmt.Sprintf("the search for the other ends of pipes and sockets stopped at its %dms budget after %d processes: some ends may be missing",
 			rec.Search.BudgetMS, rec.Search.Scanned))

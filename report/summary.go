@@ -44,6 +44,8 @@ func (w *words) summary(c classify.Cause) string {
 		return "no samples were taken"
 	case classify.CauseStopped:
 		return w.stoppedSummary(c)
+	case classify.CauseStarved:
+		return w.starvedSummary(c, as)
 	case classify.CauseCrossDeadlock:
 		return w.crossDeadlock(w.d.Cycles[c.Cycle])
 	case classify.CauseDeadlock:
@@ -55,7 +57,7 @@ func (w *words) summary(c classify.Cause) string {
 				h.Ref.Goroutine, Where(h.Stack), l.ID, plural(len(l.Waiters), "goroutine waits", "goroutines wait"))
 		}
 		return fmt.Sprintf("%s spins (%s) while holding %s %s; %s for it",
-			threadName(h), cpuText(h), l.Kind, l.Address, plural(len(l.Waiters), "thread waits", "threads wait"))
+			threadName(h), w.cpuText(h), l.Kind, l.Address, plural(len(l.Waiters), "thread waits", "threads wait"))
 	case classify.CauseHolderBlocked:
 		h, l := as[0], w.lock(c.Lock)
 		if goroutines {
@@ -86,7 +88,7 @@ func (w *words) summary(c classify.Cause) string {
 		if len(as) > 1 {
 			who = fmt.Sprintf("%d threads spin, %s first,", len(as), threadName(as[0]))
 		}
-		return fmt.Sprintf("%s (%s) with no syscall wait and no voluntary switch in any sample", who, cpuText(as[0]))
+		return fmt.Sprintf("%s (%s) with no syscall wait and no voluntary switch in any sample", who, w.cpuText(as[0]))
 	case classify.CauseWorking:
 		if goroutines {
 			s := fmt.Sprintf("%s working: their stacks move between samples; slow, not stopped", plural(len(as), "goroutine is", "goroutines are"))
@@ -148,6 +150,12 @@ func (w *words) hint(c classify.Cause) string {
 	switch c.Rule {
 	case classify.CauseStopped:
 		return w.stoppedHint(c.Stop, w.targetPID())
+	case classify.CauseStarved:
+		s := "Give it more CPU — raise its cgroup's quota (cpu.max, or cpu.cfs_quota_us; a container's CPU limit) — or make it need less. Under a quota a loop and slow work look alike: if it should have finished long ago, take two stacks a second apart to see whether it moves."
+		if t := c.Throttle; t.GoMaxProcs > 0 && float64(t.GoMaxProcs) > t.QuotaCores {
+			s += fmt.Sprintf(" For Go, set GOMAXPROCS=%d (the quota rounded up) so its threads do not use each period's quota in a burst.", max(1, int(t.QuotaCores+0.999)))
+		}
+		return s
 	case classify.CauseCrossDeadlock:
 		return crossHint(w.cycleKinds(w.d.Cycles[c.Cycle]))
 	case classify.CauseDeadlock:
@@ -214,6 +222,24 @@ func (w *words) hint(c classify.Cause) string {
 		return "Nothing here is stuck on anything of its own: look upstream, at whatever should hand it work (a producer, a connection, a timer) and why it stopped."
 	}
 	return ""
+}
+
+// starvedSummary says it is starved, not hung, by what quota and how much.
+func (w *words) starvedSummary(c classify.Cause, as []*classify.Actor) string {
+	t := c.Throttle
+	who := "it"
+	if len(as) > 0 {
+		a := as[0]
+		who = fmt.Sprintf("%s wants a whole core and gets %.0f%% of one", w.actorName(a), a.CPU.Percent)
+		if a.Kind == classify.ActorGoroutine {
+			who = fmt.Sprintf("%s runs in every sample", w.actorName(a))
+		}
+		if len(as) > 1 {
+			who += fmt.Sprintf(" (and %s)", plural(len(as)-1, "more", "more"))
+		}
+	}
+	return fmt.Sprintf("starved, not hung: %s; throttled in %.0f%% of periods by its cgroup's CPU quota of %s cores (%s, %.1fs throttled during the run)",
+		who, t.Percent, cores(t.QuotaCores), t.Cgroup, t.ThrottledSeconds)
 }
 
 // stopSignalText says what stopped a process, as far as the evidence goes.

@@ -168,14 +168,27 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// cpuText says how much of a core a thread used, and, when the machine was
-// too busy to give it all it wanted, how long it waited for one.
-func cpuText(a *classify.Actor) string {
-	if a.CPU.RunqueuePercent >= 5 {
-		return fmt.Sprintf("%.0f%% of a core, and %.0f%% waiting for one (the machine is busy)", a.CPU.Percent, a.CPU.RunqueuePercent)
+// cpuText says how much of a core a thread used and, when it did not get
+// all it wanted, how long it waited for one, and why as far as the run
+// tells: its cgroup's quota, a busy machine.
+func (w *words) cpuText(a *classify.Actor) string {
+	if a.CPU.RunqueuePercent < 5 {
+		return fmt.Sprintf("%.0f%% of a core", a.CPU.Percent)
 	}
-	return fmt.Sprintf("%.0f%% of a core", a.CPU.Percent)
+	why := "waiting for one"
+	switch {
+	case w.d.Throttle.Significant():
+		why = fmt.Sprintf("waiting for one: its cgroup's CPU quota of %s cores throttles it", cores(w.d.Throttle.QuotaCores))
+	case w.d.Machine.Busy():
+		why = "waiting for one (the machine is busy)"
+	case w.d.Machine != nil:
+		why = fmt.Sprintf("waiting for one (the machine's CPUs were %.0f%% busy)", w.d.Machine.BusyPercent)
+	}
+	return fmt.Sprintf("%.0f%% of a core, and %.0f%% %s", a.CPU.Percent, a.CPU.RunqueuePercent, why)
 }
+
+// cores prints a number of cores the way a quota is read: "0.05", "2".
+func cores(n float64) string { return strconv.FormatFloat(n, 'f', -1, 64) }
 
 // actorName names a thread or a goroutine.
 func (w *words) actorName(a *classify.Actor) string {
@@ -217,7 +230,7 @@ func (w *words) whyText(a *classify.Actor) string {
 	case classify.WhyOnCPUOnce:
 		s = "on a CPU in the only sample it was seen in"
 	case classify.WhySpins:
-		s = fmt.Sprintf("%s with no voluntary switch or syscall wait in %d samples", cpuText(a), y.N)
+		s = fmt.Sprintf("%s with no voluntary switch or syscall wait in %d samples", w.cpuText(a), y.N)
 		if len(a.Stack) > 0 {
 			s += " and the same stack in each"
 		}
@@ -267,10 +280,10 @@ func (w *words) whyText(a *classify.Actor) string {
 		s = "ran between waits"
 	case classify.WhyGoSpinsOnThread:
 		t := w.actors[*y.Other]
-		s = fmt.Sprintf("%s in all %d samples with the same stack, on tid %d using %s", a.GoState, y.N, y.Other.TID, cpuText(t))
+		s = fmt.Sprintf("%s in all %d samples with the same stack, on tid %d using %s", a.GoState, y.N, y.Other.TID, w.cpuText(t))
 	case classify.WhyGoSpinsWhile:
 		t := w.actors[*y.Other]
-		s = fmt.Sprintf("%s in all %d samples with the same stack, while %s spins (%s); the source does not say which thread runs it", a.GoState, y.N, threadName(t), cpuText(t))
+		s = fmt.Sprintf("%s in all %d samples with the same stack, while %s spins (%s); the source does not say which thread runs it", a.GoState, y.N, threadName(t), w.cpuText(t))
 	case classify.WhyGoSpinsProcess:
 		s = fmt.Sprintf("%s in all %d samples in the same loop, while the process uses %.0f%% of a core across its threads (the scheduler moves a goroutine between threads)", a.GoState, y.N, y.ProcessCPU)
 	case classify.WhyGoSpinsInDumps:

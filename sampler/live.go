@@ -36,6 +36,9 @@ type Sampler struct {
 	keepAll bool // the budget holds every thread's files
 	buf     []byte
 	names   []string
+	// mounts are where the cgroup v2 hierarchy and the v1 cpu controller
+	// are mounted, read once.
+	mounts *[2]cgroupMount
 }
 
 // task is the open files of one thread and what they said last time.
@@ -197,6 +200,8 @@ func (s *Sampler) Sample() (model.Sample, error) {
 	if stopped {
 		sample.Stop = s.readStop(st)
 	}
+	sample.Cgroup = s.readCgroup()
+	sample.Machine = readMachine(s.fs)
 	return sample, nil
 }
 

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 )
@@ -362,6 +364,139 @@ func TestIdleOnlyForWaitsForWork(t *testing.T) {
 			}
 			if peer, ok := v.Info["peer"]; ok && !strings.Contains(c.Summary, "tid "+peer) {
 				t.Errorf("summary %q does not name the peer %s", c.Summary, peer)
+			}
+		})
+	}
+}
+
+// cpuCgroup makes a cgroup whose CPU quota is quotaUS of CPU time per
+// periodUS — under cgroup v2 where its cpu controller is enabled for
+// children of the root, else under the v1 cpu controller — and returns
+// the function that moves a process into it and waits until the quota has
+// throttled it twice. The cgroup is removed when the test ends; call it
+// before starting the victims that go in it, so that they are killed and
+// reaped first.
+func cpuCgroup(t *testing.T, quotaUS, periodUS int) func(pid int) {
+	t.Helper()
+	name := fmt.Sprintf("hangdoc-test-%d-%s", os.Getpid(), strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()))
+	var dir string
+	var write [][2]string
+	if b, err := os.ReadFile("/sys/fs/cgroup/cgroup.subtree_control"); err == nil && slices.Contains(strings.Fields(string(b)), "cpu") {
+		dir = "/sys/fs/cgroup/" + name
+		write = [][2]string{{"cpu.max", fmt.Sprintf("%d %d", quotaUS, periodUS)}}
+	} else {
+		for _, v1 := range []string{"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"} {
+			if _, err := os.Stat(v1 + "/cpu.cfs_quota_us"); err == nil {
+				dir = v1 + "/" + name
+				break
+			}
+		}
+		write = [][2]string{{"cpu.cfs_period_us", strconv.Itoa(periodUS)}, {"cpu.cfs_quota_us", strconv.Itoa(quotaUS)}}
+	}
+	if dir == "" {
+		t.Fatalf("no cgroup CPU controller to put the victim under: mount cgroup v2 with +cpu in /sys/fs/cgroup/cgroup.subtree_control, or the v1 cpu controller (and run as root)")
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatalf("making the test's cgroup (run as root): %v", err)
+	}
+	t.Cleanup(func() {
+		// The victims were killed and reaped by their own cleanups, which
+		// run first; a cgroup goes once its last process has.
+		if err := os.Remove(dir); err != nil {
+			t.Errorf("removing the test's cgroup %s: %v", dir, err)
+		}
+	})
+	for _, kv := range write {
+		if err := os.WriteFile(dir+"/"+kv[0], []byte(kv[1]), 0); err != nil {
+			t.Fatalf("setting %s of %s: %v", kv[0], dir, err)
+		}
+	}
+	return func(pid int) {
+		t.Helper()
+		if err := os.WriteFile(dir+"/cgroup.procs", []byte(strconv.Itoa(pid)), 0); err != nil {
+			t.Fatalf("moving pid %d into %s: %v", pid, dir, err)
+		}
+		for {
+			b, err := os.ReadFile(dir + "/cpu.stat")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range strings.Split(string(b), "\n") {
+				if n, ok := strings.CutPrefix(line, "nr_throttled "); ok && n != "0" && n != "1" {
+					return
+				}
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+}
+
+// TestStarvedNotHung: a thread that wants a core, in a cgroup whose quota
+// gives it 0.05 of one, is starved, not hung: the verdict says so with the
+// quota and how often it throttled, the JSON has the cpu.throttled block,
+// and a Go program whose GOMAXPROCS exceeds the quota gets its line.
+func TestStarvedNotHung(t *testing.T) {
+	type cpuJSON struct {
+		CPU *struct {
+			Throttled *struct {
+				QuotaCores float64 `json:"quota_cores"`
+				Percent    float64 `json:"throttled_percent"`
+				Starved    bool    `json:"starved"`
+				GoMaxProcs int     `json:"gomaxprocs"`
+			} `json:"throttled"`
+			Machine *struct {
+				CPUs int `json:"cpus"`
+			} `json:"machine"`
+		} `json:"cpu"`
+	}
+	tests := []struct {
+		name      string
+		start     func(t *testing.T) *testvictim.Victim
+		goMaxProc int
+	}{
+		{"C spinner", func(t *testing.T) *testvictim.Victim { return testvictim.Start(t, testvictim.Build(t, "starved")) }, 0},
+		{"Go workers with GOMAXPROCS=2", func(t *testing.T) *testvictim.Victim {
+			cmd := exec.Command(testvictim.BuildGo(t, "goworking"))
+			cmd.Env = append(os.Environ(), "GOMAXPROCS=2")
+			return testvictim.StartCmd(t, cmd)
+		}, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			into := cpuCgroup(t, 5000, 100000)
+			v := tt.start(t)
+			into(v.PID)
+			out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+			c := tdecode(t, out)
+			if code != ExitWorking || c.Verdict != "working" {
+				t.Fatalf("exit %d verdict %q (%s), want working (starved)\n%s", code, c.Verdict, c.Summary, stderr)
+			}
+			for _, s := range []string{"starved, not hung", "throttled in", "CPU quota of 0.05 cores"} {
+				if !strings.Contains(c.Summary, s) {
+					t.Errorf("summary %q lacks %q", c.Summary, s)
+				}
+			}
+			if !strings.Contains(c.Hint, "raise its cgroup's quota") {
+				t.Errorf("hint %q", c.Hint)
+			}
+			var j cpuJSON
+			if err := jsonUnmarshal(out, &j); err != nil {
+				t.Fatal(err)
+			}
+			if j.CPU == nil || j.CPU.Throttled == nil || j.CPU.Throttled.QuotaCores != 0.05 || !j.CPU.Throttled.Starved || j.CPU.Throttled.Percent < 20 {
+				t.Fatalf("cpu = %+v, want a throttled block: quota 0.05 cores, starved", j.CPU)
+			}
+			if j.CPU.Machine == nil || j.CPU.Machine.CPUs == 0 {
+				t.Errorf("cpu.machine = %+v", j.CPU.Machine)
+			}
+			if tt.goMaxProc > 0 {
+				if j.CPU.Throttled.GoMaxProcs != tt.goMaxProc {
+					t.Errorf("cpu.throttled.gomaxprocs = %d, want %d", j.CPU.Throttled.GoMaxProcs, tt.goMaxProc)
+				}
+				if !slices.ContainsFunc(c.Evidence, func(e string) bool { return strings.Contains(e, "GOMAXPROCS is 2 (its GOMAXPROCS variable)") }) {
+					t.Errorf("evidence %q lacks the GOMAXPROCS line", c.Evidence)
+				}
 			}
 		})
 	}
