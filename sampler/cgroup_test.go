@@ -68,3 +68,23 @@ func TestReadMachine(t *testing.T) {
 		t.Errorf("readMachine = %+v", m)
 	}
 }
+
+func FuzzParseProcCgroup(f *testing.F) {
+	for _, s := range []string{"0::/\n", "9:name=systemd:/\n1:cpu,cpuacct:/kube/pod1\n0::/kube/pod1/c\n", "::", "1:cpu", "x:y:z:w\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		parseProcCgroup(b)
+	})
+}
+
+func FuzzUnescapeMount(f *testing.F) {
+	for _, s := range []string{`/sys/fs/cgroup`, `/mnt/a\040b`, `\`, `\0`, `\777`, `a\12`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if u := unescapeMount(s); len(u) > len(s) {
+			t.Errorf("unescapeMount(%q) = %q: longer", s, u)
+		}
+	})
+}
