@@ -106,3 +106,14 @@ func machineLoad(samples []model.Sample, host model.Host) *MachineLoad {
 // wantsMore reports an actor that waited for a CPU a good share of the
 // time it could have run.
 func wantsMore(a *Actor) bool { return a.CPU.RunqueuePercent >= 20 }
+
+// wantsCPU reports a process with a thread that spins or waits for a CPU
+// a good share of the time.
+func (p *proc) wantsCPU() bool {
+	for i := range p.threads {
+		if t := &p.threads[i]; t.Class == ClassSpinning || wantsMore(t) {
+			return true
+		}
+	}
+	return false
+}

@@ -129,16 +129,21 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 		if holder.Kind == ActorGoroutine && g != nil {
 			c.HolderIO = p.ioChain(holder, g.rec.Resources)
 		}
-	case p.throttle.Significant() && (len(l.byClass[ClassSpinning]) > 0 || slices.ContainsFunc(l.byClass[ClassWorking], wantsMore)):
+	case p.throttle.Significant() && p.wantsCPU() && (len(l.byClass[ClassSpinning]) > 0 || len(l.byClass[ClassWorking]) > 0):
 		// It wants more CPU than its cgroup's quota gives: starved, not
 		// hung (a loop cannot be told from work it is not let finish).
+		// Only threads say how much CPU they wanted; goroutines run on
+		// them.
 		v, conf = Working, Medium
 		c.Rule, c.Throttle = CauseStarved, p.throttle
 		c.Actors = refs(l.byClass[ClassSpinning])
 		for _, a := range l.byClass[ClassWorking] {
-			if wantsMore(a) {
+			if wantsMore(a) || l.kind == ActorGoroutine {
 				c.Actors = append(c.Actors, a.Ref)
 			}
+		}
+		for _, t := range p.threads {
+			c.CPU += t.CPU.Percent
 		}
 	case len(stranded) > 0:
 		// Nothing that could end these waits is left alive: a lock whose

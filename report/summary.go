@@ -231,11 +231,11 @@ func (w *words) starvedSummary(c classify.Cause, as []*classify.Actor) string {
 	if len(as) > 0 {
 		a := as[0]
 		who = fmt.Sprintf("%s wants a whole core and gets %.0f%% of one", w.actorName(a), a.CPU.Percent)
-		if a.Kind == classify.ActorGoroutine {
-			who = fmt.Sprintf("%s runs in every sample", w.actorName(a))
-		}
 		if len(as) > 1 {
 			who += fmt.Sprintf(" (and %s)", plural(len(as)-1, "more", "more"))
+		}
+		if a.Kind == classify.ActorGoroutine {
+			who = fmt.Sprintf("%s working, and its threads want more CPU than the %.0f%% of a core they get", plural(len(as), "goroutine is", "goroutines are"), c.CPU)
 		}
 	}
 	return fmt.Sprintf("starved, not hung: %s; throttled in %.0f%% of periods by its cgroup's CPU quota of %s cores (%s, %.1fs throttled during the run)",
