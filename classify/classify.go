@@ -29,7 +29,9 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 	}
 	// The adapters: threads, then the locks Python source shows, then
 	// goroutines.
-	p := newProc(rec.Samples, opts)
+	p := newProc(rec.Samples, rec.Target.Runtime, rec.Resources, opts)
+	p.throttle = throttle(rec.Samples, rec.Target, rec.Host)
+	d.Throttle, d.Machine = p.throttle, machineLoad(rec.Samples, rec.Host)
 	p.pythonLocks(rec.Sources)
 	p.addGoroutines(opts, rec.Sources)
 
@@ -207,6 +209,15 @@ func threadEvidence(p *proc, g *graph, d *Diagnosis, v Verdict, c Cause) []Fact 
 		}
 	}
 	ev = append(ev, Fact{Kind: FactMemory, Verdict: v})
+	if d.Throttle.Significant() {
+		ev = append(ev, Fact{Kind: FactThrottle})
+	}
+	if t := d.Throttle; t != nil && t.GoMaxProcs > 0 && float64(t.GoMaxProcs) > t.QuotaCores {
+		ev = append(ev, Fact{Kind: FactGoMaxProcs})
+	}
+	if d.Machine.Busy() {
+		ev = append(ev, Fact{Kind: FactMachineBusy})
+	}
 	for _, t := range p.threads {
 		if t.Python != nil && t.Python.OwnsGIL {
 			ev = append(ev, Fact{Kind: FactGIL, Ref: t.Ref})

@@ -143,11 +143,13 @@ func TestVerdicts(t *testing.T) {
 			summaryHas: "tid 2 (renderer-0) spins (99% of a core) while holding mutex 0x5000; 1 thread waits",
 		},
 		{
+			// The machine is busy only when /proc/stat says so: here its
+			// CPUs were 95% busy (see TestStarved for the other causes).
 			name: "a spinner starved of CPU still wants a whole core",
-			samples: run(nil,
+			samples: withMachine(run(nil,
 				[]th{{tid: 1, name: "main", state: "R", cpu: 0, call: running, delay: 1}},
 				[]th{{tid: 1, name: "main", state: "R", cpu: 20 * time.Millisecond, call: running, delay: 950 * time.Millisecond}},
-			),
+			), 95),
 			verdict:    classify.Spinning,
 			classes:    map[int]classify.Class{1: classify.ClassSpinning},
 			summaryHas: "(2% of a core, and 95% waiting for one (the machine is busy))",
@@ -242,13 +244,16 @@ func TestVerdicts(t *testing.T) {
 			hintHas:    "/dev/null",
 		},
 		{
+			// A third thread is there that may hold it: with the two waiters
+			// alone, nobody could (see TestNobodyLeft).
 			name: "threads sharing a futex that is not a mutex: a lock with no holder",
 			samples: steady(2, map[string]model.Futex{"0x5000": {Word: 0}},
 				th{tid: 1, name: "a", state: "S", call: futexWait(lock, 0)},
 				th{tid: 2, name: "b", state: "S", call: futexWait(lock, 0)},
+				th{tid: 3, name: "c", state: "S", call: call("recvfrom", 4, 0x100, 64), fd: "socket:[9]"},
 			),
 			verdict: classify.Blocked,
-			classes: map[int]classify.Class{1: classify.ClassBlocked, 2: classify.ClassBlocked},
+			classes: map[int]classify.Class{1: classify.ClassBlocked, 2: classify.ClassBlocked, 3: classify.ClassBlocked},
 			hintHas: "holder is not recorded",
 		},
 		{
@@ -319,25 +324,37 @@ func TestVerdicts(t *testing.T) {
 	}
 }
 
-func TestJoinIsIdleAndPointsAtTheThread(t *testing.T) {
+// A join points at the thread it waits for, and is as idle as that thread:
+// behind a thread that waits for work it is parked, behind one blocked for
+// good it is blocked (a join is never idle in itself).
+func TestJoinPointsAtTheThread(t *testing.T) {
 	// pthread_join sleeps on the joined thread's TID word, expecting the TID.
 	join := model.Syscall{Nr: 202, Name: "futex", Args: [6]uint64{0x8000, 0x109, 5}}
-	samples := steady(2, map[string]model.Futex{"0x8000": {Word: 5}},
-		th{tid: 1, name: "main", state: "S", call: join},
-		th{tid: 5, name: "worker", state: "S", call: call("read", 0, 0, 1), fd: "/dev/pts/1"},
-	)
-	d := Classify(samples, World{}, classify.DefaultOptions())
-	var w *classify.Wait
-	for i := range d.Waits {
-		if d.Waits[i].From.TID == 1 {
-			w = &d.Waits[i]
-		}
-	}
-	if w == nil || w.Kind != model.WaitThreadExit || w.To == nil || w.To.TID != 5 {
-		t.Fatalf("wait of the joining thread = %+v, want thread-exit to tid 5", w)
-	}
-	if got := classes(d)[1]; got != classify.ClassIdle {
-		t.Errorf("joining thread class = %s, want idle", got)
+	for _, tt := range []struct {
+		name   string
+		worker th
+		want   classify.Class
+	}{
+		{"behind a sleeper", th{tid: 5, name: "worker", state: "S", call: call("clock_nanosleep", 1, 0)}, classify.ClassIdle},
+		{"behind a blocked read", th{tid: 5, name: "worker", state: "S", call: call("read", 0, 0, 1), fd: "/dev/pts/1"}, classify.ClassBlocked},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			samples := steady(2, map[string]model.Futex{"0x8000": {Word: 5}},
+				th{tid: 1, name: "main", state: "S", call: join}, tt.worker)
+			d := Classify(samples, World{}, classify.DefaultOptions())
+			var w *classify.Wait
+			for i := range d.Waits {
+				if d.Waits[i].From.TID == 1 {
+					w = &d.Waits[i]
+				}
+			}
+			if w == nil || w.Kind != model.WaitThreadExit || w.To == nil || w.To.TID != 5 {
+				t.Fatalf("wait of the joining thread = %+v, want thread-exit to tid 5", w)
+			}
+			if got := classes(d)[1]; got != tt.want {
+				t.Errorf("joining thread class = %s, want %s (%s)", got, tt.want, d.Summary)
+			}
+		})
 	}
 }
 

@@ -53,6 +53,8 @@ const (
 	WhyBlockedOnce // waiting in the only sample it was seen in (Kind)
 	WhyBlocked     // the same wait in N samples, no CPU (Kind)
 	WhyWithBlock   // waits to enter the with-block at Site
+	WhyBehind      // parked in a wait (Kind) that one of N other actors, Other first, can end: they move or wait for work
+	WhyNobodyLeft  // waits (Kind) for something no live actor of its process is left to do
 	// Goroutines.
 	WhyGoAside         // the runtime's, or an HTTP server's machinery
 	WhyGoObserver      // the pprof handler writing hangdoc's profile
@@ -100,7 +102,74 @@ type Cause struct {
 	HolderIO *IOChain
 	// RuntimeSaid: the Go runtime itself reported the deadlock.
 	RuntimeSaid bool
+	// Stop is how a stopped process is stopped (CauseStopped).
+	Stop *StopFact
+	// Throttle is the cgroup quota that starves the process (CauseStarved).
+	Throttle *Throttle
 }
+
+// Throttle is what a cgroup's CPU quota did to a process over the run.
+type Throttle struct {
+	Cgroup     string // the cgroup whose quota limits it
+	Version    int
+	QuotaCores float64 // quota / period
+	// Periods and Throttled are the periods that passed during the run,
+	// and those in which the quota ran out; Percent is their share.
+	Periods, Throttled uint64
+	Percent            float64
+	ThrottledSeconds   float64
+	// PressurePercent is the cgroup's CPU pressure (PSI "some") over the
+	// run, in percent of the time; -1 when the kernel gives none.
+	PressurePercent float64
+	// GoMaxProcs is a Go target's GOMAXPROCS as far as hangdoc can tell
+	// (its environment, else the runtime's default for its version); 0
+	// when not Go or unknown. Above QuotaCores, it runs more threads at
+	// once than the quota pays for.
+	GoMaxProcs int
+	// GoMaxProcsFrom says where GoMaxProcs comes from: "GOMAXPROCS",
+	// "default".
+	GoMaxProcsFrom string
+}
+
+// Significant reports a quota that throttled the process in a good share
+// of the run's periods: one that explains a thread that waits for a CPU.
+func (t *Throttle) Significant() bool {
+	return t != nil && t.Throttled >= 2 && t.Percent >= 20
+}
+
+// MachineLoad is how busy the machine was over the run.
+type MachineLoad struct {
+	BusyPercent float64 // of all CPUs' time, from /proc/stat
+	Load1       float64
+	CPUs        int
+	// PressurePercent is the machine's CPU pressure over the run; -1 for
+	// none.
+	PressurePercent float64
+}
+
+// Busy reports a machine whose CPUs were nearly all busy: only then does
+// a thread's wait for a CPU say the machine is busy.
+func (m *MachineLoad) Busy() bool { return m != nil && m.BusyPercent >= 90 }
+
+// StopFact is how a stopped process is stopped, as far as the kernel tells.
+type StopFact struct {
+	Traced    bool
+	Tracer    int  // the tracer's pid
+	ByHangdoc bool // the tracer is hangdoc itself
+	Signal    StopSignal
+	Pending   []string // signals it will act on once continued
+}
+
+// StopSignal is the signal that stopped a process, where the evidence
+// tells: the kernel does not record it.
+type StopSignal uint8
+
+const (
+	StopSignalUnknown StopSignal = iota // SIGSTOP, SIGTSTP or another stop signal
+	StopSignalJob                       // a background job of its terminal: SIGTSTP (Ctrl-Z), SIGTTIN or SIGTTOU
+	StopSignalTTIN                      // a background job that read its terminal
+	StopSignalTTOU                      // a background job that wrote to its terminal (with stty tostop)
+)
 
 // KindCount is how many actors wait in one kind of wait.
 type KindCount struct {
@@ -113,6 +182,8 @@ type CauseRule uint8
 
 const (
 	CauseNoSamples       CauseRule = iota // nothing was sampled
+	CauseStopped                          // the process is stopped by a signal or a tracer (Stop)
+	CauseStarved                          // it wants CPU its cgroup's quota does not give (Throttle): starved, not hung
 	CauseCrossDeadlock                    // a cycle across processes
 	CauseDeadlock                         // a cycle inside the process (one member: a self-deadlock)
 	CauseHolderSpins                      // a lock's holder spins
@@ -121,6 +192,7 @@ const (
 	CauseWorking                          // something works
 	CauseChanDeadlock                     // goroutines blocked sending, nothing left to receive
 	CausePool                             // a pool of workers whose feeder is gone
+	CauseStranded                         // waits that no live actor is left to end: a lock whose owner is gone, a condition nobody can signal
 	CauseBlocked                          // blocked
 	CauseIdle                             // parked waiting for work
 	CauseThreadsWork                      // goroutines parked in every dump, but the threads work
@@ -184,6 +256,9 @@ const (
 	FactPileUp                      // a group grew
 	FactLongestWait                 // the goroutine that has waited longest
 	FactLayer                       // what a layer of actors says alone
+	FactThrottle                    // the cgroup's CPU quota throttled it (Diagnosis.Throttle)
+	FactMachineBusy                 // the machine's CPUs were nearly all busy (Diagnosis.Machine)
+	FactGoMaxProcs                  // a Go program's GOMAXPROCS exceeds its quota (Diagnosis.Throttle)
 	FactAsyncio                     // a thread runs an asyncio loop: its waiting tasks are not seen
 )
 
@@ -266,6 +341,11 @@ type Basis struct {
 	// Futex is the futex word the waiters share, when the kernel shows it
 	// (live): the same lock, whatever the source says.
 	Futex string
+	// A file lock (BasisFileLock): the lock /proc/locks shows held on the
+	// file (its pid is -1 for an OFD lock); Opened are the other processes
+	// that have the file open, among which an OFD lock's holder is.
+	File   *model.FileLockEntry
+	Opened []int
 }
 
 // BasisRule names how a lock's holder was (or was not) established.
@@ -296,6 +376,8 @@ const (
 	BasisReaders       // a sync.RWMutex held for reading, by Lock.Readers
 	BasisCandidates    // several hold it as far as the evidence goes: Ranked
 	BasisNoCandidate   // nobody is seen holding it
+	// File locks.
+	BasisFileLock // /proc/locks shows the lock held (File), by PID when it says; else by the only other process with the file open
 )
 
 // SharedFutex: the basis of a futex several threads share whose word did

@@ -114,7 +114,74 @@ func (p *proc) addGoroutines(opts Options, files map[string][]string) {
 	p.reindexLocks()
 	s.chanEdges()
 	s.idlePools()
+	s.settle()
+	s.socketWaits()
 	p.groups = s.groups()
+}
+
+// socketWaits ties a goroutine waiting for an HTTP response to its
+// connection. The runtime's poller, not the goroutine, waits on the
+// descriptor, so the kernel does not say which one; but when the poller
+// watches one connected TCP socket only, that is the one (a dump's *FD
+// argument is an address, not a descriptor). The wait then leads, like a
+// thread's read, to the process at the other end.
+func (s *goScene) socketWaits() {
+	p := s.p
+	var conns []string
+	seen := map[string]bool{}
+	for _, t := range p.samples[len(p.samples)-1].Threads {
+		for _, w := range t.Watches {
+			_, name, _ := strings.Cut(w, " ")
+			if res, ok := p.res[name]; ok && !seen[name] && res.TCP != nil && res.TCP.State != "LISTEN" && res.TCP.Remote.Port() != 0 {
+				seen[name] = true
+				conns = append(conns, name)
+			}
+		}
+	}
+	if len(conns) != 1 {
+		return
+	}
+	for i := range p.goroutines {
+		g := &p.goroutines[i]
+		if g.Class != ClassBlocked || g.Wait != model.WaitHTTPResponse {
+			continue
+		}
+		g.Resource = conns[0]
+		p.waits = append(p.waits, Wait{From: g.Ref, Kind: g.Wait, Resource: conns[0]})
+	}
+}
+
+// settle is the goroutines' part of the thread adapter's settle: a wait
+// that names nobody (a WaitGroup, a Cond, a pool's free connection, a
+// semaphore) is an "or" over the program's other goroutines that could end
+// it — not the runtime's, not a library's own machinery (a goroutine with
+// none of the program's frames), not one waiting in the same place. None
+// left: nobody can end it.
+func (s *goScene) settle() {
+	gs := s.p.goroutines
+	for i := range gs {
+		g := &gs[i]
+		if g.Class != ClassBlocked || g.Wait.Role() != model.RoleWokenBy {
+			continue
+		}
+		key := goStackKey(g.Stack)
+		var wakers []int64
+		for j := range gs {
+			o := &gs[j]
+			if o.Ref == g.Ref || o.Aside != AsideNone || UserFrame(o.Stack) < 0 || o.Wait == g.Wait && goStackKey(o.Stack) == key {
+				continue
+			}
+			wakers = append(wakers, o.Ref.Goroutine)
+		}
+		if len(wakers) == 0 {
+			g.Why = Why{Rule: WhyNobodyLeft, Kind: g.Wait}
+			continue
+		}
+		if s.p.goWakers == nil {
+			s.p.goWakers = map[int64][]int64{}
+		}
+		s.p.goWakers[g.Ref.Goroutine] = wakers
+	}
 }
 
 // goHistories gathers each goroutine's readings, lowest id first.
@@ -247,6 +314,14 @@ func (s *goScene) goroutine(h *goHistory) Actor {
 		GoState: last.State, WaitMinutes: last.WaitMinutes, Thread: last.Thread,
 		Seen: len(h.readings), Stack: last.Stack, CreatedBy: last.CreatedBy, CreatorID: last.CreatorID,
 		Wait: goWait(last),
+	}
+	switch g.Wait {
+	case model.WaitChannel, model.WaitSelect, model.WaitOther, model.WaitWaitGroup, model.WaitCond:
+		// A library frame says what the channel or semaphore is for: a
+		// pool's free connection, a server's response.
+		if k, _ := libraryWait(model.RuntimeGo, last.Stack); k != model.WaitNone {
+			g.Wait = k
+		}
 	}
 	// A wait reason that changes is movement; a flip between a wait and
 	// runnable at the same place is a wake-up that went nowhere (netpoll

@@ -34,12 +34,15 @@ type graph struct {
 	// and are the nodes that wait for every node they point at, not any
 	// one: a writer waiting for all the readers of a sync.RWMutex.
 	and map[Ref]bool
+	// nobody are the actors whose wait no live actor is left to end: an
+	// "or" over nothing, stuck for good.
+	nobody map[Ref]bool
 	// first and last are the times of the target's first and last samples.
 	first, last time.Time
 }
 
 func newGraph(target *proc, rec *model.Recording, opts Options) *graph {
-	g := &graph{target: target.pid, rec: rec, procs: map[int]*proc{}, edges: map[Ref][]Ref{}, free: map[Ref]bool{}, and: map[Ref]bool{},
+	g := &graph{target: target.pid, rec: rec, procs: map[int]*proc{}, edges: map[Ref][]Ref{}, free: map[Ref]bool{}, and: map[Ref]bool{}, nobody: map[Ref]bool{},
 		first: target.samples[0].Time, last: target.samples[len(target.samples)-1].Time}
 	g.procs[target.pid] = target
 	g.order = append(g.order, target.pid)
@@ -53,7 +56,7 @@ func newGraph(target *proc, rec *model.Recording, opts Options) *graph {
 		}
 		p := &proc{pid: pe.PID, cmdline: pe.Cmdline, depth: pe.Depth, err: pe.Err}
 		if len(pe.Samples) > 0 {
-			p = newProc(pe.Samples, opts)
+			p = newProc(pe.Samples, pe.Runtime, rec.Resources, opts)
 			p.cmdline, p.depth, p.err = pe.Cmdline, pe.Depth, pe.Err
 		}
 		g.procs[pe.PID] = p
@@ -82,6 +85,9 @@ func (g *graph) addProcess(p *proc) {
 	}
 	for i := range p.waits {
 		wt := &p.waits[i]
+		if wt.Nobody {
+			g.nobody[wt.From] = true
+		}
 		for _, to := range g.resolve(wt) {
 			// A pipe or socket whose other end is in the waiter's own
 			// process is no edge: another of its threads may drain it,
@@ -111,6 +117,12 @@ func (g *graph) addProcess(p *proc) {
 		}
 		for _, o := range p.chanEdges[gr.Ref.Goroutine] {
 			g.edges[gr.Ref] = append(g.edges[gr.Ref], Ref{PID: p.pid, Goroutine: o})
+		}
+		for _, o := range p.goWakers[gr.Ref.Goroutine] {
+			g.edges[gr.Ref] = append(g.edges[gr.Ref], Ref{PID: p.pid, Goroutine: o})
+		}
+		if gr.Why.Rule == WhyNobodyLeft {
+			g.nobody[gr.Ref] = true
 		}
 	}
 }
@@ -156,11 +168,15 @@ func (g *graph) resolve(w *Wait) []Ref {
 	res := g.rec.Resources[w.Resource]
 	var pids []int
 	switch w.Kind.Role() {
-	case model.RoleHeldBy, model.RoleJoining:
+	case model.RoleHeldBy, model.RoleJoining, model.RoleTracedBy:
 		if w.To != nil {
 			return []Ref{*w.To}
 		}
-		return nil
+		return w.Wakers
+	case model.RoleWokenBy:
+		return w.Wakers
+	case model.RolePolled:
+		return g.polled(w)
 	case model.RoleChild:
 		if w.To != nil {
 			return []Ref{*w.To}
@@ -194,17 +210,73 @@ func (g *graph) resolve(w *Wait) []Ref {
 	return refs
 }
 
+// polled resolves a poll or select on pipes and sockets like a read or
+// write on each descriptor: the wait ends when any process at the other
+// end of any of them moves. A descriptor with no other end found (a remote
+// peer, a closed end), or one whose other end is the poller's own process,
+// may end it from where the graph cannot see: then it points at nobody,
+// though the ends found are still named.
+func (g *graph) polled(w *Wait) []Ref {
+	w.Looked = true
+	complete := true
+	var pids []int
+	for i := range w.Polled {
+		p := &w.Polled[i]
+		res := g.rec.Resources[p.Resource]
+		var ends []int
+		switch {
+		case strings.HasPrefix(p.Resource, "pipe:"):
+			if p.Read {
+				ends = append(ends, holders(res, "w")...)
+			}
+			if p.Write {
+				ends = append(ends, holders(res, "r")...)
+			}
+		case res.Peer != "":
+			ends = holders(g.rec.Resources[res.Peer], "")
+		}
+		slices.Sort(ends)
+		p.Ends = slices.Compact(ends)
+		if len(p.Ends) == 0 || slices.Contains(p.Ends, w.From.PID) {
+			complete = false
+		}
+		for _, pid := range p.Ends {
+			if pid == w.From.PID {
+				continue
+			}
+			if !slices.Contains(pids, pid) {
+				pids = append(pids, pid)
+			}
+			if w.To == nil {
+				w.To, w.Resource = &Ref{PID: pid}, p.Resource
+			}
+		}
+	}
+	w.Ends = pids
+	if !complete {
+		return nil
+	}
+	refs := make([]Ref, 0, len(pids))
+	for _, pid := range pids {
+		refs = append(refs, Ref{PID: pid})
+	}
+	return refs
+}
+
 // deadlocked is the set of nodes that can never move: each waits for at
 // least one node, and every node it waits for is in the set (for a node
-// that waits for all it points at, one of them is). It is found from all
-// the nodes that wait, by dropping any that waits for one that can move,
-// until none does.
+// that waits for all it points at, one of them is); or its wait is an "or"
+// over nothing (nobody). It is found from all the nodes that wait, by
+// dropping any that waits for one that can move, until none does.
 func (g *graph) deadlocked() map[Ref]bool {
 	in := map[Ref]bool{}
 	for n, out := range g.edges {
 		if len(out) > 0 && !g.free[n] {
 			in[n] = true
 		}
+	}
+	for n := range g.nobody {
+		in[n] = true
 	}
 	for changed := true; changed; {
 		changed = false
@@ -336,7 +408,7 @@ func (g *graph) chains() {
 	p := g.procs[g.target]
 	for i := range p.waits {
 		w := &p.waits[i]
-		if t := p.byTID[w.From.TID]; t == nil || t.Class != ClassBlocked || !w.pointsOut() {
+		if t := p.actor(w.From); t == nil || t.Class != ClassBlocked || !w.pointsOut() {
 			continue
 		}
 		w.Chain = g.chain(w, map[int]bool{g.target: true}, 0, nil)
@@ -361,6 +433,8 @@ func (g *graph) chain(w *Wait, visited map[int]bool, depth int, steps []Step) []
 			step.End = EndThreadState
 		case next.From == w.From:
 			step.End = EndSelfCycle
+		case slices.ContainsFunc(steps, func(s Step) bool { return s.From == next.From }):
+			step.End = EndActorCycle
 		default:
 			return g.chain(next, visited, depth+1, append(steps, step))
 		}

@@ -159,3 +159,66 @@ func TestGoParentCycleDecidesWithGoroutines(t *testing.T) {
 		t.Errorf("summary %q, hint %q", d.Summary, d.Hint)
 	}
 }
+
+// The seed case of a poll resolved to its descriptors: a parent in
+// communicate() polls its child's stdout and stderr, and the child reads a
+// stdin pipe that the parent holds open and never writes.
+func TestPollResolvesToItsDescriptors(t *testing.T) {
+	const child = 200
+	poll := model.Syscall{Nr: 7, Name: "poll", Args: [6]uint64{0x7f00, 2, 0xffffffff}}
+	parentReading := model.Thread{TID: pid, Name: "python3", State: model.StateSleeping, Syscall: poll, Wchan: "poll_schedule_timeout",
+		Polled: []model.PolledFD{{FD: 5, Read: true, Target: "pipe:[1]"}, {FD: 7, Read: true, Target: "pipe:[2]"}}}
+	childRead := th{tid: child, name: "python3", state: "S", call: call("read", 0, 0x10, 8192), fd: "pipe:[3]"}
+	world := func(stdinWriter int) World {
+		return World{
+			Peers: []model.Process{peer(child, 1, "python3 -c import sys; sys.stdin.read()", []th{childRead}, []th{childRead})},
+			Resources: map[string]model.Resource{
+				"pipe:[1]": pipeRes("pipe:[1]", 0, model.FDRef{PID: pid, FD: 5, Mode: "r"}, model.FDRef{PID: child, FD: 1, Mode: "w"}),
+				"pipe:[2]": pipeRes("pipe:[2]", 0, model.FDRef{PID: pid, FD: 7, Mode: "r"}, model.FDRef{PID: child, FD: 2, Mode: "w"}),
+				"pipe:[3]": pipeRes("pipe:[3]", 0, model.FDRef{PID: stdinWriter, FD: 4, Mode: "w"}, model.FDRef{PID: pid, FD: 0, Mode: "r"}, model.FDRef{PID: child, FD: 0, Mode: "r"}),
+			},
+		}
+	}
+	samples := func() []model.Sample {
+		s := run(nil, []th{{tid: pid}}, []th{{tid: pid}})
+		for i := range s {
+			s[i].Threads[0] = parentReading
+		}
+		return s
+	}
+
+	t.Run("the parent holds the child's stdin open: a deadlock", func(t *testing.T) {
+		d := Classify(samples(), world(pid), classify.DefaultOptions())
+		if d.Verdict != classify.Deadlock || len(d.Cycles) != 1 {
+			t.Fatalf("verdict %s, cycles %+v (%s), want a deadlock of the two", d.Verdict, d.Cycles, d.Summary)
+		}
+		w := d.Waits[0]
+		if w.Kind != model.WaitPollFDs || w.To == nil || w.To.PID != child || len(w.Polled) != 2 || !slices.Equal(w.Polled[0].Ends, []int{child}) {
+			t.Errorf("the parent's wait %+v, want poll-fds on both pipes, written by the child", w)
+		}
+		for _, s := range []string{"deadlock across 2 processes", "pipe:[1]", "written by pid 200"} {
+			if !strings.Contains(d.Summary, s) {
+				t.Errorf("summary %q lacks %q", d.Summary, s)
+			}
+		}
+		for _, s := range []string{"stdin=subprocess.DEVNULL", "GIT_TERMINAL_PROMPT=0"} {
+			if !strings.Contains(d.Hint, s) {
+				t.Errorf("hint %q lacks %q", d.Hint, s)
+			}
+		}
+	})
+	t.Run("someone else holds it: the child waits on that process, no cycle", func(t *testing.T) {
+		d := Classify(samples(), world(999), classify.DefaultOptions())
+		if len(d.Cycles) != 0 || d.Verdict != classify.Blocked {
+			t.Errorf("verdict %s, cycles %+v (%s), want blocked, no cycle", d.Verdict, d.Cycles, d.Summary)
+		}
+	})
+	t.Run("a poll on a pipe its own process writes waits for work", func(t *testing.T) {
+		w := world(pid)
+		w.Resources["pipe:[1]"] = pipeRes("pipe:[1]", 0, model.FDRef{PID: pid, FD: 5, Mode: "r"}, model.FDRef{PID: pid, FD: 6, Mode: "w"})
+		d := Classify(samples(), w, classify.DefaultOptions())
+		if d.Threads[0].Wait != model.WaitPoll || d.Verdict != classify.Idle {
+			t.Errorf("wait %s, verdict %s (%s), want a plain poll, idle", d.Threads[0].Wait, d.Verdict, d.Summary)
+		}
+	})
+}

@@ -58,6 +58,10 @@ func findLocks(pid int, last model.Sample) []Lock {
 		case basis.Rule == BasisGlibcOwner:
 			l.Kind = kind
 			l.Holder = &Ref{PID: pid, TID: int(basis.Owner)}
+		case basis.Rule == BasisOwnerGone || basis.Rule == BasisOwnerShared:
+			// A locked mutex whose owner is no live thread of the
+			// process: one waiter is enough to say nobody here can
+			// release it.
 		case len(g.waiters) < 2:
 			continue // one thread parked on its own futex: not a lock anyone shares
 		}
@@ -119,4 +123,59 @@ func mutexOwner(f model.Futex, waiters []model.Thread, live map[int]bool, pid in
 		kind = LockPIMutex
 	}
 	return kind, Basis{Rule: BasisGlibcOwner, Kind: BasisExact, Owner: int64(owner), PID: pid, Word: f.Word, PI: pi, MutexKind: k}
+}
+
+// fileLocks groups the threads of the last sample that wait to lock the
+// same file, each a lock held by the process /proc/locks names. An OFD
+// lock names no process (it belongs to an open file): its holder is the
+// other process that has the file open, when there is just one.
+func fileLocks(pid int, last model.Sample, res map[string]model.Resource) []Lock {
+	byPath := map[string]*Lock{}
+	var out []Lock
+	var order []string
+	for _, t := range last.Threads {
+		fl := t.FileLock
+		if fl == nil || t.Exited || fl.Path == "" {
+			continue
+		}
+		l := byPath[fl.Path]
+		if l == nil {
+			l = &Lock{ID: "file:" + fl.Path, Kind: LockFlock, Address: fl.Path, Basis: Basis{Rule: BasisFileLock, Err: fl.Err}}
+			for _, h := range holders(res[fl.Path], "") {
+				if h != pid {
+					l.Basis.Opened = append(l.Basis.Opened, h)
+				}
+			}
+			for i := range fl.Held {
+				h := fl.Held[i]
+				if l.Basis.File == nil || h.PID > 0 && l.Basis.File.PID <= 0 {
+					l.Basis.File = &h
+				}
+			}
+			if e := l.Basis.File; e != nil {
+				l.Kind = map[string]LockKind{"POSIX": LockPOSIX, "OFDLCK": LockOFD}[e.Class]
+				if e.Class == "FLOCK" {
+					l.Kind = LockFlock
+				}
+				switch {
+				case e.PID > 0:
+					l.Holder = &Ref{PID: e.PID}
+				case len(l.Basis.Opened) == 1:
+					l.Holder = &Ref{PID: l.Basis.Opened[0]}
+				}
+				if l.Holder != nil {
+					l.Basis.PID = l.Holder.PID
+				}
+			}
+			byPath[fl.Path] = l
+			order = append(order, fl.Path)
+		}
+		l.Waiters = append(l.Waiters, Ref{PID: pid, TID: t.TID})
+	}
+	for _, p := range order {
+		l := byPath[p]
+		l.Basis.Waiters = len(l.Waiters)
+		out = append(out, *l)
+	}
+	return out
 }

@@ -31,7 +31,10 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 		}
 		// With kernel evidence the waiter must be in futex(); a stack from
 		// a file has none to check.
-		waiting := (t.Class == ClassBlocked || t.Class == ClassIdle) && (!t.State.Known() || t.Syscall.Name == "futex")
+		// A wait the library table names (Condition.wait, Event.wait, a
+		// queue, a join, a future) waits on a lock its own thread took to
+		// sleep on, which another thread's notify releases: no holder.
+		waiting := (t.Class == ClassBlocked || t.Class == ClassIdle) && (!t.State.Known() || t.Syscall.Name == "futex") && !libraryNamed(t.Wait)
 		wait := -1
 		// The condition a frame waits on in Condition.wait is released
 		// while it waits: the caller's with-block does not hold it then.
@@ -312,6 +315,9 @@ func (p *proc) threadPool() []Ref {
 // dumps read from files: the innermost frames of the standard library say
 // it (a C call such as time.sleep or lock.acquire shows as its caller).
 func stackKind(stack []model.Frame) model.WaitKind {
+	if k, _ := libraryWait(model.RuntimePython, stack); k != model.WaitNone {
+		return k
+	}
 	switch {
 	case inFrame(stack, "get", "queue.py"):
 		return model.WaitQueue

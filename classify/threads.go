@@ -42,6 +42,8 @@ type proc struct {
 	depth   int
 	err     string
 	samples []model.Sample
+	runtime model.Runtime
+	res     map[string]model.Resource
 
 	threads []Actor
 	byTID   map[int]*Actor
@@ -62,22 +64,32 @@ type proc struct {
 	// chanEdges tie a goroutine blocked on a channel to the goroutines
 	// that alone could serve it; chanWhy says which channels.
 	chanEdges map[int64][]int64
-	chanWhy   map[int64]*ChanWait
+	// goWakers are, for a goroutine in a wait that names nobody, the
+	// program's goroutines that could end it.
+	goWakers map[int64][]int64
+	chanWhy  map[int64]*ChanWait
 	// verdict is a peer's own, from its threads.
 	verdict Verdict
 	// runtimeDeadlock: the Go runtime itself said no goroutine can ever
 	// run again ("all goroutines are asleep - deadlock!").
 	runtimeDeadlock bool
+	// stop says how the process is stopped, when every live thread of it
+	// is, by a signal or a tracer; nil when it runs.
+	stop *StopFact
+	// throttle is the target's cgroup quota's doing over the run (the
+	// target only: peers are not judged by it).
+	throttle *Throttle
 }
 
-// newProc runs the thread adapter over one process's samples. It needs at
-// least one sample.
-func newProc(samples []model.Sample, opts Options) *proc {
+// newProc runs the thread adapter over one process's samples, given its
+// runtime and the resources the recording found. It needs at least one
+// sample.
+func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Resource, opts Options) *proc {
 	p := &proc{pid: samples[0].PID, samples: samples, byTID: map[int]*Actor{}, live: map[int]bool{},
-		waiting: map[int]model.Thread{}, lockOf: map[int]*Lock{}}
+		waiting: map[int]model.Thread{}, lockOf: map[int]*Lock{}, runtime: rt, res: res}
 	hist := histories(samples)
 	last := samples[len(samples)-1]
-	p.locks = findLocks(p.pid, last)
+	p.locks = append(findLocks(p.pid, last), fileLocks(p.pid, last, res)...)
 	for i := range p.locks {
 		for _, w := range p.locks[i].Waiters {
 			p.lockOf[w.TID] = &p.locks[i]
@@ -111,7 +123,137 @@ func newProc(samples []model.Sample, opts Options) *proc {
 			p.waits = append(p.waits, w)
 		}
 	}
+	p.settle()
+	p.stop = p.stopped()
 	return p
+}
+
+// stopped says how the process is stopped, when every live thread is: by
+// its tracer, or by a signal, which the kernel does not record. A
+// background job of its terminal was stopped by job control: SIGTTIN if a
+// thread was reading the terminal, SIGTTOU if writing it, else most likely
+// SIGTSTP (Ctrl-Z).
+func (p *proc) stopped() *StopFact {
+	last := p.samples[len(p.samples)-1]
+	if last.Stop == nil {
+		return nil
+	}
+	n := 0
+	for _, t := range p.threads {
+		if t.Class == ClassExited {
+			continue
+		}
+		if !t.State.Stopped() {
+			return nil
+		}
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	st := last.Stop
+	f := &StopFact{Tracer: st.TracerPID, ByHangdoc: st.ByHangdoc, Pending: st.Pending}
+	for _, t := range p.threads {
+		f.Traced = f.Traced || t.State == model.StateTraced
+	}
+	if st.Background && !f.Traced {
+		f.Signal = StopSignalJob
+		for _, t := range p.threads {
+			if read, ok := ioDir[t.Syscall.Name]; ok && t.Syscall.InCall() && isTTY(t.FD) {
+				f.Signal = StopSignalTTOU
+				if read {
+					f.Signal = StopSignalTTIN
+				}
+			}
+		}
+	}
+	return f
+}
+
+// settle decides the waits that name nobody at their other end: a futex
+// with no recorded owner (a condition, a semaphore), a Python queue's
+// join, an event, a future, a join of a thread it cannot name. Such a
+// wait is not idle in itself — a lone thread on a futex waits for what
+// nothing is left to do — but an "or" over the other live threads that
+// could end it (its Wakers). Nobody left: it waits for good. One of them
+// moves, or waits for work: the wait is parked behind it, idle as that
+// one is. All of them blocked: it stays blocked, and the graph decides
+// whether they are all stuck together. A lock with no recorded holder
+// keeps its waiters blocked (the holder may be any of the others), and
+// one whose recorded owner is no live thread can never be released.
+func (p *proc) settle() {
+	dep := map[int]*Wait{}
+	var order []int
+	for i := range p.waits {
+		w := &p.waits[i]
+		t := p.byTID[w.From.TID]
+		if t == nil || t.Class != ClassBlocked {
+			continue
+		}
+		lockWait := w.Kind == model.WaitLock || w.Kind == model.WaitPythonLock || w.Kind == model.WaitFileLock
+		if w.Kind == model.WaitFileLock && (w.To == nil || w.To.PID != p.pid) {
+			continue // held elsewhere, or by nobody it can name: the graph follows it
+		}
+		if w.Kind == model.WaitFileLock {
+			// Its own process holds the lock through another descriptor:
+			// only another of its threads can release it.
+			w.To = nil
+		}
+		switch {
+		case w.Kind == model.WaitThreadExit && w.Joined > 0:
+			w.Wakers = []Ref{{PID: p.pid, TID: w.Joined}}
+		case w.Kind.Role() == model.RoleWokenBy || w.Kind == model.WaitThreadExit || lockWait && w.To == nil:
+			w.Wakers = p.others(t)
+			if l := p.lockOf[t.Ref.TID]; l != nil && l.Basis.Rule == BasisOwnerGone {
+				w.Wakers = nil
+			}
+			if len(w.Wakers) == 0 {
+				w.Nobody = true
+				t.Why = Why{Rule: WhyNobodyLeft, Kind: w.Kind}
+				continue
+			}
+		default:
+			continue
+		}
+		if !lockWait {
+			dep[t.Ref.TID] = w
+			order = append(order, t.Ref.TID)
+		}
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, tid := range order {
+			t, w := p.byTID[tid], dep[tid]
+			if t.Class != ClassBlocked {
+				continue
+			}
+			for _, r := range w.Wakers {
+				if o := p.byTID[r.TID]; o != nil && o.Class != ClassBlocked {
+					t.Class, t.Why = ClassIdle, Why{Rule: WhyBehind, Kind: w.Kind, Other: &o.Ref, N: len(w.Wakers)}
+					changed = true
+					break
+				}
+			}
+		}
+	}
+}
+
+// others are the live threads of the process that could end t's wait:
+// every other one, but those that wait on the same thing (a condition's
+// other waiters cannot signal it while they wait).
+func (p *proc) others(t *Actor) []Ref {
+	var out []Ref
+	for i := range p.threads {
+		o := &p.threads[i]
+		if o.Ref == t.Ref || o.Class == ClassExited || !p.live[o.Ref.TID] {
+			continue
+		}
+		if t.Resource != "" && o.Resource == t.Resource || t.WaitsFor != "" && o.WaitsFor == t.WaitsFor {
+			continue
+		}
+		out = append(out, o.Ref)
+	}
+	return out
 }
 
 // histories groups every thread's readings, in TID order. Readings of a
@@ -128,6 +270,11 @@ func histories(samples []model.Sample) []*history {
 				order = append(order, t.TID)
 			}
 			if !t.Exited {
+				if n := len(h.readings); n > 0 {
+					// A recording made before the sampler named resumed
+					// calls: the earlier reading names it.
+					t.Syscall = model.Resumed(t.Syscall, h.readings[n-1].Syscall)
+				}
 				h.readings = append(h.readings, t)
 				h.times = append(h.times, s.Time)
 				h.paused = append(h.paused, s.Paused)
@@ -200,7 +347,7 @@ func (p *proc) thread(h *history, opts Options) Actor {
 	t.CPU.RunqueuePercent = percent(wanted - share)
 	stackMoved := false
 	for _, r := range h.readings[1:] {
-		if signature(r) != signature(first) {
+		if !sameWait(r, first) {
 			t.Moved = true
 		}
 		if len(r.Stack) > 0 && len(first.Stack) > 0 && !sameStack(r.Stack, first.Stack) {
@@ -211,6 +358,13 @@ func (p *proc) thread(h *history, opts Options) Actor {
 	one := len(h.readings) == 1
 
 	kind, res := p.waitKind(waiting)
+	if co, ok := blockedLoop(waiting.Stack); ok && (kind.Idle() || kind == model.WaitFutex || kind == model.WaitPython) {
+		// A coroutine's synchronous call holds the event loop: its sleep
+		// or wait is not the loop waiting for work.
+		kind, t.Coroutine = model.WaitLoopBlocked, co
+	} else if ok {
+		t.Coroutine = co
+	}
 	t.Wait, t.Resource = kind, res
 	switch {
 	case !p.live[h.tid]:
@@ -254,24 +408,17 @@ func sameStack(a, b []model.Frame) bool {
 	return slices.Equal(a[1:], b[1:])
 }
 
-// waitSig is what must stay equal between samples for a thread to count
-// as not moving: where it sleeps and the call it is in.
-type waitSig struct {
-	state   model.ThreadState
-	wchan   string
-	running bool
-	nr      int
-	args    [3]uint64
-}
-
-func signature(t model.Thread) waitSig {
-	if t.State == model.StateRunning {
+// sameWait is whether two readings of a thread show it in the same wait:
+// where it sleeps and the call it is in. A call resumed after a stop
+// (restart_syscall) or re-entered after an interruption with a new
+// timeout is the same wait (model.SameWait): a stop is no movement.
+func sameWait(a, b model.Thread) bool {
+	if a.State == model.StateRunning || b.State == model.StateRunning {
 		// On a CPU or preempted: the syscall file says "running" or "-1"
 		// by chance of timing.
-		return waitSig{state: model.StateRunning}
+		return a.State == b.State
 	}
-	sc := t.Syscall
-	return waitSig{state: t.State, wchan: t.Wchan, running: sc.Running, nr: sc.Nr, args: [3]uint64{sc.Args[0], sc.Args[1], sc.Args[2]}}
+	return a.State == b.State && a.Wchan == b.Wchan && model.SameWait(a.Syscall, b.Syscall)
 }
 
 // memory reads the RSS of every sample and names its trend.
@@ -340,7 +487,9 @@ func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
 		return stackKind(t.Stack), ""
 	}
 	switch {
-	case t.State.Stopped():
+	case t.State == model.StateTraced:
+		return model.WaitTraced, ""
+	case t.State == model.StateStopped:
 		return model.WaitStopped, ""
 	case t.State == model.StateDisk:
 		return model.WaitUninterruptible, t.FD
@@ -356,7 +505,20 @@ func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
 		if p.joined(sc, addr) > 0 {
 			return model.WaitThreadExit, ""
 		}
+		if k, _ := libraryWait(model.RuntimePython, t.Stack); t.Python != nil && k != model.WaitNone {
+			// A Python thread's stack says what its futex is: a queue, a
+			// join, an event, a future.
+			return k, "futex:" + model.FutexKey(addr)
+		}
+		if p.runtime == model.RuntimeGo {
+			// An M the Go scheduler parked until a goroutine is runnable:
+			// the goroutines' waits are not the kernel's to see.
+			return model.WaitRuntime, ""
+		}
 		return model.WaitFutex, "futex:" + model.FutexKey(addr)
+	}
+	if _, _, _, _, _, ok := model.PollArgs(sc); ok && p.pollResolves(t.Polled) {
+		return model.WaitPollFDs, t.Polled[0].Target
 	}
 	if k, ok := callKind[sc.Name]; ok {
 		return k, ""
@@ -400,6 +562,39 @@ func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
 		return model.WaitFileRead, t.FD
 	}
 	return model.WaitFileWrite, t.FD
+}
+
+// pollResolves says whether a poll or select waits on other processes, as
+// a read or write on each of its descriptors would: every one is a pipe
+// or a connected TCP socket, and none's other end is in the poller's own
+// process (another of its threads would end the wait: a self-pipe, a
+// worker's notification pipe). A listener, a terminal, an eventfd or a
+// socket with no TCP connection on record make it a wait for work.
+func (p *proc) pollResolves(polled []model.PolledFD) bool {
+	if len(polled) == 0 {
+		return false
+	}
+	for _, fd := range polled {
+		res, ok := p.res[fd.Target]
+		switch {
+		case !ok:
+			return false
+		case isPipe(fd.Target):
+			if fd.Read && slices.Contains(holders(res, "w"), p.pid) || fd.Write && slices.Contains(holders(res, "r"), p.pid) {
+				return false
+			}
+		case strings.HasPrefix(fd.Target, "socket:"):
+			if res.TCP == nil || res.TCP.State == "LISTEN" {
+				return false
+			}
+			if peer, ok := p.res[res.Peer]; ok && slices.Contains(holders(peer, ""), p.pid) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 func wchanKindOf(wchan string) model.WaitKind {
@@ -449,9 +644,14 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 	case model.WaitLock:
 		l := p.lockOf[t.Ref.TID]
 		w.Lock, w.To = l.ID, l.Holder
+	case model.WaitFileLock:
+		if l := p.lockOf[t.Ref.TID]; l != nil {
+			w.Lock, w.To = l.ID, l.Holder
+		}
 	case model.WaitThreadExit:
-		w.Joined = p.joined(last.Syscall, last.Syscall.Args[0])
-		w.To = &Ref{PID: p.pid, TID: w.Joined}
+		if w.Joined = p.joined(last.Syscall, last.Syscall.Args[0]); w.Joined > 0 {
+			w.To = &Ref{PID: p.pid, TID: w.Joined}
+		}
 	case model.WaitChildExit:
 		if child := model.WaitedChild(last); child > 0 {
 			w.Child = child
@@ -459,8 +659,16 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 		}
 	case model.WaitPoll:
 		w.Watches = last.Watches
+	case model.WaitPollFDs:
+		for _, fd := range last.Polled {
+			w.Polled = append(w.Polled, Polled{FD: fd.FD, Read: fd.Read, Write: fd.Write, Resource: fd.Target})
+		}
 	case model.WaitUninterruptible:
 		w.KernelStack = last.KernelStack
+	case model.WaitTraced:
+		if st := p.samples[len(p.samples)-1].Stop; st != nil && st.TracerPID > 0 && !st.ByHangdoc {
+			w.To = &Ref{PID: st.TracerPID}
+		}
 	}
 	return w, true
 }

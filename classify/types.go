@@ -122,6 +122,10 @@ type Actor struct {
 	Group       int    // its index in Diagnosis.Groups
 	CreatedBy   *model.Frame
 	CreatorID   int64 // the goroutine that started it, when the source says
+
+	// Coroutine is, for a thread running an asyncio event loop that a
+	// synchronous call blocks, the coroutine that makes the call.
+	Coroutine *model.Frame
 }
 
 // CPU is an actor's CPU over the run, in percent of one core. Known is
@@ -170,6 +174,10 @@ type Diagnosis struct {
 	// Orphans are processes left behind in the target's process group or
 	// session: their parent exited and they were reparented.
 	Orphans []Orphan
+	// Throttle is what the target's cgroup's CPU quota did over the run,
+	// and Machine how busy the machine was; nil when unread.
+	Throttle *Throttle
+	Machine  *MachineLoad
 }
 
 // Lock is something actors wait to take: a futex word, a Python
@@ -197,9 +205,12 @@ const (
 	LockPython                    // a Python lock, by its with-block
 	LockGoMutex                   // a sync.Mutex
 	LockGoRWMutex                 // a sync.RWMutex
+	LockFlock                     // a file lock taken with flock()
+	LockPOSIX                     // a file lock taken with fcntl(F_SETLK) or lockf()
+	LockOFD                       // an open file description lock, fcntl(F_OFD_SETLK)
 )
 
-var lockKindNames = [...]string{"futex", "mutex", "pi-mutex", "python-lock", "sync.Mutex", "sync.RWMutex"}
+var lockKindNames = [...]string{"futex", "mutex", "pi-mutex", "python-lock", "sync.Mutex", "sync.RWMutex", "flock", "posix-lock", "ofd-lock"}
 
 func (k LockKind) String() string               { return lockKindNames[k] }
 func (k LockKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
@@ -233,6 +244,26 @@ type Wait struct {
 	// Chain follows a blocked thread's wait to where it ends, across lock
 	// holders and processes.
 	Chain []Step
+	// Polled are the descriptors a poll or select waits on (WaitPollFDs),
+	// each with the processes at its other end.
+	Polled []Polled
+	// Wakers are, for a wait with nobody named at its other end (a
+	// condition, a semaphore, a lock with no recorded holder, a join of a
+	// thread it does not name), the other live actors of its process that
+	// could end it: the wait is an "or" over them. Nobody: there are none
+	// — no live actor is left that could end it.
+	Wakers []Ref
+	Nobody bool
+}
+
+// Polled is one descriptor a poll or select waits on, and the processes at
+// its other end: the writers of a pipe it reads, the readers of one it
+// writes, the holders of a TCP socket's peer.
+type Polled struct {
+	FD          int
+	Read, Write bool
+	Resource    string
+	Ends        []int
 }
 
 // Step is one wait along a chain: From waits (Kind, on Resource) for To.
@@ -258,6 +289,7 @@ const (
 	EndCycle                        // back at a process the chain passed: a cycle
 	EndProcessState                 // at a process, which is doing what it does
 	EndTooDeep                      // followed as far as it goes
+	EndActorCycle                   // at an actor the chain passed: a cycle it joins
 )
 
 // Memory is the resident set size at each sample and its trend.

@@ -79,10 +79,13 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 	cycle := slices.IndexFunc(cycles, func(cy Cycle) bool {
 		return slices.ContainsFunc(cy, func(r Ref) bool { return r.PID == p.pid && (l.kind == ActorGoroutine || r.Goroutine == 0) })
 	})
-	var senders []*Actor
+	var senders, stranded []*Actor
 	for _, a := range l.byClass[ClassBlocked] {
 		if strings.HasPrefix(a.GoState, "chan send") {
 			senders = append(senders, a)
+		}
+		if a.Why.Rule == WhyNobodyLeft {
+			stranded = append(stranded, a)
 		}
 	}
 	pool := p.pool
@@ -92,6 +95,16 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 
 	runtimeSays := l.kind == ActorGoroutine && p.runtimeDeadlock
 	switch {
+	case p.stop != nil:
+		// Nothing in a stopped process runs until it is continued, what
+		// ever its threads were waiting for when it stopped.
+		v, conf = Blocked, High
+		c.Rule, c.Stop = CauseStopped, p.stop
+		for _, a := range p.threads {
+			if a.State.Stopped() {
+				c.Actors = append(c.Actors, a.Ref)
+			}
+		}
 	case cycle >= 0:
 		v, conf = Deadlock, p.cycleConfidence(cycles[cycle])
 		c.Rule, c.Cycle, c.Actors = CauseDeadlock, cycle, cycles[cycle]
@@ -116,6 +129,27 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 		if holder.Kind == ActorGoroutine && g != nil {
 			c.HolderIO = p.ioChain(holder, g.rec.Resources)
 		}
+	case p.throttle.Significant() && p.wantsCPU() && (len(l.byClass[ClassSpinning]) > 0 || len(l.byClass[ClassWorking]) > 0):
+		// It wants more CPU than its cgroup's quota gives: starved, not
+		// hung (a loop cannot be told from work it is not let finish).
+		// Only threads say how much CPU they wanted; goroutines run on
+		// them.
+		v, conf = Working, Medium
+		c.Rule, c.Throttle = CauseStarved, p.throttle
+		c.Actors = refs(l.byClass[ClassSpinning])
+		for _, a := range l.byClass[ClassWorking] {
+			if wantsMore(a) || l.kind == ActorGoroutine {
+				c.Actors = append(c.Actors, a.Ref)
+			}
+		}
+		for _, t := range p.threads {
+			c.CPU += t.CPU.Percent
+		}
+	case len(stranded) > 0:
+		// Nothing that could end these waits is left alive: a lock whose
+		// owner is gone, a condition with nobody to signal it.
+		v, conf = Blocked, High
+		c.Rule, c.Actors, c.Kinds = CauseStranded, refs(stranded), kindCounts(stranded)
 	case len(l.byClass[ClassSpinning]) > 0:
 		sp := l.byClass[ClassSpinning]
 		v, conf = Spinning, Medium
@@ -178,7 +212,7 @@ func kindCounts(as []*Actor) []KindCount {
 	var out []KindCount
 	for _, a := range as {
 		k := a.Wait
-		if a.WaitsFor != "" && a.Kind == ActorThread {
+		if a.WaitsFor != "" && a.Kind == ActorThread && a.Wait != model.WaitFileLock {
 			k = model.WaitLock
 		}
 		if i := slices.IndexFunc(out, func(kc KindCount) bool { return kc.Kind == k }); i >= 0 {

@@ -30,6 +30,71 @@ type Sample struct {
 	// Message is what the runtime said with the stacks: a Go fatal
 	// error's text ("all goroutines are asleep - deadlock!"), a panic's.
 	Message string `json:"message,omitempty"`
+	// Stop is what the kernel says of a process stopped by a signal or a
+	// tracer (state T or t); nil when it runs.
+	Stop *Stop `json:"stop,omitempty"`
+	// Cgroup is the process's cgroup's CPU limit, throttling and
+	// pressure at this sample; Machine the host's CPU use and load. Nil
+	// when unread (a dump, a /proc without them).
+	Cgroup  *Cgroup  `json:"cgroup,omitempty"`
+	Machine *Machine `json:"machine,omitempty"`
+}
+
+// Cgroup is what the cgroup that limits a process's CPU says at one
+// instant: the counters are cumulative, so two samples give the run's.
+type Cgroup struct {
+	// Path is the cgroup, as /proc/PID/cgroup names it; Limited the one
+	// whose cpu.max (or cfs_quota_us) limits it — Path or an ancestor; ""
+	// when none does.
+	Path    string `json:"path"`
+	Limited string `json:"limited,omitempty"`
+	Version int    `json:"version"` // 1 or 2
+	// QuotaUS of CPU time per PeriodUS: the bandwidth limit; 0 for none.
+	QuotaUS  int64 `json:"quota_us,omitempty"`
+	PeriodUS int64 `json:"period_us,omitempty"`
+	// Periods and Throttled are cpu.stat's nr_periods and nr_throttled
+	// (periods in which the quota ran out); ThrottledUS the time its tasks
+	// waited for the next period.
+	Periods     uint64 `json:"nr_periods"`
+	Throttled   uint64 `json:"nr_throttled"`
+	ThrottledUS uint64 `json:"throttled_us"`
+	// Pressure is the cgroup's PSI (cgroup v2): the total time some task
+	// stalled on each resource, µs; nil without it.
+	Pressure *Pressure `json:"pressure,omitempty"`
+	Err      string    `json:"err,omitempty"`
+}
+
+// Pressure is pressure stall information: for each resource, the total
+// time in µs in which some task waited for it ("some" lines).
+type Pressure struct {
+	CPUUS    uint64 `json:"cpu_us"`
+	MemoryUS uint64 `json:"memory_us"`
+	IOUS     uint64 `json:"io_us"`
+}
+
+// Machine is the host's CPU at one instant: /proc/stat's cumulative busy
+// and total ticks over all CPUs, /proc/loadavg, and /proc/pressure.
+type Machine struct {
+	BusyTicks  uint64    `json:"busy_ticks"`
+	TotalTicks uint64    `json:"total_ticks"`
+	Load1      float64   `json:"load1"`
+	Pressure   *Pressure `json:"pressure,omitempty"`
+}
+
+// Stop is a stopped process as /proc/PID/status and stat tell it. Which
+// signal stopped it the kernel does not say; what it does say is here.
+type Stop struct {
+	// TracerPID is the process tracing it (a debugger, strace); 0 for none.
+	TracerPID int `json:"tracer_pid,omitempty"`
+	// ByHangdoc: the tracer is the hangdoc that took this sample.
+	ByHangdoc bool `json:"by_hangdoc,omitempty"`
+	// Background: it has a controlling terminal whose foreground process
+	// group is not its own — a job stopped by SIGTSTP (Ctrl-Z), or by
+	// SIGTTIN or SIGTTOU for touching the terminal from the background.
+	Background bool `json:"background,omitempty"`
+	// Pending are the signals queued for it (SigPnd, ShdPnd), which it
+	// acts on once it is continued: "SIGTERM".
+	Pending []string `json:"pending,omitempty"`
 }
 
 // Thread is what the kernel says about one thread at one instant.
@@ -57,6 +122,14 @@ type Thread struct {
 	// Watches are the descriptors an epoll_wait's epoll instance watches
 	// ("3 socket:[123]"), from fdinfo.
 	Watches []string `json:"watches,omitempty"`
+	// Polled are the descriptors a thread blocked in poll, ppoll, select
+	// or pselect6 waits on, read from its memory (the pollfd array, the
+	// fd_sets); PollErr says why they could not be read.
+	Polled  []PolledFD `json:"polled,omitempty"`
+	PollErr string     `json:"poll_err,omitempty"`
+	// FileLock is, for a thread blocked in flock() or fcntl(F_SETLKW),
+	// the file and the locks held on it, from /proc/locks.
+	FileLock *FileLock `json:"file_lock,omitempty"`
 	// KernelStack is /proc/TID/stack for a thread in uninterruptible sleep,
 	// function names innermost first (readable by root only).
 	KernelStack []string `json:"kernel_stack,omitempty"`
@@ -88,6 +161,43 @@ type Var struct {
 	Addr string `json:"addr"`
 }
 
+// PolledFD is one descriptor a thread waits on in poll or select.
+type PolledFD struct {
+	FD int `json:"fd"`
+	// Read and Write say which way it waits: for input (POLLIN, the read
+	// set) or for room to write (POLLOUT, the write set).
+	Read  bool `json:"read,omitempty"`
+	Write bool `json:"write,omitempty"`
+	// Target is what the descriptor points at, as /proc/PID/fd names it.
+	Target string `json:"target,omitempty"`
+}
+
+// FileLock is a file a thread waits to lock, and the locks held on it.
+type FileLock struct {
+	Path string `json:"path"`
+	// Dev and Inode name the file as /proc/locks does: "08:01", 131090.
+	Dev   string `json:"dev"`
+	Inode uint64 `json:"inode"`
+	// Held are the locks on the file that are granted; Blocked the waits
+	// for one, this thread's among them.
+	Held    []FileLockEntry `json:"held"`
+	Blocked []FileLockEntry `json:"blocked"`
+	Err     string          `json:"err,omitempty"`
+}
+
+// FileLockEntry is one line of /proc/locks.
+type FileLockEntry struct {
+	// Class is FLOCK (flock), POSIX (fcntl F_SETLK, lockf) or OFDLCK
+	// (open file description locks, F_OFD_SETLK).
+	Class string `json:"class"`
+	Type  string `json:"type"` // READ or WRITE
+	// PID is the process that took it; -1 for an OFD lock, which belongs
+	// to an open file and no process (the follower finds who has it open).
+	PID int `json:"pid"`
+	// Range is the locked bytes: "0 EOF", "100 199".
+	Range string `json:"range"`
+}
+
 // PythonThread is a Python thread's facts from a stack dump.
 type PythonThread struct {
 	ThreadName string `json:"thread_name"`
@@ -108,6 +218,13 @@ type Syscall struct {
 	Args [6]uint64 `json:"args"`
 	// Unknown: the file could not be read (permission, or the thread exited).
 	Unknown bool `json:"unknown,omitempty"`
+	// Restarted: the kernel showed restart_syscall, the call a thread
+	// resumes in after a stop (py-spy's pause, a debugger, SIGSTOP) broke
+	// into a timed wait. Nr and Name are then the original call's, as the
+	// thread's earlier reading or its wchan tell (restart_syscall itself
+	// when neither does); Args are the original call's, which the
+	// registers still hold. A stop that hangdoc made is no movement.
+	Restarted bool `json:"restarted,omitempty"`
 }
 
 // InCall reports whether the thread is blocked inside a known syscall.

@@ -101,3 +101,67 @@ func RuntimeGoroutine(stack []Frame, createdBy *Frame) bool {
 	}
 	return len(stack) > 0
 }
+
+// waitIdentity names, for the calls whose arguments change when a thread
+// re-enters the same wait after an interruption, the arguments that say
+// which wait it is: poll's timeout (its third argument) is recomputed by
+// every caller that retries after EINTR (CPython's PEP 475, Go's netpoll),
+// so only the descriptors count. Calls not listed are identified by their
+// first three arguments.
+var waitIdentity = map[string]int{"poll": 2, "ppoll": 2, "epoll_wait": 3, "epoll_pwait": 3, "epoll_pwait2": 3}
+
+// SameWait reports whether two readings of a thread's call are the same
+// wait: the same call on the same arguments, a timeout left aside. A call
+// resumed as restart_syscall whose registers still hold the arguments of
+// the other reading is the same wait too.
+func SameWait(a, b Syscall) bool {
+	if a.Running != b.Running || a.Unknown != b.Unknown || a.Nr < 0 != (b.Nr < 0) {
+		return false
+	}
+	if a.Nr < 0 || a.Running || a.Unknown {
+		return true
+	}
+	n, ok := waitIdentity[a.Name]
+	if !ok {
+		n = 3
+	}
+	if a.Name != b.Name && !(a.Name == "restart_syscall" || b.Name == "restart_syscall") {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		if a.Args[i] != b.Args[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Resumed names the call of a reading that shows restart_syscall, from an
+// earlier reading of the same thread whose registers held the same
+// arguments. It returns sc unchanged when it is not restart_syscall or
+// prev does not match.
+func Resumed(sc, prev Syscall) Syscall {
+	if sc.Name != "restart_syscall" || !prev.InCall() || prev.Name == "restart_syscall" ||
+		sc.Args[0] != prev.Args[0] || sc.Args[1] != prev.Args[1] || sc.Args[2] != prev.Args[2] {
+		return sc
+	}
+	sc.Nr, sc.Name, sc.Restarted = prev.Nr, prev.Name, true
+	return sc
+}
+
+// PollArgs says where a thread blocked in poll, ppoll, select or pselect6
+// keeps the descriptors it waits on: for poll and ppoll the pollfd array
+// and its length, for select and pselect6 the number of descriptors and
+// the read and write sets (0 for none).
+func PollArgs(sc Syscall) (kind string, addr, n, readSet, writeSet uint64, ok bool) {
+	if !sc.InCall() {
+		return "", 0, 0, 0, 0, false
+	}
+	switch sc.Name {
+	case "poll", "ppoll":
+		return "poll", sc.Args[0], sc.Args[1], 0, 0, true
+	case "select", "pselect6":
+		return "select", 0, sc.Args[0], sc.Args[1], sc.Args[2], true
+	}
+	return "", 0, 0, 0, 0, false
+}

@@ -15,6 +15,9 @@ type Target struct {
 	Started        time.Time `json:"started"`
 	Runtime        Runtime   `json:"runtime"`
 	RuntimeVersion string    `json:"runtime_version,omitempty"`
+	// GoMaxProcsEnv is a Go program's GOMAXPROCS environment variable, the
+	// one variable hangdoc reads of its environment; "" when unset.
+	GoMaxProcsEnv string `json:"gomaxprocs_env,omitempty"`
 }
 
 // Host is the machine a report was made on.

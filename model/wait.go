@@ -25,10 +25,12 @@ const (
 	WaitFileLock        // flock, fcntl(F_SETLKW)
 	WaitChildExit       // wait4, waitid
 	WaitSleep           // nanosleep, time.Sleep
-	WaitPoll            // epoll, poll, select
+	WaitPoll            // epoll, poll, select: on nothing it could name
+	WaitPollFDs         // poll, select on pipes and connected sockets, each resolved like a read or write on it
 	WaitSignal          // pause, sigsuspend, sigtimedwait
 	WaitUninterruptible // D state
-	WaitStopped         // T or t state
+	WaitStopped         // T state: stopped by a signal
+	WaitTraced          // t state: stopped by a tracer (a debugger, strace)
 	WaitThreadExit      // pthread_join, Thread.join
 	WaitRunning         // on a CPU
 	WaitSyscall         // some other system call
@@ -38,6 +40,13 @@ const (
 	WaitCondition  // Condition.wait, Event.wait
 	WaitPythonLock // Lock.acquire
 	WaitPython     // in Python code
+	// Python library waits, named by the innermost library frame.
+	WaitQueueJoin        // queue.join(): for every task_done()
+	WaitEvent            // threading.Event.wait(): for set()
+	WaitFuture           // concurrent.futures Future.result(): for the worker running it
+	WaitExecutorShutdown // ThreadPoolExecutor.shutdown(wait=True): for the workers to finish
+	WaitPoolResult       // multiprocessing.Pool results: for the worker processes
+	WaitLoopBlocked      // an asyncio event loop that a coroutine's synchronous call blocks
 	// What a goroutine's state and frames show.
 	WaitMutex     // sync.Mutex
 	WaitRWMutex   // sync.RWMutex
@@ -46,8 +55,14 @@ const (
 	WaitIO        // the runtime's network poller
 	WaitWaitGroup // sync.WaitGroup.Wait
 	WaitCond      // sync.Cond.Wait
-	WaitRuntime   // the runtime's own waits (GC, finalizers)
+	WaitRuntime   // the runtime's own waits (GC, finalizers); for a thread, an M the scheduler parked
 	WaitOther     // some other wait reason
+	// Go library waits, named by the innermost library frame.
+	WaitDBConn       // database/sql: a free connection of a full pool
+	WaitHTTPResponse // net/http client: a response from the server
+	WaitErrgroup     // errgroup.Group.Wait: the group's goroutines
+	WaitSingleflight // singleflight: the first caller's result
+	WaitSemaphore    // semaphore.Weighted.Acquire: a Release
 )
 
 // Role is where a wait's edge in the wait-for graph leads.
@@ -61,6 +76,12 @@ const (
 	RoleReadBy         // whoever reads the pipe
 	RoleWrittenBy      // whoever writes the pipe
 	RoleOtherEnd       // whoever holds a socket's other end
+	// RoleWokenBy: no one is named, so the wait is an "or" over every
+	// other live actor of its process that could end it (a condition's
+	// signaller, a semaphore's poster).
+	RoleWokenBy
+	RolePolled   // whoever is at the other end of any of the polled descriptors
+	RoleTracedBy // the tracer that stopped it
 )
 
 type waitInfo struct {
@@ -70,44 +91,57 @@ type waitInfo struct {
 }
 
 var waitKinds = [...]waitInfo{
-	WaitNone:            {"", false, RoleNone},
-	WaitLock:            {"lock", false, RoleHeldBy},
-	WaitFutex:           {"futex", true, RoleNone},
-	WaitPipeWrite:       {"pipe-write", false, RoleReadBy},
-	WaitPipeRead:        {"pipe-read", false, RoleWrittenBy},
-	WaitSocketWrite:     {"socket-write", false, RoleOtherEnd},
-	WaitSocketRead:      {"socket-read", false, RoleOtherEnd},
-	WaitSocketConnect:   {"socket-connect", false, RoleOtherEnd},
-	WaitAccept:          {"accept", true, RoleNone},
-	WaitStdin:           {"stdin", false, RoleWrittenBy},
-	WaitTTYRead:         {"tty-read", false, RoleNone},
-	WaitTTYWrite:        {"tty-write", false, RoleNone},
-	WaitFileRead:        {"file-read", false, RoleNone},
-	WaitFileWrite:       {"file-write", false, RoleNone},
-	WaitFileLock:        {"file-lock", false, RoleNone},
-	WaitChildExit:       {"child-exit", false, RoleChild},
-	WaitSleep:           {"sleep", true, RoleNone},
-	WaitPoll:            {"poll", true, RoleNone},
-	WaitSignal:          {"signal", true, RoleNone},
-	WaitUninterruptible: {"uninterruptible", false, RoleNone},
-	WaitStopped:         {"stopped", false, RoleNone},
-	WaitThreadExit:      {"thread-exit", true, RoleJoining},
-	WaitRunning:         {"running", false, RoleNone},
-	WaitSyscall:         {"syscall", false, RoleNone},
-	WaitUnknown:         {"unknown", false, RoleNone},
-	WaitQueue:           {"queue", true, RoleNone},
-	WaitCondition:       {"condition", true, RoleNone},
-	WaitPythonLock:      {"python-lock", false, RoleHeldBy},
-	WaitPython:          {"python", false, RoleNone},
-	WaitMutex:           {"mutex", false, RoleHeldBy},
-	WaitRWMutex:         {"rwmutex", false, RoleHeldBy},
-	WaitChannel:         {"channel", false, RoleNone},
-	WaitSelect:          {"select", false, RoleNone},
-	WaitIO:              {"io", false, RoleNone},
-	WaitWaitGroup:       {"waitgroup", false, RoleNone},
-	WaitCond:            {"cond", false, RoleNone},
-	WaitRuntime:         {"runtime", true, RoleNone},
-	WaitOther:           {"other", false, RoleNone},
+	WaitNone:             {"", false, RoleNone},
+	WaitLock:             {"lock", false, RoleHeldBy},
+	WaitFutex:            {"futex", false, RoleWokenBy},
+	WaitPipeWrite:        {"pipe-write", false, RoleReadBy},
+	WaitPipeRead:         {"pipe-read", false, RoleWrittenBy},
+	WaitSocketWrite:      {"socket-write", false, RoleOtherEnd},
+	WaitSocketRead:       {"socket-read", false, RoleOtherEnd},
+	WaitSocketConnect:    {"socket-connect", false, RoleOtherEnd},
+	WaitAccept:           {"accept", true, RoleNone},
+	WaitStdin:            {"stdin", false, RoleWrittenBy},
+	WaitTTYRead:          {"tty-read", false, RoleNone},
+	WaitTTYWrite:         {"tty-write", false, RoleNone},
+	WaitFileRead:         {"file-read", false, RoleNone},
+	WaitFileWrite:        {"file-write", false, RoleNone},
+	WaitFileLock:         {"file-lock", false, RoleHeldBy},
+	WaitChildExit:        {"child-exit", false, RoleChild},
+	WaitSleep:            {"sleep", true, RoleNone},
+	WaitPoll:             {"poll", true, RoleNone},
+	WaitPollFDs:          {"poll-fds", false, RolePolled},
+	WaitSignal:           {"signal", true, RoleNone},
+	WaitUninterruptible:  {"uninterruptible", false, RoleNone},
+	WaitStopped:          {"stopped", false, RoleNone},
+	WaitTraced:           {"traced", false, RoleTracedBy},
+	WaitThreadExit:       {"thread-exit", false, RoleJoining},
+	WaitRunning:          {"running", false, RoleNone},
+	WaitSyscall:          {"syscall", false, RoleNone},
+	WaitUnknown:          {"unknown", false, RoleNone},
+	WaitQueue:            {"queue", true, RoleNone},
+	WaitCondition:        {"condition", false, RoleWokenBy},
+	WaitPythonLock:       {"python-lock", false, RoleHeldBy},
+	WaitPython:           {"python", false, RoleNone},
+	WaitQueueJoin:        {"queue-join", false, RoleWokenBy},
+	WaitEvent:            {"event", false, RoleWokenBy},
+	WaitFuture:           {"future", false, RoleWokenBy},
+	WaitExecutorShutdown: {"executor-shutdown", false, RoleWokenBy},
+	WaitPoolResult:       {"pool-result", false, RoleNone},
+	WaitLoopBlocked:      {"event-loop-blocked", false, RoleNone},
+	WaitMutex:            {"mutex", false, RoleHeldBy},
+	WaitRWMutex:          {"rwmutex", false, RoleHeldBy},
+	WaitChannel:          {"channel", false, RoleNone},
+	WaitSelect:           {"select", false, RoleNone},
+	WaitIO:               {"io", false, RoleNone},
+	WaitWaitGroup:        {"waitgroup", false, RoleWokenBy},
+	WaitCond:             {"cond", false, RoleWokenBy},
+	WaitRuntime:          {"runtime", true, RoleNone},
+	WaitOther:            {"other", false, RoleNone},
+	WaitDBConn:           {"db-conn", false, RoleWokenBy},
+	WaitHTTPResponse:     {"http-response", false, RoleOtherEnd},
+	WaitErrgroup:         {"errgroup", false, RoleWokenBy},
+	WaitSingleflight:     {"singleflight", false, RoleWokenBy},
+	WaitSemaphore:        {"semaphore", false, RoleWokenBy},
 }
 
 // WaitKinds lists every kind but WaitNone, in table order: for tests that

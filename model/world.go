@@ -12,7 +12,11 @@ type Process struct {
 	Cmdline string `json:"cmdline"`
 	// Depth is how many waits away from the target it is: 1 for a process
 	// the target waits on directly.
-	Depth   int      `json:"depth"`
+	Depth int `json:"depth"`
+	// Runtime is its language runtime, as its executable says: a Go
+	// program's threads parked in futex are its scheduler's, not waits of
+	// its own.
+	Runtime Runtime  `json:"runtime,omitempty"`
 	Samples []Sample `json:"samples"`
 	// Err says why it could not be sampled (gone, permission); Samples is
 	// then empty.

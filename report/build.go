@@ -91,6 +91,50 @@ func (w *words) locks() []Lock {
 	return out
 }
 
+var stopSignalWords = map[classify.StopSignal]string{
+	classify.StopSignalUnknown: "signal", classify.StopSignalJob: "job-control",
+	classify.StopSignalTTIN: "SIGTTIN", classify.StopSignalTTOU: "SIGTTOU",
+}
+
+func (w *words) stop(st *classify.StopFact) *Stop {
+	if st == nil {
+		return nil
+	}
+	s := &Stop{Signal: stopSignalWords[st.Signal], Pending: append([]string{}, st.Pending...)}
+	if st.Traced {
+		s.Signal = "tracer"
+		if st.Tracer > 0 {
+			s.Tracer = &Tracer{PID: st.Tracer, Hangdoc: st.ByHangdoc}
+			if p := w.procs[st.Tracer]; p != nil {
+				s.Tracer.Cmdline = p.Cmdline
+			}
+		}
+	}
+	return s
+}
+
+func cpuBlock(t *classify.Throttle, m *classify.MachineLoad) *CPU {
+	if t == nil && m == nil {
+		return nil
+	}
+	pct := func(p float64) *float64 {
+		if p < 0 {
+			return nil
+		}
+		return &p
+	}
+	c := &CPU{}
+	if t != nil {
+		c.Throttled = &Throttled{Cgroup: t.Cgroup, Version: t.Version, QuotaCores: t.QuotaCores, Periods: t.Periods, Throttled: t.Throttled,
+			Percent: t.Percent, ThrottledSeconds: t.ThrottledSeconds, Starved: t.Significant(), PressurePercent: pct(t.PressurePercent),
+			GoMaxProcs: t.GoMaxProcs, GoMaxProcsFrom: t.GoMaxProcsFrom}
+	}
+	if m != nil {
+		c.Machine = &MachineCPU{CPUs: m.CPUs, BusyPercent: m.BusyPercent, Load1: m.Load1, PressurePercent: pct(m.PressurePercent), Busy: m.Busy()}
+	}
+	return c
+}
+
 func (w *words) cycles() [][]Ref {
 	out := make([][]Ref, 0, len(w.d.Cycles))
 	for _, c := range w.d.Cycles {

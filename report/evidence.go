@@ -75,6 +75,29 @@ func (w *words) fact(f classify.Fact) string {
 		g := w.actors[f.Ref]
 		return fmt.Sprintf("goroutine %d has waited at least %d minutes; the runtime stamps wait times only at garbage collection, so every figure is a lower bound and a goroutine without one may have waited as long",
 			g.Ref.Goroutine, g.WaitMinutes)
+	case classify.FactThrottle:
+		t := w.d.Throttle
+		s := fmt.Sprintf("its cgroup %s (v%d) has a CPU quota of %s cores: throttled in %d of the run's %d periods (%.0f%%), %.1fs in all",
+			t.Cgroup, t.Version, cores(t.QuotaCores), t.Throttled, t.Periods, t.Percent, t.ThrottledSeconds)
+		if t.PressurePercent >= 0 {
+			s += fmt.Sprintf("; its CPU pressure: some task waited for a CPU %.0f%% of the time", t.PressurePercent)
+		}
+		return s
+	case classify.FactGoMaxProcs:
+		t := w.d.Throttle
+		from := "the Go runtime's default for " + w.rec.Target.RuntimeVersion
+		if t.GoMaxProcsFrom == "GOMAXPROCS" {
+			from = "its GOMAXPROCS variable"
+		}
+		return fmt.Sprintf("GOMAXPROCS is %d (%s), more than its quota of %s cores: up to %d threads run at once and spend each period's quota in a burst, then all wait for the next",
+			t.GoMaxProcs, from, cores(t.QuotaCores), t.GoMaxProcs)
+	case classify.FactMachineBusy:
+		m := w.d.Machine
+		s := fmt.Sprintf("the machine is busy: %.0f%% of its %d CPUs' time was used during the run, load %.1f", m.BusyPercent, m.CPUs, m.Load1)
+		if m.PressurePercent >= 0 {
+			s += fmt.Sprintf("; some task waited for a CPU %.0f%% of the time", m.PressurePercent)
+		}
+		return s
 	case classify.FactLayer:
 		return "the OS threads alone: " + w.summary(*f.Cause)
 	case classify.FactAsyncio:

@@ -45,7 +45,7 @@ func Markdown(w io.Writer, r *Report) error {
 	if rows := chainRows(r); len(rows) > 0 {
 		fmt.Fprintf(&b, "\n#### Waits\n\n")
 		for _, c := range rows {
-			fmt.Fprintf(&b, "- %s %s\n", chainLabel(c.TIDs), mdText(c.Text))
+			fmt.Fprintf(&b, "- %s\n", strings.TrimSpace(chainLabel(c.TIDs)+" "+mdText(c.Text)))
 		}
 	}
 	if len(r.Orphans) > 0 {

@@ -47,6 +47,13 @@ type Report struct {
 	// the same stack, biggest first. Empty without a Go stack source.
 	Goroutines []Goroutine `json:"goroutines"`
 	Groups     []Group     `json:"groups"`
+	// Stop is how the target is stopped, when every thread of it is (by a
+	// signal or a tracer); absent when it runs.
+	Stop *Stop `json:"stop,omitempty"`
+	// CPU is what limits the CPU the target gets: its cgroup's quota and
+	// the throttling it did over the run, and how busy the machine was;
+	// absent when unread (dumps).
+	CPU *CPU `json:"cpu,omitempty"`
 
 	// verdict is the typed verdict, for ExitFor and the palette.
 	verdict classify.Verdict
@@ -147,6 +154,10 @@ type Syscall struct {
 	Name string   `json:"name"`
 	Args []string `json:"args"`
 	Text string   `json:"text"`
+	// Restarted: the kernel showed restart_syscall, the call resumed after
+	// a stop (hangdoc's own, a debugger's, SIGSTOP); Name is the original
+	// call's.
+	Restarted bool `json:"restarted,omitempty"`
 }
 
 // Goroutine is one goroutine's class and the readings behind it, as of the
@@ -206,6 +217,22 @@ type Wait struct {
 	Kind     string `json:"kind"`
 	Detail   string `json:"detail"`
 	Chain    string `json:"chain,omitempty"`
+	// Polled are, for a poll or select resolved to its descriptors
+	// (kind poll-fds), each descriptor and the processes at its other end.
+	Polled []Polled `json:"polled,omitempty"`
+	// Wakers are, for a wait no one is named for (a condition, a
+	// semaphore, a join, a lock with no recorded holder), the other live
+	// threads or goroutines that could end it; NobodyLeft: there are none.
+	Wakers     []Ref `json:"wakers,omitempty"`
+	NobodyLeft bool  `json:"nobody_left,omitempty"`
+}
+
+// Polled is one descriptor a poll or select waits on.
+type Polled struct {
+	FD       int    `json:"fd"`
+	Events   string `json:"events"` // "read", "write" or "read-write"
+	Resource string `json:"resource"`
+	Ends     []int  `json:"ends"`
 }
 
 // Memory is the resident set size at each sample and its trend.
@@ -221,6 +248,67 @@ type Process struct {
 	Depth   int    `json:"depth"`
 	Verdict string `json:"verdict"`
 	State   string `json:"state"`
+}
+
+// CPU is the CPU the target could get over the run.
+type CPU struct {
+	// Throttled is its cgroup's quota; absent when no quota limits it.
+	Throttled *Throttled `json:"throttled,omitempty"`
+	// Machine is the host's CPU use; absent when unread.
+	Machine *MachineCPU `json:"machine,omitempty"`
+}
+
+// Throttled is what a cgroup's CPU quota did to the target over the run.
+type Throttled struct {
+	Cgroup  string `json:"cgroup"`
+	Version int    `json:"version"`
+	// QuotaCores is the quota over the period: 0.05 is 5% of one core.
+	QuotaCores float64 `json:"quota_cores"`
+	Periods    uint64  `json:"periods"`
+	Throttled  uint64  `json:"throttled_periods"`
+	// Percent is Throttled over Periods, in percent; Starved says it is
+	// enough that hangdoc names the quota as the cause.
+	Percent          float64 `json:"throttled_percent"`
+	ThrottledSeconds float64 `json:"throttled_seconds"`
+	Starved          bool    `json:"starved"`
+	// PressurePercent is the cgroup's CPU pressure (PSI "some") over the
+	// run; absent when the kernel gives none (cgroup v1).
+	PressurePercent *float64 `json:"pressure_percent,omitempty"`
+	// GoMaxProcs is a Go target's GOMAXPROCS as hangdoc reckons it, and
+	// where from ("GOMAXPROCS": its environment; "default": its Go
+	// version's default); absent when not Go.
+	GoMaxProcs     int    `json:"gomaxprocs,omitempty"`
+	GoMaxProcsFrom string `json:"gomaxprocs_from,omitempty"`
+}
+
+// MachineCPU is how busy the host's CPUs were over the run.
+type MachineCPU struct {
+	CPUs            int      `json:"cpus"`
+	BusyPercent     float64  `json:"busy_percent"`
+	Load1           float64  `json:"load1"`
+	PressurePercent *float64 `json:"pressure_percent,omitempty"`
+	Busy            bool     `json:"busy"`
+}
+
+// Stop is how a stopped target is stopped.
+type Stop struct {
+	// Signal is what stopped it, as far as the kernel tells: "SIGTTIN",
+	// "SIGTTOU", "job-control" (a background job: SIGTSTP, SIGTTIN or
+	// SIGTTOU), "tracer", or "signal" (SIGSTOP, SIGTSTP: the kernel does
+	// not record which).
+	Signal string `json:"signal"`
+	// Tracer is the process tracing it, or null.
+	Tracer *Tracer `json:"tracer"`
+	// Pending are the signals queued for it, acted on once it continues.
+	Pending []string `json:"pending"`
+}
+
+// Tracer is a process that traces the target.
+type Tracer struct {
+	PID     int    `json:"pid"`
+	Cmdline string `json:"cmdline"`
+	// Hangdoc: the tracer is the hangdoc that made this report.
+	Hangdoc bool `json:"hangdoc"`
 }
 
 // Orphan is a process left behind in the target's process group.
@@ -275,6 +363,8 @@ func New(rec model.Recording, d classify.Diagnosis) *Report {
 	r.Orphans = orphans(d.Orphans)
 	r.Goroutines = w.goroutines()
 	r.Groups = w.groups()
+	r.Stop = w.stop(d.Cause.Stop)
+	r.CPU = cpuBlock(d.Throttle, d.Machine)
 	if !rec.Search.Complete && len(rec.Resources) > 0 {
 		r.Evidence = append(r.Evidence, fmt.Sprintf("the search for the other ends of pipes and sockets stopped at its %dms budget after %d processes: some ends may be missing",
 			rec.Search.BudgetMS, rec.Search.Scanned))

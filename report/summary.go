@@ -42,6 +42,10 @@ func (w *words) summary(c classify.Cause) string {
 	switch c.Rule {
 	case classify.CauseNoSamples:
 		return "no samples were taken"
+	case classify.CauseStopped:
+		return w.stoppedSummary(c)
+	case classify.CauseStarved:
+		return w.starvedSummary(c, as)
 	case classify.CauseCrossDeadlock:
 		return w.crossDeadlock(w.d.Cycles[c.Cycle])
 	case classify.CauseDeadlock:
@@ -53,7 +57,7 @@ func (w *words) summary(c classify.Cause) string {
 				h.Ref.Goroutine, Where(h.Stack), l.ID, plural(len(l.Waiters), "goroutine waits", "goroutines wait"))
 		}
 		return fmt.Sprintf("%s spins (%s) while holding %s %s; %s for it",
-			threadName(h), cpuText(h), l.Kind, l.Address, plural(len(l.Waiters), "thread waits", "threads wait"))
+			threadName(h), w.cpuText(h), l.Kind, l.Address, plural(len(l.Waiters), "thread waits", "threads wait"))
 	case classify.CauseHolderBlocked:
 		h, l := as[0], w.lock(c.Lock)
 		if goroutines {
@@ -84,7 +88,7 @@ func (w *words) summary(c classify.Cause) string {
 		if len(as) > 1 {
 			who = fmt.Sprintf("%d threads spin, %s first,", len(as), threadName(as[0]))
 		}
-		return fmt.Sprintf("%s (%s) with no syscall wait and no voluntary switch in any sample", who, cpuText(as[0]))
+		return fmt.Sprintf("%s (%s) with no syscall wait and no voluntary switch in any sample", who, w.cpuText(as[0]))
 	case classify.CauseWorking:
 		if goroutines {
 			s := fmt.Sprintf("%s working: their stacks move between samples; slow, not stopped", plural(len(as), "goroutine is", "goroutines are"))
@@ -103,8 +107,13 @@ func (w *words) summary(c classify.Cause) string {
 				plural(len(as), "worker", "workers"), Where(as[0].Stack)+" ["+as[0].GoState+"]")
 		}
 		return fmt.Sprintf("all %d workers (%s) wait in queue.get() and no thread is left that could feed the queue: whatever feeds the pool stopped — the feeder thread is gone", len(as), namesOf(as))
+	case classify.CauseStranded:
+		return w.strandedSummary(as)
 	case classify.CauseBlocked:
 		if goroutines {
+			if s := w.goroutineBeyond(as); s != "" {
+				return s
+			}
 			return fmt.Sprintf("%s blocked and none runs; the biggest group: %s", plural(len(as), "goroutine is", "goroutines are"), w.groupTitle(c.Group))
 		}
 		if len(as) == 1 {
@@ -139,6 +148,14 @@ func (w *words) hint(c classify.Cause) string {
 	as := w.actorsOf(c.Actors)
 	goroutines := c.Layer == classify.ActorGoroutine
 	switch c.Rule {
+	case classify.CauseStopped:
+		return w.stoppedHint(c.Stop, w.targetPID())
+	case classify.CauseStarved:
+		s := "Give it more CPU — raise its cgroup's quota (cpu.max, or cpu.cfs_quota_us; a container's CPU limit) — or make it need less. Under a quota a loop and slow work look alike: if it should have finished long ago, take two stacks a second apart to see whether it moves."
+		if t := c.Throttle; t.GoMaxProcs > 0 && float64(t.GoMaxProcs) > t.QuotaCores {
+			s += fmt.Sprintf(" For Go, set GOMAXPROCS=%d (the quota rounded up) so its threads do not use each period's quota in a burst.", max(1, int(t.QuotaCores+0.999)))
+		}
+		return s
 	case classify.CauseCrossDeadlock:
 		return crossHint(w.cycleKinds(w.d.Cycles[c.Cycle]))
 	case classify.CauseDeadlock:
@@ -150,6 +167,12 @@ func (w *words) hint(c classify.Cause) string {
 			return "Goroutines wait on each other: for mutexes, take them in one global order; for channels, one side must not block (a buffered channel, a select with the other case, or a goroutine per direction). Only a restart frees them."
 		case len(cy) == 1 && w.isPythonLockWaiter(cy[0]):
 			return "A thread waits for a lock it already holds: a non-reentrant lock taken again on the same thread, by a path that locks twice or by a signal handler running code that the code it interrupted was inside (logging from a handler, the Patroni hang). Use an RLock where re-entry is meant; in a signal handler only set a flag and do the work outside it. Only a restart frees it."
+		case w.wokenCycle(cy) && w.cycleKinds(cy)[model.WaitFuture]:
+			return "The executor's workers wait for futures that only the executor could run, and it has no worker left to run them: never wait for a future from inside the executor that runs it (submit the follow-up from outside, or chain it with add_done_callback), and give result() a timeout."
+		case w.wokenCycle(cy) && w.cycleKinds(cy)[model.WaitThreadExit]:
+			return "A thread is joined while it waits for something only its joiner would do after the join (set an event, put a sentinel, release a lock): signal before joining, or join with a timeout and say why it did not end."
+		case w.wokenCycle(cy):
+			return "Every thread that could end these waits waits itself: a condition or semaphore nobody is left to signal (a lost wake-up: the signal came before the wait, or the signaller waits on the waiter), or a join of a thread that waits on its joiner. Signal under the lock that guards the predicate and wait in a loop on it; only a restart frees them."
 		case len(cy) == 1:
 			return "A thread locks a non-recursive mutex it already holds: it can never get it. Unlock before relocking, or restructure the call path; only a restart frees it."
 		}
@@ -181,6 +204,8 @@ func (w *words) hint(c classify.Cause) string {
 			return "The goroutine that sent work to the pool returned or died without closing the channel: find why it stopped (a recovered panic, an early return on error), and close the channel (or cancel a context) on every exit path so the pool ends loudly."
 		}
 		return "The thread that put work on the queue died or returned: look for the exception that ended it (set threading.excepthook, check the logs), and make a feeder's failure stop the pool loudly."
+	case classify.CauseStranded:
+		return w.strandedHint(as[0])
 	case classify.CauseBlocked:
 		if goroutines {
 			return goBlockedHint(c.Kinds)
@@ -197,6 +222,180 @@ func (w *words) hint(c classify.Cause) string {
 		return "Nothing here is stuck on anything of its own: look upstream, at whatever should hand it work (a producer, a connection, a timer) and why it stopped."
 	}
 	return ""
+}
+
+// starvedSummary says it is starved, not hung, by what quota and how much.
+func (w *words) starvedSummary(c classify.Cause, as []*classify.Actor) string {
+	t := c.Throttle
+	who := "it"
+	if len(as) > 0 {
+		a := as[0]
+		who = fmt.Sprintf("%s wants a whole core and gets %.0f%% of one", w.actorName(a), a.CPU.Percent)
+		if len(as) > 1 {
+			who += fmt.Sprintf(" (and %s)", plural(len(as)-1, "more", "more"))
+		}
+		if a.Kind == classify.ActorGoroutine {
+			who = fmt.Sprintf("%s working, and its threads want more CPU than the %.0f%% of a core they get", plural(len(as), "goroutine is", "goroutines are"), c.CPU)
+		}
+	}
+	return fmt.Sprintf("starved, not hung: %s; throttled in %.0f%% of periods by its cgroup's CPU quota of %s cores (%s, %.1fs throttled during the run)",
+		who, t.Percent, cores(t.QuotaCores), t.Cgroup, t.ThrottledSeconds)
+}
+
+// stopSignalText says what stopped a process, as far as the evidence goes.
+var stopSignalText = map[classify.StopSignal]string{
+	classify.StopSignalUnknown: "a signal (SIGSTOP, or SIGTSTP)",
+	classify.StopSignalJob:     "job control: it is a background job of its terminal (Ctrl-Z's SIGTSTP, or SIGTTIN/SIGTTOU)",
+	classify.StopSignalTTIN:    "SIGTTIN: it is a background job that read its terminal",
+	classify.StopSignalTTOU:    "SIGTTOU: it is a background job that wrote to its terminal (stty tostop)",
+}
+
+// stoppedSummary says that, and how, the process is stopped, and what its
+// threads were doing when it stopped: no lock or wait of theirs is the
+// story while nothing can run.
+func (w *words) stoppedSummary(c classify.Cause) string {
+	st, pid := c.Stop, w.targetPID()
+	var s string
+	switch {
+	case st.Traced && st.ByHangdoc:
+		s = fmt.Sprintf("pid %d is stopped by a tracer that is this hangdoc itself (a stack source not yet detached)", pid)
+	case st.Traced && st.Tracer > 0:
+		s = fmt.Sprintf("pid %d is stopped by its tracer %s, which is %s: nothing in it runs until the tracer lets it go", pid, w.procName(st.Tracer), w.stateOf(st.Tracer))
+	case st.Traced:
+		s = fmt.Sprintf("pid %d is stopped by a tracer: nothing in it runs until the tracer lets it go", pid)
+	default:
+		s = fmt.Sprintf("pid %d is stopped by %s; nothing in it runs until it is continued", pid, stopSignalText[st.Signal])
+	}
+	var was []string
+	for _, a := range w.actorsOf(c.Actors) {
+		if call := callText(a.Syscall); call != "" {
+			was = append(was, fmt.Sprintf("%s in %s", threadName(a), call))
+		}
+		if len(was) == 3 {
+			break
+		}
+	}
+	if len(was) > 0 {
+		s += "; when it stopped " + strings.Join(was, ", ")
+		if len(c.Actors) > len(was) {
+			s += ", …"
+		}
+	}
+	if len(st.Pending) > 0 {
+		s += "; pending, to act on once continued: " + strings.Join(st.Pending, ", ")
+	}
+	return s
+}
+
+func (w *words) targetPID() int {
+	if len(w.rec.Samples) > 0 {
+		return w.rec.Samples[0].PID
+	}
+	return w.rec.Target.PID
+}
+
+func (w *words) stoppedHint(st *classify.StopFact, pid int) string {
+	switch {
+	case st.Traced && st.Tracer > 0 && !st.ByHangdoc:
+		return fmt.Sprintf("Detach the debugger or tracer (gdb: detach, or quit; strace: Ctrl-C), or end %s: the process then runs on from where it stopped. Only then diagnose it again.", w.procName(st.Tracer))
+	case st.Traced:
+		return "Detach the tracer (gdb: detach; strace: Ctrl-C): the process then runs on from where it stopped."
+	case st.Signal == classify.StopSignalTTIN || st.Signal == classify.StopSignalTTOU || st.Signal == classify.StopSignalJob:
+		return fmt.Sprintf("Continue it: fg in the shell whose job it is, or kill -CONT %d; a background job that reads the terminal stops again: give it stdin from /dev/null (or run it with nohup, or under a service manager).", pid)
+	}
+	return fmt.Sprintf("Continue it: kill -CONT %d (or fg in the shell that stopped it). Then find who stopped it: a SIGSTOP from a script, Ctrl-Z, or a supervisor's pause.", pid)
+}
+
+// wokenCycle reports a cycle every member of which waits on something no
+// one is named for (a condition, a semaphore, a join): nobody left to
+// signal, rather than locks taken in opposite orders.
+func (w *words) wokenCycle(cy classify.Cycle) bool {
+	for _, r := range cy {
+		wt := w.waitOf[r]
+		if wt == nil || len(wt.Wakers) == 0 || wt.Kind == model.WaitLock {
+			return false
+		}
+	}
+	return true
+}
+
+// goroutineBeyond names the first blocked goroutine whose wait leads to
+// another process: a client waiting for a server that never answers.
+func (w *words) goroutineBeyond(as []*classify.Actor) string {
+	for _, g := range as {
+		wt := w.waitOf[g.Ref]
+		if wt == nil || wt.To == nil || !wt.To.IsProcess() || wt.To.PID == g.Ref.PID {
+			continue
+		}
+		from := ""
+		if res := w.rec.Resources[wt.Resource]; res.TCP != nil {
+			from = " from " + res.TCP.Remote.String()
+		}
+		return fmt.Sprintf("goroutine %d (%s) is %s%s on %s; %s %s, which is %s",
+			g.Ref.Goroutine, ownFunc(g.Stack), goKindWords(g.Wait), from, wt.Resource,
+			roleWords(wt.Kind), w.endName(wt, wt.To.PID), w.stateOf(wt.To.PID))
+	}
+	return ""
+}
+
+// strandedSummary names waits no live actor is left to end.
+func (w *words) strandedSummary(as []*classify.Actor) string {
+	a := as[0]
+	more := ""
+	if len(as) > 1 {
+		more = fmt.Sprintf(" (and %s)", plural(len(as)-1, "more like it", "more like it"))
+	}
+	if l := w.lock(a.WaitsFor); l != nil && l.Basis.Rule == classify.BasisOwnerGone && a.Kind == classify.ActorThread {
+		return fmt.Sprintf("%s waits for the lock at %s, whose owner tid %d is not a live thread of pid %d: nothing is left that could release it — it was locked by a thread that is gone (before a fork, only the forking thread lives on in the child)%s",
+			threadName(a), l.Address, l.Basis.Owner, l.Basis.PID, more)
+	}
+	what := kindWords(a.Wait)
+	if a.Kind == classify.ActorGoroutine {
+		what = goKindWords(a.Wait)
+	} else if c := callText(a.Syscall); c != "" {
+		what += " in " + c
+	}
+	only := ""
+	if a.Kind == classify.ActorThread && w.liveThreads() == 1 {
+		only = ": it is the process's only thread"
+	}
+	return fmt.Sprintf("%s is %s, and no live %s is left that could %s%s%s", w.actorName(a), what, actorNoun(a), missingWords(a.Wait), only, more)
+}
+
+func (w *words) liveThreads() int {
+	n := 0
+	for _, t := range w.d.Threads {
+		if t.Class != classify.ClassExited {
+			n++
+		}
+	}
+	return n
+}
+
+// strandedHint is the fix for a wait nobody is left to end.
+func (w *words) strandedHint(a *classify.Actor) string {
+	if l := w.lock(a.WaitsFor); l != nil && l.Basis.Rule == classify.BasisOwnerGone {
+		return "A lock was held by a thread that no longer exists: one that exited without unlocking it, or one of the parent's threads when the process forked (the child has only the forking thread, and inherits the lock held). Do not fork a threaded process except to exec at once (posix_spawn); release locks on every exit path, or use a robust mutex. Only a restart frees it."
+	}
+	switch a.Wait {
+	case model.WaitFileLock:
+		return "The process waits for a file lock it holds itself through another open of the same file (flock locks belong to each open, so a second open blocks on the first): take the lock once, or pass the descriptor that holds it; only a restart frees it."
+	case model.WaitQueueJoin:
+		return "queue.join() waits for one task_done() per put(), and the workers that should call it are gone (a worker that raised ends without it): call task_done() in a finally: block, and let a worker's death stop the program loudly."
+	case model.WaitEvent:
+		return "Event.wait() without a timeout waits for a set() that no thread is left to call: the thread meant to set it is gone. Set the event in a finally: block, and wait with a timeout."
+	case model.WaitCondition, model.WaitFutex:
+		return "It waits for a wake-up (a condition's notify, a semaphore's post, a lock's release) that no thread is left to send: the thread that should have sent it exited. Find why it ended (its exceptions, an early return) and make it signal on every path; wait with a timeout."
+	case model.WaitFuture:
+		return "Future.result() waits for a future that nothing is left to run: the pool's workers are gone or busy waiting themselves. Never wait for a future from inside the pool that runs it, and pass a timeout to result()."
+	case model.WaitWaitGroup:
+		return "A WaitGroup waits for Done calls no goroutine is left to make: a path returned without Done. Call defer wg.Done() first thing in each goroutine, and Add before the go statement."
+	case model.WaitDBConn:
+		return "Every connection of the database/sql pool is held and no goroutine is left to return one: a goroutine that keeps rows or a transaction open while it asks for another connection deadlocks itself once MaxOpenConns are out. Close rows (defer rows.Close()) before the next query, or raise SetMaxOpenConns."
+	case model.WaitCond:
+		return "sync.Cond.Wait waits for a Signal or Broadcast no goroutine is left to send: signal on every path that changes the condition."
+	}
+	return "It waits for something no live thread or goroutine is left to do: the one that should have done it is gone. Find why it ended, and make it finish its part on every path."
 }
 
 func (w *words) deadlockSummary(c classify.Cause) string {
@@ -262,6 +461,14 @@ func (w *words) crossDeadlock(cycle classify.Cycle) string {
 				what += " in " + c
 			}
 		}
+		if wt.Kind == model.WaitPollFDs {
+			var fds []string
+			for _, p := range wt.Polled {
+				fds = append(fds, w.polledText(p))
+			}
+			parts = append(parts, fmt.Sprintf("%s tid %d is %s: %s", w.procName(r.PID), r.TID, what, strings.Join(fds, "; ")))
+			continue
+		}
 		if wt.Resource != "" && !strings.HasPrefix(wt.Resource, "futex:") {
 			what += " on " + wt.Resource
 			if extra := resourceText(w.rec.Resources[wt.Resource]); extra != "" {
@@ -299,6 +506,10 @@ func crossHint(kinds map[model.WaitKind]bool) string {
 		return "The parent waits for its child to exit while the child waits for the parent to read the pipe it filled: read the pipes while waiting — Python: communicate() instead of wait(); Go: read StdoutPipe/StderrPipe to EOF before cmd.Wait(); or send the output to a file."
 	case kinds[model.WaitChildExit] && (kinds[model.WaitStdin] || kinds[model.WaitPipeRead]):
 		return "The child waits for input on a pipe that the parent, waiting for it to exit, never writes or closes: give the child stdin from /dev/null (stdin=subprocess.DEVNULL), or close the pipe after writing (for git: GIT_TERMINAL_PROMPT=0)."
+	case kinds[model.WaitPollFDs] && (kinds[model.WaitStdin] || kinds[model.WaitPipeRead] || kinds[model.WaitTTYRead]):
+		return "The child waits for input on a stdin pipe that the parent holds open and never writes, while the parent waits for the child's output (communicate(), subprocess.run(capture_output=True)): give the child stdin=subprocess.DEVNULL (or input=b\"\"), or close the parent's end; for git, also GIT_TERMINAL_PROMPT=0 so it never prompts."
+	case kinds[model.WaitPollFDs] && kinds[model.WaitPipeWrite]:
+		return "Each side waits for the other to drain a pipe: read the child's output while writing its input (communicate(input=…) does both), or send one side to a file."
 	}
 	return "Processes wait on each other in a cycle: none can move until one is killed. Break the cycle where a wait can get a timeout or a non-blocking read."
 }
@@ -343,12 +554,20 @@ func hasKind(kinds []classify.KindCount, ks ...model.WaitKind) bool {
 
 func blockedHint(kinds []classify.KindCount) string {
 	switch {
+	case hasKind(kinds, model.WaitLoopBlocked):
+		return "A coroutine makes a synchronous call (time.sleep, a blocking read, a sync HTTP client) that holds the asyncio event loop: nothing else on the loop runs. Await the async form (await asyncio.sleep, an async client), or run the call in a thread (await asyncio.to_thread(fn) / loop.run_in_executor)."
+	case hasKind(kinds, model.WaitPoolResult):
+		return "A multiprocessing pool's worker process does not finish its task: diagnose the workers (they are this process's children), and pass a timeout to get() so the caller learns of it."
+	case hasKind(kinds, model.WaitFuture):
+		return "A future's result never comes: the worker running it is stuck (follow it), or nothing runs it. Pass a timeout to result()."
 	case hasKind(kinds, model.WaitUninterruptible):
 		return "A thread is in uninterruptible sleep: nothing in user space will move it, not even SIGKILL. Look at the device or filesystem it waits on (as root: cat /proc/PID/task/TID/stack)."
 	case hasKind(kinds, model.WaitStopped):
 		return "A thread is stopped by a signal or a tracer: send SIGCONT, or detach the debugger."
 	case hasKind(kinds, model.WaitChildExit):
 		return "It waits for a child process to exit: diagnose the child (hangdoc CHILD_PID); if the child writes to a pipe this process never reads, read while waiting (communicate())."
+	case hasKind(kinds, model.WaitFileLock):
+		return "It waits for a file lock another process holds (two runs of one job, a package manager's lock): find why the holder does not finish, and let a second run fail fast (flock -n, or -w SECONDS) instead of queueing behind it."
 	case hasKind(kinds, model.WaitStdin):
 		return "It waits for input on its standard input that nobody sends: run it with stdin from /dev/null (for git: GIT_TERMINAL_PROMPT=0)."
 	case hasKind(kinds, model.WaitPipeWrite, model.WaitSocketWrite):
@@ -361,6 +580,12 @@ func blockedHint(kinds []classify.KindCount) string {
 
 func goBlockedHint(kinds []classify.KindCount) string {
 	switch {
+	case hasKind(kinds, model.WaitHTTPResponse):
+		return "An HTTP client waits for a response with no timeout: give the client one (http.Client{Timeout: …}, or a context deadline per request), and find why the server does not answer (its process is named above)."
+	case hasKind(kinds, model.WaitDBConn):
+		return "Goroutines wait for a free connection of a full database/sql pool: find who holds the connections (rows or transactions left open: defer rows.Close(), tx.Rollback on every path), or raise SetMaxOpenConns; give queries a context deadline."
+	case hasKind(kinds, model.WaitSemaphore, model.WaitSingleflight, model.WaitErrgroup):
+		return "Goroutines wait on a semaphore, a singleflight call or an errgroup whose work does not finish: follow the goroutines that hold the slots or run the call, and give them a context deadline."
 	case hasKind(kinds, model.WaitMutex, model.WaitRWMutex):
 		return "Goroutines wait for a mutex whose holder the dumps do not show: look for a path that returns without Unlock (use defer mu.Unlock()), or a holder blocked elsewhere."
 	case hasKind(kinds, model.WaitWaitGroup):
@@ -387,6 +612,9 @@ func blockedText(t *classify.Actor) string {
 	text := kindWords(t.Wait)
 	if c := callText(t.Syscall); c != "" {
 		text += " in " + c
+	}
+	if co := t.Coroutine; co != nil {
+		text += ", made by the coroutine " + threadWhere([]model.Frame{*co})
 	}
 	if t.Resource != "" {
 		text += " on " + t.Resource

@@ -14,7 +14,7 @@ func view(sc model.Syscall) *Syscall {
 	if !sc.InCall() {
 		return nil
 	}
-	v := &Syscall{Nr: sc.Nr, Name: sc.Name, Args: make([]string, len(sc.Args))}
+	v := &Syscall{Nr: sc.Nr, Name: sc.Name, Args: make([]string, len(sc.Args)), Restarted: sc.Restarted}
 	for i, a := range sc.Args {
 		v.Args[i] = "0x" + strconv.FormatUint(a, 16)
 	}

@@ -49,7 +49,7 @@ func Text(w io.Writer, r *Report, p Palette) error {
 	if rows := chainRows(r); len(rows) > 0 {
 		fmt.Fprintf(&b, "\nWAITS\n")
 		for _, c := range rows {
-			fmt.Fprintf(&b, "  %s %s\n", chainLabel(c.TIDs), c.Text)
+			fmt.Fprintf(&b, "  %s\n", strings.TrimSpace(chainLabel(c.TIDs)+" "+c.Text))
 		}
 	}
 	if len(r.Orphans) > 0 {

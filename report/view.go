@@ -209,6 +209,15 @@ func threadLabel(r *Report, ref Ref) string {
 		}
 		return fmt.Sprintf("goroutine %d", ref.Goroutine)
 	}
+	if ref.TID == 0 {
+		// A process: the holder of a file lock, the end of a pipe.
+		for _, p := range r.Processes {
+			if p.PID == ref.PID {
+				return fmt.Sprintf("pid %d (%s)", p.PID, shortCmd(p.Cmdline))
+			}
+		}
+		return fmt.Sprintf("pid %d", ref.PID)
+	}
 	if ref.PID != r.Target.PID && ref.PID != 0 {
 		return fmt.Sprintf("pid %d tid %d", ref.PID, ref.TID)
 	}
@@ -336,6 +345,11 @@ func chainRows(r *Report) []chainRow {
 		if w.Chain == "" {
 			continue
 		}
+		if w.From.Goroutine != 0 {
+			// A goroutine's chain names it in its own words.
+			rows = append(rows, chainRow{Text: w.Chain})
+			continue
+		}
 		text := strings.TrimPrefix(w.Chain, fmt.Sprintf("tid %d", w.From.TID))
 		if i, ok := index[text]; ok {
 			rows[i].TIDs = append(rows[i].TIDs, w.From.TID)
@@ -348,7 +362,10 @@ func chainRows(r *Report) []chainRow {
 }
 
 func chainLabel(tids []int) string {
-	if len(tids) == 1 {
+	switch len(tids) {
+	case 0:
+		return ""
+	case 1:
 		return fmt.Sprintf("tid %d", tids[0])
 	}
 	return fmt.Sprintf("tids %s", tidList(tids))

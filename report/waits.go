@@ -17,10 +17,17 @@ func (w *words) waits() []Wait {
 	out := make([]Wait, 0, len(w.d.Waits))
 	for i := range w.d.Waits {
 		wt := &w.d.Waits[i]
-		x := Wait{From: ref(wt.From), Resource: wt.Resource, Kind: wt.Kind.String(), Detail: w.detail(wt), Chain: w.chain(wt)}
+		x := Wait{From: ref(wt.From), Resource: wt.Resource, Kind: wt.Kind.String(), Detail: w.detail(wt), Chain: w.chain(wt),
+			NobodyLeft: wt.Nobody}
 		if wt.To != nil {
 			r := ref(*wt.To)
 			x.To = &r
+		}
+		if len(wt.Wakers) > 0 {
+			x.Wakers = refs(wt.Wakers)
+		}
+		for _, p := range wt.Polled {
+			x.Polled = append(x.Polled, Polled{FD: p.FD, Events: eventsText(p), Resource: p.Resource, Ends: append([]int{}, p.Ends...)})
 		}
 		out = append(out, x)
 	}
@@ -57,12 +64,28 @@ func (w *words) detail(wt *classify.Wait) string {
 		s = fmt.Sprintf("waits for %s %s held by tid %d", l.Kind, l.Address, l.Holder.TID)
 	case wt.Kind == model.WaitLock && l != nil:
 		s = fmt.Sprintf("waits on futex %s with %d other threads; holder unknown", l.Address, len(l.Waiters)-1)
-	case wt.Kind == model.WaitThreadExit:
+	case wt.Kind == model.WaitThreadExit && wt.Joined > 0:
 		s = fmt.Sprintf("waits for thread %d to exit (pthread_join)", wt.Joined)
+	case wt.Kind == model.WaitThreadExit && len(wt.Wakers) == 1:
+		s = fmt.Sprintf("waits for another thread to exit (join): %s, the only other thread", w.threadLabel(wt.Wakers[0]))
+	case wt.Kind == model.WaitThreadExit:
+		s = "waits for another thread to exit (join)" + call
 	case wt.Kind == model.WaitChildExit && wt.Child > 0:
 		s = fmt.Sprintf("waits for child pid %d to exit", wt.Child)
 	case wt.Kind == model.WaitChildExit:
 		s = "waits for any child to exit" + call
+	case wt.Kind == model.WaitPollFDs:
+		var fds []string
+		for _, p := range wt.Polled {
+			fds = append(fds, w.polledText(p))
+		}
+		s = kindWords(wt.Kind) + call + ": " + strings.Join(fds, "; ")
+		if wt.To == nil || len(wt.Ends) == 0 {
+			return s
+		}
+		return s
+	case wt.Nobody:
+		s = kindWords(wt.Kind) + call + fmt.Sprintf("; no live thread is left that could %s", missingWords(wt.Kind))
 	case wt.Kind == model.WaitPoll && len(wt.Watches) > 0:
 		s = kindWords(wt.Kind) + call + ", watching " + strings.Join(wt.Watches, ", ")
 	case wt.Kind == model.WaitUninterruptible && len(wt.KernelStack) > 0:
@@ -92,11 +115,59 @@ func (w *words) detail(wt *classify.Wait) string {
 	return s + "; " + roleWords(wt.Kind) + " " + strings.Join(names, ", ")
 }
 
+func eventsText(p classify.Polled) string {
+	switch {
+	case p.Read && p.Write:
+		return "read-write"
+	case p.Write:
+		return "write"
+	}
+	return "read"
+}
+
+// polledText words one polled descriptor and who is at its other end:
+// "fd 5 pipe:[347693] (read), written by pid 22378 (python3 -c …) on fd 1".
+func (w *words) polledText(p classify.Polled) string {
+	s := fmt.Sprintf("fd %d %s (%s)", p.FD, p.Resource, eventsText(p))
+	res := w.rec.Resources[p.Resource]
+	if extra := resourceText(res); extra != "" {
+		s += ", " + extra
+	}
+	if len(p.Ends) == 0 {
+		return s + ", no other end found"
+	}
+	if res.Peer != "" {
+		res = w.rec.Resources[res.Peer]
+	}
+	role := "written by"
+	if p.Write && !p.Read {
+		role = "read by"
+	}
+	if res.TCP != nil || strings.HasPrefix(p.Resource, "socket:") {
+		role = "the other end held by"
+	}
+	mode := "w"
+	if role == "read by" {
+		mode = "r"
+	} else if role != "written by" {
+		mode = ""
+	}
+	var names []string
+	for _, pid := range p.Ends {
+		names = append(names, w.procName(pid)+fdsOfMode(res, pid, mode))
+	}
+	return s + ", " + role + " " + strings.Join(names, ", ")
+}
+
 // fdsOf names the descriptors a process holds a resource on: " on fd 0".
-func fdsOf(res model.Resource, pid int) string {
+func fdsOf(res model.Resource, pid int) string { return fdsOfMode(res, pid, "") }
+
+// fdsOfMode is fdsOf for the descriptors open for mode ("r", "w"; ""
+// for any).
+func fdsOfMode(res model.Resource, pid int, mode string) string {
 	var fds []string
 	for _, h := range res.Holders {
-		if h.PID == pid {
+		if h.PID == pid && (mode == "" || strings.Contains(h.Mode, mode)) {
 			fds = append(fds, strconv.Itoa(h.FD))
 		}
 	}
@@ -209,6 +280,12 @@ func (w *words) endName(wt *classify.Wait, pid int) string {
 	if res.Peer != "" {
 		res = w.rec.Resources[res.Peer]
 	}
+	switch wt.Kind.Role() {
+	case model.RoleReadBy:
+		return w.procName(pid) + fdsOfMode(res, pid, "r") + w.peerEnd(wt)
+	case model.RoleWrittenBy:
+		return w.procName(pid) + fdsOfMode(res, pid, "w") + w.peerEnd(wt)
+	}
 	return w.procName(pid) + fdsOf(res, pid) + w.peerEnd(wt)
 }
 
@@ -242,8 +319,12 @@ func (w *words) chain(wt *classify.Wait) string {
 				b.WriteString(" → ")
 			}
 		}
-		fmt.Fprintf(&b, "tid %d", st.From.TID)
-		if t := w.actors[st.From]; t != nil {
+		if t := w.actors[st.From]; t != nil && t.Kind == classify.ActorGoroutine {
+			fmt.Fprintf(&b, "goroutine %d (%s)", st.From.Goroutine, ownFunc(t.Stack))
+		} else {
+			fmt.Fprintf(&b, "tid %d", st.From.TID)
+		}
+		if t := w.actors[st.From]; t != nil && t.Kind == classify.ActorThread {
 			if c := callText(t.Syscall); c != "" {
 				b.WriteString(" " + c)
 			}
@@ -263,6 +344,8 @@ func (w *words) chain(wt *classify.Wait) string {
 			fmt.Fprintf(&b, " → %s %s: %s", role, w.threadLabel(*st.To), w.threadState(*st.To))
 		case classify.EndSelfCycle:
 			fmt.Fprintf(&b, " → %s %s (itself: a cycle)", role, w.threadLabel(*st.To))
+		case classify.EndActorCycle:
+			fmt.Fprintf(&b, " → %s %s (already in this chain: a cycle)", role, w.threadLabel(*st.To))
 		case classify.EndOwnProcess:
 			fmt.Fprintf(&b, " → %s its own process: another of its threads must drain it", role)
 		case classify.EndCycle:

@@ -46,49 +46,91 @@ func newWords(rec *model.Recording, d *classify.Diagnosis) *words {
 
 // kindText words what a thread waits for.
 var kindText = map[model.WaitKind]string{
-	model.WaitLock:            "waiting for a lock",
-	model.WaitFutex:           "waiting on a futex (a condition, a semaphore, or a lock with no recorded owner)",
-	model.WaitPipeWrite:       "writing to a full pipe",
-	model.WaitPipeRead:        "reading an empty pipe",
-	model.WaitSocketWrite:     "writing to a socket whose send buffer is full",
-	model.WaitSocketRead:      "reading a socket that sends nothing",
-	model.WaitSocketConnect:   "connecting a socket",
-	model.WaitAccept:          "waiting for a connection",
-	model.WaitStdin:           "reading its standard input",
-	model.WaitTTYRead:         "reading a terminal",
-	model.WaitTTYWrite:        "writing to a terminal",
-	model.WaitFileRead:        "reading a file",
-	model.WaitFileWrite:       "writing a file",
-	model.WaitFileLock:        "waiting for a file lock",
-	model.WaitChildExit:       "waiting for a child process to exit",
-	model.WaitSleep:           "sleeping",
-	model.WaitPoll:            "waiting for events (epoll, poll, select)",
-	model.WaitSignal:          "waiting for a signal",
-	model.WaitUninterruptible: "in uninterruptible sleep (D)",
-	model.WaitStopped:         "stopped (SIGSTOP or a tracer)",
-	model.WaitThreadExit:      "waiting for another thread to exit (join)",
-	model.WaitQueue:           "waiting in queue.get() for work",
-	model.WaitCondition:       "waiting on a condition (Condition.wait, Event.wait)",
-	model.WaitPythonLock:      "waiting to acquire a lock",
-	model.WaitPython:          "in Python code",
-	model.WaitRunning:         "running",
-	model.WaitSyscall:         "in a syscall",
-	model.WaitUnknown:         "waiting in the kernel",
-	model.WaitMutex:           "waiting for a sync.Mutex",
-	model.WaitRWMutex:         "waiting for a sync.RWMutex",
-	model.WaitChannel:         "blocked on a channel",
-	model.WaitSelect:          "blocked in select",
-	model.WaitIO:              "waiting for network or file I/O (netpoll)",
-	model.WaitWaitGroup:       "waiting in sync.WaitGroup.Wait",
-	model.WaitCond:            "waiting in sync.Cond.Wait",
-	model.WaitRuntime:         "a runtime wait",
-	model.WaitOther:           "waiting",
+	model.WaitLock:             "waiting for a lock",
+	model.WaitFutex:            "waiting on a futex (a condition, a semaphore, or a lock with no recorded owner)",
+	model.WaitPipeWrite:        "writing to a full pipe",
+	model.WaitPipeRead:         "reading an empty pipe",
+	model.WaitSocketWrite:      "writing to a socket whose send buffer is full",
+	model.WaitSocketRead:       "reading a socket that sends nothing",
+	model.WaitSocketConnect:    "connecting a socket",
+	model.WaitAccept:           "waiting for a connection",
+	model.WaitStdin:            "reading its standard input",
+	model.WaitTTYRead:          "reading a terminal",
+	model.WaitTTYWrite:         "writing to a terminal",
+	model.WaitFileRead:         "reading a file",
+	model.WaitFileWrite:        "writing a file",
+	model.WaitFileLock:         "waiting for a file lock",
+	model.WaitChildExit:        "waiting for a child process to exit",
+	model.WaitSleep:            "sleeping",
+	model.WaitPoll:             "waiting for events (epoll, poll, select)",
+	model.WaitPollFDs:          "waiting on its descriptors (poll, select)",
+	model.WaitSignal:           "waiting for a signal",
+	model.WaitUninterruptible:  "in uninterruptible sleep (D)",
+	model.WaitStopped:          "stopped by a signal",
+	model.WaitTraced:           "stopped by a tracer (a debugger, strace)",
+	model.WaitThreadExit:       "waiting for another thread to exit (join)",
+	model.WaitQueue:            "waiting in queue.get() for work",
+	model.WaitCondition:        "waiting on a condition (Condition.wait, Event.wait)",
+	model.WaitPythonLock:       "waiting to acquire a lock",
+	model.WaitPython:           "in Python code",
+	model.WaitQueueJoin:        "waiting in queue.join() for a task_done() for every task",
+	model.WaitEvent:            "waiting in Event.wait() for a set()",
+	model.WaitFuture:           "waiting for a future's result (concurrent.futures)",
+	model.WaitExecutorShutdown: "waiting in ThreadPoolExecutor.shutdown() for its workers to finish",
+	model.WaitPoolResult:       "waiting for a result from a multiprocessing pool's worker processes",
+	model.WaitLoopBlocked:      "running an asyncio event loop that a synchronous call in a coroutine blocks",
+	model.WaitRunning:          "running",
+	model.WaitSyscall:          "in a syscall",
+	model.WaitUnknown:          "waiting in the kernel",
+	model.WaitMutex:            "waiting for a sync.Mutex",
+	model.WaitRWMutex:          "waiting for a sync.RWMutex",
+	model.WaitChannel:          "blocked on a channel",
+	model.WaitSelect:           "blocked in select",
+	model.WaitIO:               "waiting for network or file I/O (netpoll)",
+	model.WaitWaitGroup:        "waiting in sync.WaitGroup.Wait",
+	model.WaitCond:             "waiting in sync.Cond.Wait",
+	model.WaitRuntime:          "parked by the Go scheduler until a goroutine can run",
+	model.WaitOther:            "waiting",
+	model.WaitDBConn:           "waiting in database/sql for a free connection of a full pool",
+	model.WaitHTTPResponse:     "waiting for an HTTP response (net/http client)",
+	model.WaitErrgroup:         "waiting in errgroup.Group.Wait for the group's goroutines",
+	model.WaitSingleflight:     "waiting in singleflight for the first caller's result",
+	model.WaitSemaphore:        "waiting in semaphore.Weighted.Acquire for a Release",
+}
+
+// missingText says, for a wait no live actor is left to end, what nobody
+// is left to do.
+var missingText = map[model.WaitKind]string{
+	model.WaitFutex:            "wake it (post the semaphore, signal the condition, release the lock)",
+	model.WaitLock:             "release it",
+	model.WaitFileLock:         "release it (its own process holds it through another open of the file)",
+	model.WaitPythonLock:       "release it",
+	model.WaitCondition:        "notify() it",
+	model.WaitQueueJoin:        "call task_done()",
+	model.WaitEvent:            "call set()",
+	model.WaitFuture:           "run the future and set its result",
+	model.WaitExecutorShutdown: "finish the pool's work",
+	model.WaitThreadExit:       "exit",
+	model.WaitWaitGroup:        "call Done",
+	model.WaitCond:             "call Signal or Broadcast",
+	model.WaitDBConn:           "return a connection to the pool",
+	model.WaitErrgroup:         "finish the group's work",
+	model.WaitSingleflight:     "finish the first call",
+	model.WaitSemaphore:        "call Release",
+}
+
+func missingWords(k model.WaitKind) string {
+	if s, ok := missingText[k]; ok {
+		return s
+	}
+	return "end it"
 }
 
 // goKindText words what a goroutine waits for, where it says it otherwise
 // than a thread's.
 var goKindText = map[model.WaitKind]string{
 	model.WaitSyscall: "in a system call",
+	model.WaitRuntime: "a runtime wait",
 }
 
 func kindWords(k model.WaitKind) string { return kindText[k] }
@@ -108,6 +150,8 @@ var roleText = map[model.Role]string{
 	model.RoleReadBy:    "read by",
 	model.RoleWrittenBy: "written by",
 	model.RoleOtherEnd:  "the other end held by",
+	model.RoleTracedBy:  "traced by",
+	model.RolePolled:    "the other end held by",
 }
 
 func roleWords(k model.WaitKind) string {
@@ -124,13 +168,41 @@ func plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// cpuText says how much of a core a thread used, and, when the machine was
-// too busy to give it all it wanted, how long it waited for one.
-func cpuText(a *classify.Actor) string {
-	if a.CPU.RunqueuePercent >= 5 {
-		return fmt.Sprintf("%.0f%% of a core, and %.0f%% waiting for one (the machine is busy)", a.CPU.Percent, a.CPU.RunqueuePercent)
+// cpuText says how much of a core a thread used and, when it did not get
+// all it wanted, how long it waited for one, and why as far as the run
+// tells: its cgroup's quota, a busy machine.
+func (w *words) cpuText(a *classify.Actor) string {
+	if a.CPU.RunqueuePercent < 5 {
+		return fmt.Sprintf("%.0f%% of a core", a.CPU.Percent)
 	}
-	return fmt.Sprintf("%.0f%% of a core", a.CPU.Percent)
+	why := "waiting for one"
+	switch {
+	case w.d.Throttle.Significant():
+		why = fmt.Sprintf("waiting for one: its cgroup's CPU quota of %s cores throttles it", cores(w.d.Throttle.QuotaCores))
+	case w.d.Machine.Busy():
+		why = "waiting for one (the machine is busy)"
+	case w.d.Machine != nil:
+		why = fmt.Sprintf("waiting for one (the machine's CPUs were %.0f%% busy)", w.d.Machine.BusyPercent)
+	}
+	return fmt.Sprintf("%.0f%% of a core, and %.0f%% %s", a.CPU.Percent, a.CPU.RunqueuePercent, why)
+}
+
+// cores prints a number of cores the way a quota is read: "0.05", "2".
+func cores(n float64) string { return strconv.FormatFloat(n, 'f', -1, 64) }
+
+// actorName names a thread or a goroutine.
+func (w *words) actorName(a *classify.Actor) string {
+	if a.Kind == classify.ActorGoroutine {
+		return fmt.Sprintf("goroutine %d (%s)", a.Ref.Goroutine, Where(a.Stack))
+	}
+	return threadName(a)
+}
+
+func actorNoun(a *classify.Actor) string {
+	if a.Kind == classify.ActorGoroutine {
+		return "goroutine of the program's own"
+	}
+	return "thread"
 }
 
 func threadName(a *classify.Actor) string {
@@ -158,7 +230,7 @@ func (w *words) whyText(a *classify.Actor) string {
 	case classify.WhyOnCPUOnce:
 		s = "on a CPU in the only sample it was seen in"
 	case classify.WhySpins:
-		s = fmt.Sprintf("%s with no voluntary switch or syscall wait in %d samples", cpuText(a), y.N)
+		s = fmt.Sprintf("%s with no voluntary switch or syscall wait in %d samples", w.cpuText(a), y.N)
 		if len(a.Stack) > 0 {
 			s += " and the same stack in each"
 		}
@@ -181,6 +253,19 @@ func (w *words) whyText(a *classify.Actor) string {
 		s = fmt.Sprintf("%s, unchanged in %d samples, no CPU", kindWords(y.Kind), y.N)
 	case classify.WhyWithBlock:
 		s = "waits to enter the with-block at " + y.Site
+	case classify.WhyBehind:
+		o := w.actors[*y.Other]
+		who, how := "?", "moves"
+		if o != nil {
+			who, how = w.actorName(o), o.Class.String()
+		}
+		which := "the one that could end it"
+		if y.N > 1 {
+			which = fmt.Sprintf("one of the %d that could end it", y.N)
+		}
+		s = fmt.Sprintf("parked: %s; %s, %s, is %s", kindWords(y.Kind), who, which, how)
+	case classify.WhyNobodyLeft:
+		s = fmt.Sprintf("%s, and no live %s is left that could %s", kindWords(y.Kind), actorNoun(a), missingWords(y.Kind))
 	case classify.WhyGoAside:
 		s = "a runtime goroutine, or an HTTP server's own connection handling"
 	case classify.WhyGoObserver:
@@ -195,10 +280,10 @@ func (w *words) whyText(a *classify.Actor) string {
 		s = "ran between waits"
 	case classify.WhyGoSpinsOnThread:
 		t := w.actors[*y.Other]
-		s = fmt.Sprintf("%s in all %d samples with the same stack, on tid %d using %s", a.GoState, y.N, y.Other.TID, cpuText(t))
+		s = fmt.Sprintf("%s in all %d samples with the same stack, on tid %d using %s", a.GoState, y.N, y.Other.TID, w.cpuText(t))
 	case classify.WhyGoSpinsWhile:
 		t := w.actors[*y.Other]
-		s = fmt.Sprintf("%s in all %d samples with the same stack, while %s spins (%s); the source does not say which thread runs it", a.GoState, y.N, threadName(t), cpuText(t))
+		s = fmt.Sprintf("%s in all %d samples with the same stack, while %s spins (%s); the source does not say which thread runs it", a.GoState, y.N, threadName(t), w.cpuText(t))
 	case classify.WhyGoSpinsProcess:
 		s = fmt.Sprintf("%s in all %d samples in the same loop, while the process uses %.0f%% of a core across its threads (the scheduler moves a goroutine between threads)", a.GoState, y.N, y.ProcessCPU)
 	case classify.WhyGoSpinsInDumps:
@@ -275,11 +360,30 @@ func futexOpText(op uint64) string {
 	return s
 }
 
+// fileLockBasis words what /proc/locks says of a file lock.
+func (w *words) fileLockBasis(l *classify.Lock) string {
+	b := l.Basis
+	e := b.File
+	switch {
+	case e == nil && b.Err != "":
+		return "the file could not be named: " + b.Err
+	case e == nil:
+		return "/proc/locks shows no lock held on the file: it was released as it was read"
+	case e.PID > 0:
+		return fmt.Sprintf("/proc/locks: a %s %s lock on bytes %s of the file, taken by %s", e.Class, e.Type, e.Range, w.procName(e.PID))
+	case l.Holder != nil:
+		return fmt.Sprintf("/proc/locks: an %s %s lock on bytes %s, which names no process (it belongs to an open file); %s is the only other process with the file open", e.Class, e.Type, e.Range, w.procName(l.Holder.PID))
+	}
+	return fmt.Sprintf("/proc/locks: an %s %s lock on bytes %s, which names no process; %d other processes have the file open, so no holder is named", e.Class, e.Type, e.Range, len(b.Opened))
+}
+
 // basisText words how a lock's holder was established, or why none is.
 func (w *words) basisText(l *classify.Lock) string {
 	b := l.Basis
 	reason := ""
 	switch b.Rule {
+	case classify.BasisFileLock:
+		return w.fileLockBasis(l)
 	case classify.BasisGlibcOwner:
 		word := fmt.Sprintf("lock word %d", b.Word)
 		if b.PI {

@@ -74,7 +74,7 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 		return
 	}
 	wanted := map[string]bool{}
-	var children []int
+	var children, lockers []int
 	netpoll := netpollWait(sm)
 	for _, t := range sm.Threads {
 		sc := t.Syscall
@@ -89,12 +89,34 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 		case sc.Name == "wait4" || sc.Name == "waitid":
 			children = append(children, f.waitedChildren(pid, t)...)
 		}
+		// A file lock's wait leads to the processes that hold it; who has
+		// the file open says who holds an OFD lock, which has no pid.
+		if fl := t.FileLock; fl != nil && fl.Path != "" {
+			if _, done := f.res[fl.Path]; !done {
+				wanted[fl.Path] = true
+			}
+			for _, h := range fl.Held {
+				if h.PID > 0 && h.PID != pid && !slices.Contains(lockers, h.PID) {
+					lockers = append(lockers, h.PID)
+				}
+			}
+		}
+		// A poll or select waits on each of its descriptors as a read or
+		// write would.
+		for _, p := range t.Polled {
+			if strings.HasPrefix(p.Target, "pipe:") || strings.HasPrefix(p.Target, "socket:") {
+				if _, done := f.res[p.Target]; !done {
+					wanted[p.Target] = true
+				}
+			}
+		}
 		if netpoll {
-			// A Go program's goroutines wait for pipes through the
-			// runtime's epoll instance, not in a read or write of their
-			// own: its watched pipes are where they may be stuck.
+			// A Go program's goroutines wait for pipes and sockets
+			// through the runtime's epoll instance, not in a read or
+			// write of their own: its watched descriptors are where they
+			// may be stuck.
 			for _, w := range t.Watches {
-				if _, name, _ := strings.Cut(w, " "); strings.HasPrefix(name, "pipe:") {
+				if _, name, _ := strings.Cut(w, " "); strings.HasPrefix(name, "pipe:") || strings.HasPrefix(name, "socket:") {
 					if _, done := f.res[name]; !done {
 						wanted[name] = true
 					}
@@ -118,10 +140,14 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 			}
 		}
 	}
-	for _, c := range children {
+	for _, c := range append(children, lockers...) {
 		if !slices.Contains(next, c) {
 			next = append(next, c)
 		}
+	}
+	if st := sm.Stop; st != nil && st.TracerPID > 0 && !st.ByHangdoc && !slices.Contains(next, st.TracerPID) {
+		// A traced process waits on its tracer.
+		next = append(next, st.TracerPID)
 	}
 	slices.Sort(next)
 	for _, p := range next {
@@ -138,6 +164,7 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 		}
 		f.samplers[p] = s
 		peer.Cmdline = f.sys.Cmdline(p)
+		peer.Runtime = f.sys.Describe(p).Runtime
 		first, err := s.Sample()
 		if err != nil {
 			peer.Err = err.Error()

@@ -36,6 +36,9 @@ type Sampler struct {
 	keepAll bool // the budget holds every thread's files
 	buf     []byte
 	names   []string
+	// mounts are where the cgroup v2 hierarchy and the v1 cpu controller
+	// are mounted, read once.
+	mounts *[2]cgroupMount
 }
 
 // task is the open files of one thread and what they said last time.
@@ -46,6 +49,9 @@ type task struct {
 	// last what that sample read, nil unless it read every file: see thread.
 	sched []byte
 	last  *model.Thread
+	// call is the last call the thread was read blocked in, other than
+	// restart_syscall: what a call resumed after a stop was.
+	call model.Syscall
 }
 
 // procFile is a /proc file read through a descriptor kept open when the
@@ -185,6 +191,17 @@ func (s *Sampler) Sample() (model.Sample, error) {
 	}
 	s.readFutexes(&sample)
 	s.resolveFDs(&sample)
+	s.readPolled(&sample)
+	s.readFileLocks(&sample)
+	stopped := st.State.Stopped()
+	for _, th := range sample.Threads {
+		stopped = stopped || th.State.Stopped()
+	}
+	if stopped {
+		sample.Stop = s.readStop(st)
+	}
+	sample.Cgroup = s.readCgroup()
+	sample.Machine = readMachine(s.fs)
 	return sample, nil
 }
 
@@ -293,6 +310,11 @@ func (s *Sampler) thread(tid int) model.Thread {
 			th.Syscall = sc
 			if sc.Nr >= 0 {
 				th.Syscall.Name = syscalls.Name(s.arch, sc.Nr)
+			}
+			if th.Syscall.Name == "restart_syscall" {
+				th.Syscall = resumedCall(s.arch, th.Syscall, t.call, th.Wchan)
+			} else if th.Syscall.InCall() {
+				t.call = th.Syscall
 			}
 		}
 	} else if s.vanished(tid, err) {

@@ -24,6 +24,8 @@ type stat struct {
 	PPID       int
 	PGRP       int
 	Session    int
+	TTY        int // tty_nr: the controlling terminal's device number; 0 for none
+	TPGID      int // the foreground process group of the controlling terminal; -1 for none
 	Flags      uint64
 	CPUTime    time.Duration // utime + stime
 	NumThreads int
@@ -80,6 +82,15 @@ func parseStat(b []byte) (stat, error) {
 		return s, fmt.Errorf("parsing stat: CPU time of %d ticks is implausible", u[4]+u[5])
 	}
 	s.PPID, s.PGRP, s.Session = int(u[0]), int(u[1]), int(u[2])
+	// tty_nr and tpgid are signed (tpgid is -1 without a terminal); a
+	// value that does not parse leaves them unknown, not the sample lost.
+	if v, err := strconv.ParseInt(string(rest[4]), 10, 32); err == nil {
+		s.TTY = int(v)
+	}
+	s.TPGID = -1
+	if v, err := strconv.ParseInt(string(rest[5]), 10, 32); err == nil {
+		s.TPGID = int(v)
+	}
 	s.Flags = u[3]
 	s.CPUTime = time.Duration(u[4]+u[5]) * (time.Second / ticksPerSecond)
 	s.NumThreads = int(u[6])

@@ -23,7 +23,7 @@ const (
 
 // mainStat is what statMain says.
 var mainStat = stat{
-	PID: 32266, Comm: "pipeholder", State: model.StateSleeping, PPID: 1, PGRP: 32250, Session: 7923,
+	PID: 32266, Comm: "pipeholder", State: model.StateSleeping, PPID: 1, PGRP: 32250, Session: 7923, TPGID: -1,
 	Flags: 4194304, CPUTime: 400 * time.Millisecond, NumThreads: 9, StartTicks: 92769, RSSPages: 630,
 }
 
@@ -64,7 +64,7 @@ var statCases = []statCase{
 		name: "worker thread",
 		in:   statHolder,
 		want: stat{
-			PID: 32279, Comm: "worker-2", State: model.StateSleeping, PPID: 1, PGRP: 32250, Session: 7923,
+			PID: 32279, Comm: "worker-2", State: model.StateSleeping, PPID: 1, PGRP: 32250, Session: 7923, TPGID: -1,
 			Flags: 4194368, NumThreads: 9, StartTicks: 92809, RSSPages: 630,
 		},
 	},
@@ -92,7 +92,7 @@ var statCases = []statCase{
 		name: "kernel thread",
 		in:   statKthread,
 		want: stat{
-			PID: 2, Comm: "kthreadd", State: model.StateSleeping, Flags: 0x208040,
+			PID: 2, Comm: "kthreadd", State: model.StateSleeping, Flags: 0x208040, TPGID: -1,
 			CPUTime: 30 * time.Millisecond, NumThreads: 1, StartTicks: 5,
 		},
 	},

@@ -37,7 +37,25 @@ func Describe(fs FS, pid int) model.Target {
 	}
 	t.Exe, _ = os.Readlink(fs.pidPath(pid, "exe"))
 	t.Runtime, t.RuntimeVersion = detectRuntime(fs, pid, t.Exe)
+	if t.Runtime == model.RuntimeGo {
+		t.GoMaxProcsEnv = environVar(fs, pid, "GOMAXPROCS")
+	}
 	return t
+}
+
+// environVar reads one variable of a process's environment as it started.
+// The rest is never kept: an environment holds secrets.
+func environVar(fs FS, pid int, name string) string {
+	b, err := readFile(fs.pidPath(pid, "environ"), nil)
+	if err != nil {
+		return ""
+	}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte(name+"=")); ok {
+			return string(v)
+		}
+	}
+	return ""
 }
 
 // Cmdline is a process's arguments joined by spaces, or "[name]" when it

@@ -1,0 +1,119 @@
+package classify
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/hangdoc/hangdoc/model"
+)
+
+// What limits the CPU the target gets: its cgroup's quota, read at the
+// first and last samples that have it, and the machine's load. A thread
+// that wants a core and waits for one is spinning on an idle machine,
+// starved under a quota that throttles it, and slowed on a busy machine.
+
+// throttle is what the target's cgroup quota did over the run; nil when no
+// quota limits it or fewer than two samples read it.
+func throttle(samples []model.Sample, target model.Target, host model.Host) *Throttle {
+	var first, last *model.Cgroup
+	var t0, t1 int
+	for i := range samples {
+		c := samples[i].Cgroup
+		if c == nil || c.Limited == "" || c.PeriodUS <= 0 {
+			continue
+		}
+		if first == nil || c.Limited != first.Limited {
+			first, t0 = c, i
+		}
+		last, t1 = c, i
+	}
+	if first == nil || last == first || last.Periods < first.Periods || last.Throttled < first.Throttled {
+		return nil
+	}
+	t := &Throttle{
+		Cgroup: last.Limited, Version: last.Version,
+		QuotaCores: float64(last.QuotaUS) / float64(last.PeriodUS),
+		Periods:    last.Periods - first.Periods, Throttled: last.Throttled - first.Throttled,
+		PressurePercent: -1,
+	}
+	if last.ThrottledUS >= first.ThrottledUS {
+		t.ThrottledSeconds = float64(last.ThrottledUS-first.ThrottledUS) / 1e6
+	}
+	if t.Periods > 0 {
+		t.Percent = percent(float64(t.Throttled) / float64(t.Periods))
+	}
+	elapsed := samples[t1].Time.Sub(samples[t0].Time).Microseconds()
+	if p0, p1 := first.Pressure, last.Pressure; p0 != nil && p1 != nil && elapsed > 0 && p1.CPUUS >= p0.CPUUS {
+		t.PressurePercent = percent(float64(p1.CPUUS-p0.CPUUS) / float64(elapsed))
+	}
+	if target.Runtime == model.RuntimeGo {
+		t.GoMaxProcs, t.GoMaxProcsFrom = goMaxProcs(target, host, t.QuotaCores)
+	}
+	return t
+}
+
+// goMaxProcs is a Go program's GOMAXPROCS as far as its environment and
+// version tell: the GOMAXPROCS variable, else the default — the CPU count
+// before Go 1.25, since then the quota rounded up, at least 2, at most
+// the CPU count.
+func goMaxProcs(target model.Target, host model.Host, quota float64) (int, string) {
+	if n, err := strconv.Atoi(target.GoMaxProcsEnv); err == nil && n > 0 {
+		return n, "GOMAXPROCS"
+	}
+	if host.CPUs <= 0 {
+		return 0, ""
+	}
+	minor := 0
+	if v, ok := strings.CutPrefix(target.RuntimeVersion, "go1."); ok {
+		v, _, _ = strings.Cut(v, ".")
+		minor, _ = strconv.Atoi(v)
+	}
+	if minor == 0 {
+		return 0, ""
+	}
+	if minor < 25 {
+		return host.CPUs, "default"
+	}
+	return min(host.CPUs, max(2, int(math.Ceil(quota)))), "default"
+}
+
+// machineLoad is how busy the machine was over the run; nil when no two
+// samples read it.
+func machineLoad(samples []model.Sample, host model.Host) *MachineLoad {
+	var first, last *model.Machine
+	var t0, t1 int
+	for i := range samples {
+		if m := samples[i].Machine; m != nil {
+			if first == nil {
+				first, t0 = m, i
+			}
+			last, t1 = m, i
+		}
+	}
+	if first == nil || last == first || last.TotalTicks <= first.TotalTicks || last.BusyTicks < first.BusyTicks {
+		return nil
+	}
+	m := &MachineLoad{BusyPercent: percent(float64(last.BusyTicks-first.BusyTicks) / float64(last.TotalTicks-first.TotalTicks)),
+		Load1: last.Load1, CPUs: host.CPUs, PressurePercent: -1}
+	elapsed := samples[t1].Time.Sub(samples[t0].Time).Microseconds()
+	if p0, p1 := first.Pressure, last.Pressure; p0 != nil && p1 != nil && elapsed > 0 && p1.CPUUS >= p0.CPUUS {
+		m.PressurePercent = percent(float64(p1.CPUUS-p0.CPUUS) / float64(elapsed))
+	}
+	return m
+}
+
+// wantsMore reports an actor that waited for a CPU a good share of the
+// time it could have run.
+func wantsMore(a *Actor) bool { return a.CPU.RunqueuePercent >= 20 }
+
+// wantsCPU reports a process with a thread that spins or waits for a CPU
+// a good share of the time.
+func (p *proc) wantsCPU() bool {
+	for i := range p.threads {
+		if t := &p.threads[i]; t.Class == ClassSpinning || wantsMore(t) {
+			return true
+		}
+	}
+	return false
+}
