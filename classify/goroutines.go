@@ -246,7 +246,7 @@ func goWait(g model.Goroutine) model.WaitKind {
 // (older Go), and the runtime's own waits.
 var (
 	goWaitStates = map[string]model.WaitKind{
-		"running": model.WaitNone, "runnable": model.WaitNone,
+		"running": model.WaitNone, "runnable": model.WaitNone, "preempted": model.WaitNone,
 		"chan send": model.WaitChannel, "chan receive": model.WaitChannel, "select": model.WaitSelect,
 		"IO wait": model.WaitIO, "syscall": model.WaitSyscall, "sleep": model.WaitSleep,
 	}

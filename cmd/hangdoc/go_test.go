@@ -315,7 +315,7 @@ func TestGoPprofFlag(t *testing.T) {
 func TestGoTimeoutDetaches(t *testing.T) {
 	v := testvictim.Start(t, testvictim.BuildGo(t, "gomutexpipe"))
 	for _, timeout := range []string{"50ms", "300ms", "900ms"} {
-		out, stderr, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--samples", "5", "--interval", "100ms", "--timeout", timeout)
+		out, stderr, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--samples", "5", "--interval", "100ms", "--timeout", timeout, "--source", "delve")
 		wantUnharmed(t, v.PID)
 		if out == "" {
 			t.Fatalf("--timeout %s: no report, exit %d: %s", timeout, code, stderr)

@@ -294,9 +294,11 @@ func checkRoles(t *testing.T, v *testvictim.Victim, lb build, got map[int64]mode
 		if spin.Thread != v.TID("spinner_tid") {
 			t.Errorf("spinner runs on thread %d, want %d", spin.Thread, v.TID("spinner_tid"))
 		}
-	case "runnable":
+	case "runnable", "preempted":
+		// Preempted: suspended by an asynchronous preemption (the pprof
+		// dump taken beside this read stops the world), runnable again next.
 	default:
-		t.Errorf("spinner is %q, want running or runnable", spin.State)
+		t.Errorf("spinner is %q, want running, runnable or preempted", spin.State)
 	}
 	lab := got[roles["labelled"][0]]
 	if want := map[string]string{"victim": "labelled", "k2": "v2"}; !cmp.Equal(lab.Labels, want) {
