@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hangdoc/hangdoc/internal/dstate"
+	"github.com/hangdoc/hangdoc/internal/fusehang"
 	"github.com/hangdoc/hangdoc/internal/harmcheck"
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 )
@@ -312,5 +314,83 @@ func TestDumpKilled(t *testing.T) {
 		// a second here, the stop a few tens of milliseconds.
 		d := time.Duration(rand.Int64N(int64(1500 * time.Millisecond)))
 		t.Run(fmt.Sprintf("delay%d", i), func(t *testing.T) { run(t, "", d) })
+	}
+}
+
+// TestDumpDState: a target with a thread in uninterruptible sleep (a stat
+// on a FUSE mount that never answers) is not stopped: Dump refuses up
+// front, naming the thread and its wchan, and the target never goes to
+// T, not even when the thread wakes. With the up-front check skipped, the
+// stop meets the thread, gives up and lets the others go, and the
+// interrupt it asked of that thread dies with the tracer thread.
+func TestDumpDState(t *testing.T) {
+	for _, during := range []bool{false, true} {
+		t.Run(fmt.Sprintf("during=%v", during), func(t *testing.T) {
+			fs, err := fusehang.Mount(t.TempDir(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fs.Close()
+			v := startHeartbeat(t, true, "-stat", filepath.Join(fs.Dir, "hang"))
+			if err := fs.WaitHeld(1, 20*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			tid := v.TID("stattid")
+			waitThreadD(t, v.pid, tid)
+
+			hooks.skipDCheck = during
+			defer func() { hooks.skipDCheck = false }()
+			_, _, err = Dump(context.Background(), v.pid)
+			hooks.skipDCheck = false
+			var d *dstate.Error
+			if !errors.Is(err, ErrUninterruptible) || !errors.As(err, &d) || d.TID != tid || d.Wchan == "" {
+				t.Fatalf("Dump = %v, want ErrUninterruptible naming thread %d and its wchan", err, tid)
+			}
+			if !strings.Contains(err.Error(), strconv.Itoa(tid)) || !strings.Contains(err.Error(), d.Wchan) {
+				t.Errorf("error %q does not name thread %d and wchan %s", err, tid, d.Wchan)
+			}
+			t.Log(err)
+			// Everything but the sleeping thread runs on.
+			if err := harmcheck.WaitBeat(v.beat, 3, 20*time.Second); err != nil {
+				t.Error(err)
+			}
+			if s := harmcheck.StoppedThreads(v.pid); len(s) > 0 {
+				t.Errorf("stopped threads %v with the thread in D", s)
+			}
+			// Wake the thread: it must not stop now either.
+			if err := fs.Close(); err != nil {
+				t.Fatal(err)
+			}
+			waitThreadNotD(t, v.pid, tid)
+			wantUnharmed(t, v)
+		})
+	}
+}
+
+func waitThreadD(t *testing.T, pid, tid int) {
+	t.Helper()
+	end := time.Now().Add(20 * time.Second) // a failure guard only
+	for {
+		if s, _ := dstate.State(pid, tid); s == 'D' {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("thread %d never went into D", tid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func waitThreadNotD(t *testing.T, pid, tid int) {
+	t.Helper()
+	end := time.Now().Add(20 * time.Second)
+	for {
+		if s, _ := dstate.State(pid, tid); s != 'D' {
+			return
+		}
+		if time.Now().After(end) {
+			t.Fatalf("thread %d still in D after the mount was aborted", tid)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
