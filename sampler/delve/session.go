@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/go-delve/delve/pkg/proc"
@@ -122,11 +124,11 @@ type Session struct {
 func Open(ctx context.Context, pid int, opts Options) (*Session, error) {
 	quiet()
 	return deadline.Run(ctx, fmt.Sprintf("reading pid %d's executable (/proc/%d/exe)", pid, pid), func() (*Session, error) {
-		return open(pid, opts)
+		return open(ctx, pid, opts)
 	})
 }
 
-func open(pid int, opts Options) (*Session, error) {
+func open(ctx context.Context, pid int, opts Options) (*Session, error) {
 	if err := check(pid); err != nil {
 		return nil, err
 	}
@@ -146,7 +148,7 @@ func open(pid int, opts Options) (*Session, error) {
 		return nil, fmt.Errorf("pid %d: internal error: Delve holds %d breakpoints", pid, n)
 	}
 	p.iscgo = t.IsCgo()
-	hook("opened", pid)
+	hook(ctx, "opened", pid)
 	return &Session{pid: pid, opts: opts, p: p, t: t, lay: layoutOf(t.BinInfo()), statuses: statusWords, system: map[uint64]bool{}}, nil
 }
 
@@ -198,7 +200,7 @@ func (s *Session) Dump(ctx context.Context) (Result, error) {
 
 	st := &stopper{pid: s.pid, deadline: until, seized: map[int]bool{}, cancelled: func() bool { return ctx.Err() != nil }}
 	st.onSeized = func() {
-		hook("seized", s.pid)
+		hook(ctx, "seized", s.pid)
 		if hooks.seized != nil {
 			hooks.seized()
 		}
@@ -223,7 +225,7 @@ func (s *Session) Dump(ctx context.Context) (Result, error) {
 	if stopErr != nil {
 		return Result{Frozen: time.Since(start)}, s.stopErr(stopErr, bound, ctx)
 	}
-	hook("stopped", s.pid)
+	hook(ctx, "stopped", s.pid)
 	if hooks.stopped != nil {
 		hooks.stopped()
 	}
@@ -263,7 +265,7 @@ func (s *Session) Dump(ctx context.Context) (Result, error) {
 		s.broken = fmt.Errorf("an earlier read of its memory did not return")
 		return Result{Frozen: frozen}, fmt.Errorf("reading goroutines of pid %d: a read of its memory did not return within the %v stop bound: %w; the target was let go", s.pid, bound, ErrMaxStop)
 	}
-	hook("read", s.pid)
+	hook(ctx, "read", s.pid)
 	if hooks.beforeDetach != nil {
 		hooks.beforeDetach()
 	}
@@ -274,7 +276,7 @@ func (s *Session) Dump(ctx context.Context) (Result, error) {
 	rr.res.Frozen = time.Since(start)
 	s.p.setStopped(nil)
 	s.t.ClearCaches()
-	hook("detached", s.pid)
+	hook(ctx, "detached", s.pid)
 
 	if rr.panicked != nil {
 		panic(rr.panicked)
@@ -364,21 +366,33 @@ var hooks struct {
 	skipDCheck bool
 }
 
-// TestHookEnv names the environment variable that, in tests of the hangdoc
-// binary, makes a Dump announce a point of its work on stderr and then
-// block there until killed: "hangdoc-test-hook: POINT pid=P". The points,
-// in order: opened (DWARF loaded, nothing stopped), seized (the first
-// thread seized and interrupted), stopped (every thread stopped), read
-// (goroutines read, not yet detached), detached. A kill test kills hangdoc
-// on the line, so the kill lands at that point, whatever the timing.
+// TestHookEnv names the environment variable that, in tests of the
+// hangdoc binary, makes a Dump announce a point of its work on stderr,
+// "hangdoc-test-hook: POINT pid=P", and then act there. The points, in
+// order: opened (DWARF loaded, nothing stopped), seized (the first thread
+// seized and interrupted), stopped (every thread stopped), read
+// (goroutines read, not yet detached), detached. The value is POINT
+// (block there until killed: a kill test kills hangdoc on the line, so
+// the kill lands at that point whatever the timing), POINT:wait (block
+// until the run's context ends) or POINT:interrupt (send this process
+// SIGINT, then wait for the context to end: the run is cut short exactly
+// there).
 const TestHookEnv = "HANGDOC_TEST_HOOK"
 
-var hookPoint = os.Getenv(TestHookEnv)
+var hookPoint, hookMode, _ = strings.Cut(os.Getenv(TestHookEnv), ":")
 
-func hook(point string, pid int) {
+func hook(ctx context.Context, point string, pid int) {
 	if hookPoint == "" || hookPoint != point {
 		return
 	}
 	os.Stderr.WriteString("hangdoc-test-hook: " + point + " pid=" + strconv.Itoa(pid) + "\n")
-	select {} // until killed
+	switch {
+	case hookMode == "interrupt":
+		_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+		<-ctx.Done()
+	case hookMode == "wait":
+		<-ctx.Done()
+	default:
+		select {} // until killed
+	}
 }
