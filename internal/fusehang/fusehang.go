@@ -20,6 +20,7 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -67,6 +68,7 @@ type FS struct {
 	Dir string
 
 	dev   int    // /dev/fuse, non-blocking
+	conn  uint32 // the connection's number in /sys/fs/fuse/connections
 	files []file // node id i+2
 
 	mu        sync.Mutex
@@ -110,6 +112,7 @@ func Mount(dir string, files map[string][]byte) (*FS, error) {
 		unix.Close(dev)
 		return nil, fmt.Errorf("mounting FUSE on %s: %w (needs root)", dir, err)
 	}
+	fs.conn = connOf(dir)
 	go fs.serve()
 	if err := fs.warmUp(); err != nil {
 		fs.Close()
@@ -221,14 +224,63 @@ func (fs *FS) Close() error {
 	}
 	fs.closed = true
 	fs.mu.Unlock()
-	// Closing the last descriptor of the connection aborts it; the
-	// serving loop notices closed within a poll.
+	// Abort through the fuse control filesystem: closing /dev/fuse
+	// aborts only if no other process holds a copy of the descriptor,
+	// and a child caught in an exec from this mount holds one (its
+	// close-on-exec descriptors close only once the exec succeeds), so
+	// that alone could leave it and the mount hung for good.
+	err := fs.abort()
+	// The serving loop notices closed within a poll.
 	<-fs.done
-	err := unix.Close(fs.dev)
-	if uerr := unix.Unmount(fs.Dir, unix.MNT_DETACH); uerr != nil && err == nil && uerr != unix.EINVAL {
+	if cerr := unix.Close(fs.dev); err == nil {
+		err = cerr
+	}
+	if uerr := unix.Unmount(fs.Dir, unix.MNT_DETACH); uerr != nil && err == nil {
 		err = fmt.Errorf("unmounting %s: %w", fs.Dir, uerr)
 	}
 	return err
+}
+
+const connections = "/sys/fs/fuse/connections"
+
+// connOf finds the connection number of the FUSE mount on dir: the minor
+// of its device (major 0, an anonymous device), from /proc/self/mountinfo,
+// which asks the filesystem nothing (a stat would wait for the daemon).
+func connOf(dir string) uint32 {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return 0
+	}
+	var conn uint32
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) < 5 || f[4] != dir {
+			continue
+		}
+		var major, minor uint32
+		if _, err := fmt.Sscanf(f[2], "%d:%d", &major, &minor); err == nil && major == 0 {
+			conn = minor // the last mount on dir is this one
+		}
+	}
+	return conn
+}
+
+// abort writes to the connection's abort file, mounting the fuse control
+// filesystem first if it is not.
+func (fs *FS) abort() error {
+	if fs.conn == 0 {
+		return errors.New("fusehang: the connection's number is unknown: aborted by closing /dev/fuse only")
+	}
+	path := fmt.Sprintf("%s/%d/abort", connections, fs.conn)
+	if _, err := os.Stat(path); err != nil {
+		if merr := unix.Mount("fusectl", connections, "fusectl", 0, ""); merr != nil && merr != unix.EBUSY {
+			return fmt.Errorf("fusehang: mounting fusectl on %s to abort the connection: %w", connections, merr)
+		}
+	}
+	if err := os.WriteFile(path, []byte("1"), 0); err != nil {
+		return fmt.Errorf("fusehang: aborting the connection: %w", err)
+	}
+	return nil
 }
 
 // pollEvery bounds how long the serving loop takes to notice Close.

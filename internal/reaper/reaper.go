@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -31,8 +32,12 @@ import (
 var (
 	startOnce sync.Once
 	startErr  error
+	active    atomic.Bool
 	mu        sync.Mutex // one scan at a time
 )
+
+// Active reports whether Start has made this process a subreaper.
+func Active() bool { return active.Load() }
 
 // Start makes this process a child subreaper and starts reaping the
 // processes that reparent to it when they exit. It returns an error, and
@@ -48,6 +53,7 @@ func Start() error {
 			startErr = fmt.Errorf("becoming a child subreaper: %w", err)
 			return
 		}
+		active.Store(true)
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, syscall.SIGCHLD)
 		go func() {
