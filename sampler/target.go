@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"debug/buildinfo"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"github.com/shirou/gopsutil/v4/common"
 	"github.com/shirou/gopsutil/v4/process"
 	"golang.org/x/sys/unix"
+
+	"github.com/hangdoc/hangdoc/internal/deadline"
 )
 
 // Target is what a report says about the process it diagnoses.
@@ -24,7 +27,7 @@ type Target struct {
 	Exe            string    `json:"exe"`
 	User           string    `json:"user"`
 	Started        time.Time `json:"started"`
-	Runtime        string    `json:"runtime"` // go, python, java, node or native
+	Runtime        string    `json:"runtime"` // go, python, java, node, native, or unknown (RuntimeUnknown)
 	RuntimeVersion string    `json:"runtime_version,omitempty"`
 }
 
@@ -36,28 +39,86 @@ type Host struct {
 	CPUs   int    `json:"cpus"`
 }
 
-// Describe gathers the portable facts about a process through gopsutil and
-// names its runtime from its executable and mappings. Facts it cannot read
-// stay empty: the diagnosis does not depend on them.
+// DescribeTimeout bounds Describe, which has no context of its own.
+const DescribeTimeout = 2 * time.Second
+
+// Describe is DescribeContext bounded by DescribeTimeout, without its
+// error.
 func Describe(fs FS, pid int) Target {
-	ctx := fs.context()
-	t := Target{PID: pid, Cmdline: Cmdline(fs, pid)}
-	p, err := process.NewProcessWithContext(ctx, int32(pid))
-	if err != nil {
-		return t
+	ctx, cancel := context.WithTimeout(context.Background(), DescribeTimeout)
+	defer cancel()
+	t, _ := DescribeContext(ctx, fs, pid)
+	return t
+}
+
+// RuntimeUnknown is Target.Runtime when the executable could not be read
+// in time to say (it sits on a hung filesystem): not "native", which
+// would be a guess.
+const RuntimeUnknown = "unknown"
+
+// DescribeContext gathers the portable facts about a process through
+// gopsutil and names its runtime from its executable and mappings. Facts it
+// cannot read stay empty: the diagnosis does not depend on them. Reading
+// the executable (through /proc/PID/exe) blocks on a hung filesystem, and
+// reading the command line or mappings waits for the process's
+// memory-map lock, which a thread stuck in a page fault may hold: each is
+// given up when ctx ends (internal/deadline), and the error names those
+// that were.
+func DescribeContext(ctx context.Context, fs FS, pid int) (Target, error) {
+	var errs []error
+	bounded := func(what string, f func() (string, error)) string {
+		v, err := deadline.Run(ctx, what, f)
+		if err != nil && (errors.Is(err, deadline.ErrAbandoned) || errors.Is(err, deadline.ErrTooManyStuck)) {
+			errs = append(errs, err)
+		}
+		return v
 	}
-	if ppid, err := p.PpidWithContext(ctx); err == nil {
+	t := Target{PID: pid}
+	t.Cmdline = bounded(fmt.Sprintf("reading /proc/%d/cmdline", pid), func() (string, error) { return Cmdline(fs, pid), nil })
+	gctx := fs.context()
+	p, err := process.NewProcessWithContext(gctx, int32(pid))
+	if err != nil {
+		return t, errors.Join(errs...)
+	}
+	if ppid, err := p.PpidWithContext(gctx); err == nil {
 		t.PPID = int(ppid)
 	}
-	if user, err := p.UsernameWithContext(ctx); err == nil {
+	if user, err := p.UsernameWithContext(gctx); err == nil {
 		t.User = user
 	}
-	if ms, err := p.CreateTimeWithContext(ctx); err == nil {
+	if ms, err := p.CreateTimeWithContext(gctx); err == nil {
 		t.Started = time.UnixMilli(ms).UTC()
 	}
 	t.Exe, _ = os.Readlink(fs.pidPath(pid, "exe"))
-	t.Runtime, t.RuntimeVersion = detectRuntime(fs, pid, t.Exe)
-	return t
+	goVersion, err := deadline.Run(ctx, fmt.Sprintf("reading %s (/proc/%d/exe)", orExe(t.Exe), pid), func() (string, error) {
+		bi, err := buildinfo.ReadFile(fs.pidPath(pid, "exe"))
+		if err != nil {
+			return "", nil // not a Go program (or unreadable: the others decide)
+		}
+		return bi.GoVersion, nil
+	})
+	if err != nil {
+		errs = append(errs, err)
+		t.Runtime = RuntimeUnknown
+		return t, errors.Join(errs...)
+	}
+	if goVersion != "" {
+		t.Runtime, t.RuntimeVersion = "go", goVersion
+		return t, errors.Join(errs...)
+	}
+	maps := bounded(fmt.Sprintf("reading /proc/%d/maps", pid), func() (string, error) {
+		b, _ := readFile(fs.pidPath(pid, "maps"), make([]byte, 64<<10))
+		return string(b), nil
+	})
+	t.Runtime, t.RuntimeVersion = detectRuntime(t.Exe, []byte(maps))
+	return t, errors.Join(errs...)
+}
+
+func orExe(exe string) string {
+	if exe == "" {
+		return "the executable"
+	}
+	return exe
 }
 
 // Cmdline is a process's arguments joined by spaces, or "[name]" when it
@@ -83,15 +144,11 @@ func (p FS) context() context.Context {
 	return context.WithValue(context.Background(), common.EnvKey, common.EnvMap{common.HostProcEnvKey: p.root})
 }
 
-// detectRuntime names the language runtime: Go from the build information
-// every Go binary carries, the others from the executable's name and the
-// libraries mapped into the process.
-func detectRuntime(fs FS, pid int, exe string) (name, version string) {
-	if bi, err := buildinfo.ReadFile(fs.pidPath(pid, "exe")); err == nil {
-		return "go", bi.GoVersion
-	}
+// detectRuntime names a runtime other than Go's (which the build
+// information every Go binary carries names) from the executable's name
+// and the libraries mapped into the process.
+func detectRuntime(exe string, maps []byte) (name, version string) {
 	base := filepath.Base(strings.TrimSuffix(exe, " (deleted)"))
-	maps, _ := readFile(fs.pidPath(pid, "maps"), make([]byte, 64<<10))
 	switch {
 	case strings.HasPrefix(base, "python") || bytes.Contains(maps, []byte("/libpython")):
 		return "python", strings.TrimPrefix(base, "python")

@@ -9,7 +9,9 @@
 //
 // Once the hang is in place it prints
 //
-//	ready pid=P beat=PATH holder=GOID [stattid=TID]
+//	ready pid=P beat=PATH holder=GOID addr=HOST:PORT [stattid=TID]
+//
+// where addr is its listener, which serves net/http/pprof with -pprof.
 //
 // With -fork it runs itself as a child and forwards the child's ready line
 // with target=PID added: a tracer in the test process must not be the
@@ -40,6 +42,7 @@ func main() {
 	idle := flag.Int("idle", 0, "extra goroutines parked on a channel")
 	stat := flag.String("stat", "", "path a goroutine locked to its thread stats (a hung mount: D)")
 	fork := flag.Bool("fork", false, "run as a child, report it as target=PID")
+	pprof := flag.Bool("pprof", false, "serve net/http/pprof on the listener")
 	flag.Parse()
 	if *beat == "" {
 		govictim.Fatal(fmt.Errorf("-beat PATH is required"))
@@ -51,7 +54,7 @@ func main() {
 	if err != nil {
 		govictim.Fatal(err)
 	}
-	govictim.Listen("goheartbeat", false)
+	addr := govictim.Listen("goheartbeat", *pprof)
 
 	r, w, err := os.Pipe()
 	if err != nil {
@@ -109,7 +112,7 @@ func main() {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	fmt.Printf("ready pid=%d beat=%s holder=%d%s\n", os.Getpid(), *beat, holderID, extra)
+	fmt.Printf("ready pid=%d beat=%s holder=%d addr=%s%s\n", os.Getpid(), *beat, holderID, addr, extra)
 	select {}
 }
 
