@@ -32,9 +32,17 @@ func helperMain(pidText string) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	var opts Options
+	if d, err := time.ParseDuration(os.Getenv("HANGDOC_DELVE_HELPER_MAXSTOP")); err == nil {
+		opts.MaxStop = d
+	}
+	if n, err := strconv.Atoi(os.Getenv("HANGDOC_DELVE_HELPER_MAXG")); err == nil {
+		opts.MaxGoroutines = n
+	}
 	fmt.Fprintln(os.Stderr, "hangdoc-helper: started")
-	_, _, err = Dump(context.Background(), pid)
-	if err != nil {
+	res, err := DumpWith(context.Background(), pid, opts)
+	fmt.Printf("read=%d total=%d frozen=%v cut=%q err=%v\n", len(res.Goroutines), res.Total, res.Frozen, res.Cut, err)
+	if err != nil && !errors.Is(err, ErrMaxStop) {
 		fmt.Fprintln(os.Stderr, "hangdoc-helper:", err)
 		os.Exit(1)
 	}
@@ -393,4 +401,41 @@ func waitThreadNotD(t *testing.T, pid, tid int) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// BenchmarkDumpRSS measures the peak memory (max RSS) of a process that
+// dumps a target with 100,000 goroutines once, with the default bounds and
+// with none, and how many goroutines it read in how long a stop.
+func BenchmarkDumpRSS(b *testing.B) {
+	v := startHeartbeat(b, false, "-idle", "100000")
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name          string
+		maxStop, maxG string
+	}{
+		{"defaults", "", ""},
+		{"unbounded", "10m", "-1"},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var rss int64
+			var said string
+			for b.Loop() {
+				cmd := exec.Command(self, "-test.run=^$")
+				cmd.Env = append(os.Environ(), helperEnv+"="+strconv.Itoa(v.pid),
+					"HANGDOC_DELVE_HELPER_MAXSTOP="+c.maxStop, "HANGDOC_DELVE_HELPER_MAXG="+c.maxG)
+				out, err := cmd.Output()
+				if err != nil {
+					b.Fatalf("%v: %s", err, out)
+				}
+				said = strings.TrimSpace(string(out))
+				rss = max(rss, cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss)
+			}
+			b.ReportMetric(float64(rss)/1024, "maxrss-MiB")
+			b.Log(said)
+		})
+	}
+	wantUnharmed(b, v)
 }

@@ -32,13 +32,15 @@ type Options struct {
 
 const (
 	// DefaultMaxStop: a target that serves requests notices a 2 s stall
-	// but survives it; most reads take milliseconds (see
-	// BenchmarkFreeze: about 1 ms per 50 goroutines on this machine).
+	// but survives it; most reads take milliseconds (BenchmarkSessionFreeze:
+	// 15 ms at 20 goroutines, 0.86 s at 10,000; about 17,000 goroutines
+	// fit in 2 s on this project's machine).
 	DefaultMaxStop = 2 * time.Second
 	// DefaultMaxGoroutines keeps hangdoc's memory bounded whatever the
-	// target: reading is about 4 KiB of live heap per goroutine (see
-	// RELIABILITY.md), so 50,000 stay well under 512 MiB.
-	DefaultMaxGoroutines = 50000
+	// target and however long a stop is allowed: a whole read of 100,000
+	// goroutines peaked at 151 MiB (BenchmarkDumpRSS), so 200,000 stay
+	// under 512 MiB.
+	DefaultMaxGoroutines = 200000
 )
 
 func (o Options) maxStop() time.Duration {
