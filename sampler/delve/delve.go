@@ -245,7 +245,7 @@ type reader struct {
 // read reads the goroutines of the stopped target, a page at a time,
 // until the list ends, the bound on goroutines is reached, or until (the
 // stop bound) passes.
-func (s *Session) read(ctx context.Context, until time.Time) (Result, error) {
+func (s *Session) read(ctx context.Context, until time.Time, now func() time.Time, each func(int64)) (Result, error) {
 	t := s.t
 	r := &reader{t: t, mem: t.Memory(), statuses: s.statuses, waitReasons: s.waitReasons, lay: s.lay, system: s.system}
 	if scope, err := proc.ThreadScope(t, t.CurrentThread()); err == nil {
@@ -282,7 +282,7 @@ func (s *Session) read(ctx context.Context, until time.Time) (Result, error) {
 			if err := ctx.Err(); err != nil {
 				return Result{}, err
 			}
-			if clock().After(until) {
+			if now().After(until) {
 				res.Cut = "stop bound reached"
 				return res, &MaxStopError{PID: s.pid, Read: len(res.Goroutines), Total: max(r.live, len(res.Goroutines))}
 			}
@@ -290,8 +290,8 @@ func (s *Session) read(ctx context.Context, until time.Time) (Result, error) {
 				res.Cut = fmt.Sprintf("read the first %d goroutines of %d (the bound on goroutines per dump)", limit, r.live)
 				return res, nil
 			}
-			if testHook != nil {
-				testHook(g.ID)
+			if each != nil {
+				each(g.ID)
 			}
 			res.Goroutines = append(res.Goroutines, r.goroutine(g))
 		}

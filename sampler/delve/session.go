@@ -43,9 +43,13 @@ const (
 	DefaultMaxGoroutines = 200000
 )
 
+// defaultMaxStop is DefaultMaxStop; the package's tests raise it, since
+// under the race detector a read takes ten times as long.
+var defaultMaxStop = DefaultMaxStop
+
 func (o Options) maxStop() time.Duration {
 	if o.MaxStop <= 0 {
-		return DefaultMaxStop
+		return defaultMaxStop
 	}
 	return o.MaxStop
 }
@@ -164,9 +168,10 @@ func (s *Session) Close() error {
 }
 
 // readSlack is how long past the stop bound a read may take to notice
-// the bound before Dump stops waiting for it (it checks between
-// goroutines; a memory read blocked in the kernel never does).
-const readSlack = 200 * time.Millisecond
+// the bound before Dump stops waiting for it: it checks between
+// goroutines, and one goroutine takes well under a millisecond, so a
+// read a second late is blocked (a memory read stuck in the kernel).
+const readSlack = time.Second
 
 // Dump stops the target, reads its goroutines and lets it go. It does not
 // stop a target with a thread in uninterruptible sleep (ErrUninterruptible),
@@ -185,10 +190,14 @@ func (s *Session) Dump(ctx context.Context) (Result, error) {
 		return Result{}, fmt.Errorf("not stopping pid %d: %w: it would stop only when that thread wakes, which on a hung filesystem may be never", s.pid, err)
 	}
 	bound := s.opts.maxStop()
-	until := clock().Add(bound)
-	if d, ok := ctx.Deadline(); ok && d.Before(until) {
-		until = d
+	// The stop ends at the bound or the caller's deadline; the read
+	// checks it against clock (which tests replace), the stop and the
+	// wait for a stuck read against real time.
+	realUntil := time.Now().Add(bound)
+	if d, ok := ctx.Deadline(); ok && d.Before(realUntil) {
+		realUntil = d
 	}
+	until := clock().Add(time.Until(realUntil))
 
 	tr := newTracer()
 	inflight.Add(1)
@@ -200,7 +209,7 @@ func (s *Session) Dump(ctx context.Context) (Result, error) {
 		}()
 	}()
 
-	st := &stopper{pid: s.pid, deadline: until, seized: map[int]bool{}, cancelled: func() bool { return ctx.Err() != nil }}
+	st := &stopper{pid: s.pid, deadline: realUntil, seized: map[int]bool{}, cancelled: func() bool { return ctx.Err() != nil }}
 	st.onSeized = func() {
 		hook(ctx, "seized", s.pid)
 		if hooks.seized != nil {
@@ -240,6 +249,9 @@ func (s *Session) Dump(ctx context.Context) (Result, error) {
 		_ = s.t.SwitchThread(s.p.main.tid)
 	}
 
+	// The read gets the test points as values: a read given up goes on
+	// running, and must not race a test resetting them.
+	now, each := clock, testHook
 	type readResult struct {
 		res      Result
 		err      error
@@ -254,10 +266,10 @@ func (s *Session) Dump(ctx context.Context) (Result, error) {
 			}
 			done <- rr
 		}()
-		rr.res, rr.err = s.read(ctx, until)
+		rr.res, rr.err = s.read(ctx, until, now, each)
 	}()
 	var rr readResult
-	slack := time.NewTimer(time.Until(until) + readSlack)
+	slack := time.NewTimer(time.Until(realUntil) + readSlack)
 	defer slack.Stop()
 	select {
 	case rr = <-done:

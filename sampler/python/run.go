@@ -253,12 +253,13 @@ func runInGroup(ctx context.Context, bin string, args []string) (*runResult, err
 	case err = <-started:
 	case <-ctx.Done():
 		giveUp := context.Cause(ctx)
+		dn := devnull
 		go func() {
 			if <-started == nil {
 				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 				_ = cmd.Wait()
 			}
-			devnull.Close()
+			dn.Close()
 		}()
 		devnull = nil // closed by the goroutine above, once Start is done with it
 		return nil, &stoppedRun{why: giveUp, unstarted: bin}
