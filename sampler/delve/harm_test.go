@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/hangdoc/hangdoc/internal/dstate"
 	"github.com/hangdoc/hangdoc/internal/fusehang"
 	"github.com/hangdoc/hangdoc/internal/harmcheck"
@@ -443,4 +445,58 @@ func BenchmarkDumpRSS(b *testing.B) {
 		})
 	}
 	wantUnharmed(b, v)
+}
+
+// TestDumpSignalDuringSeize: a signal that reaches a thread between its
+// seize and its interrupt is not lost. SIGURG (Go's preemption signal) is
+// held where it found the thread and given back on detach; any other is
+// delivered at once (here SIGUSR1, which the victim counts).
+func TestDumpSignalDuringSeize(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGUSR1, syscall.SIGURG} {
+		t.Run(sig.String(), func(t *testing.T) {
+			sigfile := filepath.Join(t.TempDir(), "usr1")
+			v := startHeartbeat(t, true, "-sigfile", sigfile)
+			var held []unix.Signal
+			hooks.beforeInterrupt = func(tid int) {
+				if err := unix.Tgkill(v.pid, tid, sig); err != nil {
+					t.Error(err)
+					return
+				}
+				// Seized, the thread stops as it takes the signal
+				// (a signal-delivery stop): wait for it, so the
+				// signal is there before the interrupt.
+				for end := time.Now().Add(20 * time.Second); ; {
+					if s, _ := dstate.State(v.pid, tid); s == 't' {
+						return
+					}
+					if time.Now().After(end) {
+						t.Errorf("thread %d never stopped for %v", tid, sig)
+						return
+					}
+					time.Sleep(100 * time.Microsecond)
+				}
+			}
+			hooks.held = func(_ int, s unix.Signal) { held = append(held, s) }
+			defer func() { hooks.beforeInterrupt, hooks.held = nil, nil }()
+			if _, _, err := Dump(context.Background(), v.pid); err != nil {
+				t.Fatal(err)
+			}
+			hooks.beforeInterrupt, hooks.held = nil, nil
+			if want := sig == syscall.SIGURG; (len(held) == 1 && held[0] == unix.SIGURG) != want {
+				t.Errorf("signals held: %v, want SIGURG held: %v", held, want)
+			}
+			if sig == syscall.SIGUSR1 {
+				for end := time.Now().Add(20 * time.Second); ; {
+					if b, _ := os.ReadFile(sigfile); strings.TrimSpace(string(b)) == "1" {
+						break
+					}
+					if time.Now().After(end) {
+						t.Fatal("the victim never got its SIGUSR1")
+					}
+					time.Sleep(time.Millisecond)
+				}
+			}
+			wantUnharmed(t, v)
+		})
+	}
 }

@@ -73,26 +73,48 @@ type tracer struct {
 	reqs chan func()
 	quit chan struct{}
 	once sync.Once
-	done chan struct{} // closed when the thread has exited
+	done chan struct{} // closed when the loop has returned
+	tid  int           // the thread's id, set before the first request runs
 }
 
 func newTracer() *tracer {
 	tr := &tracer{reqs: make(chan func()), quit: make(chan struct{}), done: make(chan struct{})}
+	started := make(chan struct{})
 	go func() {
-		// Never unlocked: when this goroutine returns, Go ends the
-		// thread and the kernel detaches every tracee it still has.
 		runtime.LockOSThread()
-		defer close(tr.done)
-		for {
-			select {
-			case f := <-tr.reqs:
-				f()
-			case <-tr.quit:
-				return
-			}
+		if unix.Gettid() == unix.Getpid() {
+			// The main thread: Go never ends it (a goroutine that
+			// returns locked to it wedges it instead), so its tracees
+			// would never be let go by its exit. Start the tracer
+			// while this goroutine holds the main thread: it then runs
+			// on another.
+			go tr.loop(started)
+			<-started
+			runtime.UnlockOSThread()
+			return
 		}
+		tr.loop(started)
 	}()
+	<-started
 	return tr
+}
+
+// loop serves requests on its own OS thread. It never unlocks it: when it
+// returns, Go ends the thread and the kernel detaches every tracee the
+// thread still has.
+func (tr *tracer) loop(started chan<- struct{}) {
+	runtime.LockOSThread()
+	tr.tid = unix.Gettid()
+	close(started)
+	defer close(tr.done)
+	for {
+		select {
+		case f := <-tr.reqs:
+			f()
+		case <-tr.quit:
+			return
+		}
+	}
 }
 
 // do runs f on the tracer thread and waits for it.
@@ -111,6 +133,29 @@ func (tr *tracer) do(f func()) error {
 // whatever it still traces. It does not wait.
 func (tr *tracer) exit() { tr.once.Do(func() { close(tr.quit) }) }
 
+// exitWait is exit, then waits (up to timeout) for the thread to be gone
+// from /proc/self/task, which is when the kernel has let go of every
+// thread it traced; it reports whether it went.
+func (tr *tracer) exitWait(timeout time.Duration) bool {
+	tr.exit()
+	end := time.Now().Add(timeout)
+	select {
+	case <-tr.done:
+	case <-time.After(timeout):
+		return false // a request still running (blocked in the kernel)
+	}
+	task := fmt.Sprintf("/proc/self/task/%d", tr.tid)
+	for {
+		if _, err := os.Stat(task); errors.Is(err, os.ErrNotExist) {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
 // stoppedThread is one thread held in a ptrace stop.
 type stoppedThread struct {
 	tid  int
@@ -123,6 +168,9 @@ type stopper struct {
 	deadline time.Time
 	seized   map[int]bool // tid → still to be waited for
 	stopped  []int
+	// held is the signal each thread stopped with, to be delivered when
+	// it is let go (0 for none).
+	held map[int]unix.Signal
 	// onSeized runs (on the tracer thread) once the first thread has been
 	// seized and interrupted: a test hook.
 	onSeized func()
@@ -166,6 +214,9 @@ func (s *stopper) stopAll() error {
 			}
 			s.seized[tid] = true
 			added++
+			if hooks.beforeInterrupt != nil && added == 1 && round == 0 {
+				hooks.beforeInterrupt(tid)
+			}
 			if err := unix.PtraceInterrupt(tid); err != nil && err != unix.ESRCH {
 				return fmt.Errorf("interrupting thread %d: %v", tid, err)
 			}
@@ -237,10 +288,15 @@ func (s *stopper) waitStops() error {
 	}
 }
 
-// poll reads one thread's wait status without blocking. A signal that
-// arrived as the thread was seized is delivered (PTRACE_CONT with it), and
-// the interrupt, still pending, stops the thread right after: the target
-// loses no signal to hangdoc.
+// poll reads one thread's wait status without blocking. A thread may
+// report a signal that arrived as it was seized instead of the interrupt.
+// SIGURG, Go's preemption signal, is held: the thread stays stopped where
+// the signal found it, with the registers of the code it runs rather than
+// of a signal handler, and gets the signal back when it is let go (should
+// hangdoc die first it is lost, which Go's runtime allows for: it asks
+// again). Any other signal is delivered at once (PTRACE_CONT with it),
+// and the interrupt, still pending, stops the thread right after: the
+// target loses no signal that matters to it, whatever happens to hangdoc.
 func (s *stopper) poll(tid int) (stopped, gone bool, err error) {
 	var ws unix.WaitStatus
 	for {
@@ -260,17 +316,28 @@ func (s *stopper) poll(tid int) (stopped, gone bool, err error) {
 			return false, true, nil
 		case ws.Stopped():
 			event := int(ws>>16) & 0xff
-			if event != 0 || ws.StopSignal() == unix.SIGTRAP {
+			sig := ws.StopSignal()
+			if event != 0 || sig == unix.SIGTRAP {
 				// PTRACE_EVENT_STOP: our interrupt, or a group stop
 				// (SIGSTOP, SIGTSTP) someone else started, which the
 				// detach leaves in force.
 				return true, false, nil
 			}
-			if err := unix.PtraceCont(tid, int(ws.StopSignal())); err != nil {
+			if sig == unix.SIGURG {
+				if s.held == nil {
+					s.held = map[int]unix.Signal{}
+				}
+				s.held[tid] = sig
+				if hooks.held != nil {
+					hooks.held(tid, sig)
+				}
+				return true, false, nil
+			}
+			if err := unix.PtraceCont(tid, int(sig)); err != nil {
 				if err == unix.ESRCH {
 					return false, true, nil
 				}
-				return false, false, fmt.Errorf("passing signal %v on to thread %d: %v", ws.StopSignal(), tid, err)
+				return false, false, fmt.Errorf("passing signal %v on to thread %d: %v", sig, tid, err)
 			}
 		default:
 			return false, false, nil
@@ -278,13 +345,15 @@ func (s *stopper) poll(tid int) (stopped, gone bool, err error) {
 	}
 }
 
-// detachAll lets every stopped thread go (PTRACE_DETACH with no signal):
-// each resumes where it was, or stays in a group stop someone else made.
-func detachAll(tids []int) error {
+// detachAll lets every stopped thread go (PTRACE_DETACH, with the signal
+// it was holding if any): each resumes where it was, or stays in a group
+// stop someone else made.
+func detachAll(tids []int, held map[int]unix.Signal) error {
 	var first error
 	for _, tid := range tids {
-		if err := unix.PtraceDetach(tid); err != nil && err != unix.ESRCH && first == nil {
-			first = fmt.Errorf("detaching from thread %d: %v", tid, err)
+		_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(tid), 0, uintptr(held[tid]), 0, 0)
+		if e != 0 && e != unix.ESRCH && first == nil {
+			first = fmt.Errorf("detaching from thread %d: %v", tid, e)
 		}
 	}
 	return first

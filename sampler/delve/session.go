@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-delve/delve/pkg/proc"
+	"golang.org/x/sys/unix"
 
 	"github.com/hangdoc/hangdoc/internal/deadline"
 	"github.com/hangdoc/hangdoc/internal/dstate"
@@ -202,7 +203,14 @@ func (s *Session) Dump(ctx context.Context) (Result, error) {
 	tr := newTracer()
 	inflight.Add(1)
 	defer func() {
-		tr.exit()
+		// Every stopped thread is detached by now; the thread's exit
+		// lets go of any seized but not stopped (one in D, or one the
+		// stop was given up before it reached). Wait for it: when Dump
+		// returns the target is wholly let go.
+		if tr.exitWait(time.Second) {
+			inflight.Done()
+			return
+		}
 		go func() {
 			<-tr.done
 			inflight.Done()
@@ -228,7 +236,7 @@ func (s *Session) Dump(ctx context.Context) (Result, error) {
 			threads, stopErr = readRegisters(st.stopped, s.p.iscgo)
 		}
 		if stopErr != nil {
-			_ = detachAll(st.stopped)
+			_ = detachAll(st.stopped, st.held)
 		}
 	}); err != nil {
 		return Result{}, err
@@ -274,7 +282,7 @@ func (s *Session) Dump(ctx context.Context) (Result, error) {
 	select {
 	case rr = <-done:
 	case <-slack.C:
-		_ = tr.do(func() { _ = detachAll(st.stopped) })
+		_ = tr.do(func() { _ = detachAll(st.stopped, st.held) })
 		frozen := time.Since(start)
 		s.broken = fmt.Errorf("an earlier read of its memory did not return")
 		return Result{Frozen: frozen}, fmt.Errorf("reading goroutines of pid %d: a read of its memory did not return within the %v stop bound: %w; the target was let go", s.pid, bound, ErrMaxStop)
@@ -284,7 +292,7 @@ func (s *Session) Dump(ctx context.Context) (Result, error) {
 		hooks.beforeDetach()
 	}
 	var derr error
-	if err := tr.do(func() { derr = detachAll(st.stopped) }); err != nil {
+	if err := tr.do(func() { derr = detachAll(st.stopped, st.held) }); err != nil {
 		derr = err
 	}
 	rr.res.Frozen = time.Since(start)
@@ -375,6 +383,10 @@ var clock = time.Now
 // hooks are test points inside a Dump, nil outside tests.
 var hooks struct {
 	seized, stopped, beforeDetach func()
+	// beforeInterrupt runs between the first thread's seize and its
+	// interrupt; held when a thread's signal is held.
+	beforeInterrupt func(tid int)
+	held            func(tid int, sig unix.Signal)
 	// skipDCheck skips the check for threads in D before a stop, so that
 	// a test can meet one during the stop.
 	skipDCheck bool

@@ -6,6 +6,7 @@
 // pipe nobody reads, eight waiters), -idle adds goroutines parked on a
 // channel, and with -stat PATH one more goroutine, locked to its thread,
 // stats PATH: on a FUSE mount that never answers, that thread sleeps in D.
+// With -sigfile PATH it writes there how many SIGUSR1s it has received.
 //
 // Once the hang is in place it prints
 //
@@ -28,6 +29,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"strings"
 	"sync"
@@ -43,6 +45,7 @@ func main() {
 	stat := flag.String("stat", "", "path a goroutine locked to its thread stats (a hung mount: D)")
 	fork := flag.Bool("fork", false, "run as a child, report it as target=PID")
 	pprof := flag.Bool("pprof", false, "serve net/http/pprof on the listener")
+	sigfile := flag.String("sigfile", "", "file the count of SIGUSR1s received is written to")
 	flag.Parse()
 	if *beat == "" {
 		govictim.Fatal(fmt.Errorf("-beat PATH is required"))
@@ -55,6 +58,16 @@ func main() {
 		govictim.Fatal(err)
 	}
 	addr := govictim.Listen("goheartbeat", *pprof)
+	if *sigfile != "" {
+		usr1 := make(chan os.Signal, 16)
+		signal.Notify(usr1, syscall.SIGUSR1)
+		go func() {
+			for n := 1; ; n++ {
+				<-usr1
+				os.WriteFile(*sigfile, []byte(fmt.Sprintf("%d\n", n)), 0o644)
+			}
+		}()
+	}
 
 	r, w, err := os.Pipe()
 	if err != nil {
