@@ -86,7 +86,9 @@ const (
 	RuntimeNative
 )
 
-var runtimes = enum{"", "go", "python", "java", "node", "native"}
+// RuntimeUnknown says "unknown": the executable could not be read in time
+// (a hung filesystem), or a dump did not say.
+var runtimes = enum{"unknown", "go", "python", "java", "node", "native"}
 
 func (r Runtime) String() string               { return runtimes.text(uint8(r)) }
 func (r Runtime) MarshalText() ([]byte, error) { return []byte(r.String()), nil }

@@ -1,6 +1,7 @@
 // Package delve reads a live Go process's goroutines with Delve used as a
-// library: it attaches, reads every goroutine's state, stack and channel
-// waits, and detaches, leaving the process running as it found it.
+// library: it stops the process, reads every goroutine's state, stack and
+// channel waits, and lets it go, leaving it as it found it, even if
+// hangdoc is killed in between (see seize.go for how).
 package delve
 
 import (
@@ -11,6 +12,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/hangdoc/hangdoc/model"
 	"go/constant"
 	"io"
 	"io/fs"
@@ -25,10 +27,8 @@ import (
 	"github.com/go-delve/delve/pkg/dwarf/godwarf"
 	"github.com/go-delve/delve/pkg/logflags"
 	"github.com/go-delve/delve/pkg/proc"
-	"github.com/go-delve/delve/pkg/proc/native"
 	"golang.org/x/sys/unix"
 
-	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
 )
 
@@ -43,14 +43,17 @@ var (
 	// ErrTraced: another debugger or tracer is attached; a process has
 	// at most one tracer.
 	ErrTraced = errors.New("already traced by another process")
-	// ErrStopped: the process is stopped (state T); Delve's detach would
-	// send it SIGCONT and so undo whoever stopped it.
+	// ErrStopped is no longer returned: a stopped process (state T) is
+	// read and left stopped (see seize.go). Kept for callers that test
+	// for it.
 	ErrStopped = errors.New("process is stopped")
 )
 
 const (
 	// maxFrames bounds each stack, as the runtime's traceback keeps 100.
 	maxFrames = 100
+	// firstFrames is the depth of a first, cheaper walk.
+	firstFrames = 16
 	// batch is how many goroutines are read between context checks.
 	batch = 64
 	// chanRefFrames bounds the frames whose variables are read for
@@ -101,107 +104,29 @@ func quiet() {
 	})
 }
 
-// Dump attaches to pid, reads every goroutine, and detaches, on every path
-// (errors, panics, ctx cancellation). frozen is how long the target was
-// stopped: from the start of the attach, which includes Delve's reading
-// of the binary's DWARF, to the detach. The target must be a Go program
-// with DWARF, not stopped, not traced, and not a child of this process
-// (this process's own wait for it would swallow the ptrace stops).
+// Dump reads every goroutine of pid in one stop, with the default
+// Options; frozen is how long the target was stopped. See Session.Dump for
+// what it promises the target. The target must be a Go program with
+// DWARF, not traced, and not a child of this process (this process's own
+// wait for it would take the ptrace stops).
 func Dump(ctx context.Context, pid int) (gs []model.Goroutine, frozen time.Duration, err error) {
-	if err := check(pid); err != nil {
-		return nil, 0, err
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, 0, err
-	}
-	quiet()
-
-	type attached struct {
-		grp *proc.TargetGroup
-		err error
-	}
-	done := make(chan attached, 1)
-	start := time.Now()
-	inflight.Add(1)
-	go func() {
-		grp, err := native.Attach(pid, nil, nil)
-		done <- attached{grp, err}
-	}()
-	var grp *proc.TargetGroup
-	select {
-	case a := <-done:
-		grp, err = a.grp, a.err
-	case <-ctx.Done():
-		// PTRACE_ATTACH waits for every thread to stop, which a thread in
-		// uninterruptible sleep may never do. Detach when it finishes;
-		// if this process exits first the kernel detaches.
-		go func() {
-			defer inflight.Done()
-			if a := <-done; a.grp != nil {
-				_ = detach(a.grp)
-			}
-		}()
-		return nil, time.Since(start), fmt.Errorf("attaching to pid %d: %w", pid, ctx.Err())
-	}
+	res, err := DumpWith(ctx, pid, Options{})
 	if err != nil {
-		inflight.Done()
-		err = attachErr(pid, err)
-		if tracedByUs(pid) {
-			// Delve gave up half-way without detaching; the kernel
-			// detaches when this process exits.
-			err = fmt.Errorf("%w; pid %d stays stopped until hangdoc exits", err, pid)
-		}
-		return nil, time.Since(start), err
+		return nil, res.Frozen, err
 	}
-
-	defer func() {
-		r := recover()
-		// Detaching resumes each thread at once (PTRACE_DETACH); Delve
-		// then waits 50ms with the target running, not counted.
-		frozen = time.Since(start)
-		derr := detach(grp)
-		inflight.Done()
-		if r != nil {
-			panic(r)
-		}
-		if derr != nil && err == nil {
-			gs, err = nil, fmt.Errorf("detaching from pid %d: %v", pid, derr)
-		}
-	}()
-	// Delve plants breakpoints on attach (runtime.fatalpanic,
-	// runtime.throw, ...); one hit later would stop the target with
-	// nobody to resume it. The world is stopped, so none can have fired.
-	if err := clearBreakpoints(grp); err != nil {
-		return nil, 0, fmt.Errorf("removing Delve's breakpoints from pid %d: %v", pid, err)
-	}
-	gs, err = read(ctx, grp.Selected)
-	if err != nil {
-		return nil, 0, fmt.Errorf("reading goroutines of pid %d: %w", pid, err)
-	}
-	return gs, 0, nil
+	return res.Goroutines, res.Frozen, nil
 }
 
-// inflight counts the attaches not yet detached, including those a
-// cancelled Dump left to finish in the background.
-var inflight sync.WaitGroup
-
-// Settle waits up to timeout for every attach to be detached, so that a
-// caller about to exit after giving up on a Dump does not leave the
-// kernel to detach a target whose threads were still being stopped (a
-// SIGSTOP not yet consumed would leave it stopped). It reports whether
-// all were.
-func Settle(timeout time.Duration) bool {
-	done := make(chan struct{})
-	go func() {
-		inflight.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-		return true
-	case <-time.After(timeout):
-		return false
+// DumpWith is Open, one Session.Dump and Close. A caller that samples a
+// target repeatedly should keep one Session instead: its DWARF is then
+// loaded once.
+func DumpWith(ctx context.Context, pid int, opts Options) (Result, error) {
+	s, err := Open(ctx, pid, opts)
+	if err != nil {
+		return Result{}, err
 	}
+	defer s.Close()
+	return s.Dump(ctx)
 }
 
 const noDebugInfoHint = "goroutines unreadable, kernel evidence is still reported"
@@ -213,23 +138,15 @@ func check(pid int) error {
 		return fileErr(pid, err)
 	}
 	fields := statusFields(status)
-	if tracer := fields["TracerPid"]; tracer != "0" && tracer != "" {
-		// TracerPid is the tracing thread; name its process.
-		if b, err := os.ReadFile("/proc/" + tracer + "/status"); err == nil {
-			if tgid := statusFields(b)["Tgid"]; tgid != "" {
-				tracer = tgid
-			}
-		}
-		comm, _ := os.ReadFile("/proc/" + tracer + "/comm")
-		return fmt.Errorf("pid %d: %w: pid %s (%s); detach it first",
-			pid, ErrTraced, tracer, strings.TrimSpace(string(comm)))
+	if tracer := tracerOf(pid); tracer != "" {
+		return fmt.Errorf("pid %d: %w: pid %s; detach it first", pid, ErrTraced, tracer)
 	}
-	switch state, _, _ := strings.Cut(fields["State"], " "); state {
-	case "Z":
+	if state, _, _ := strings.Cut(fields["State"], " "); state == "Z" {
 		return fmt.Errorf("pid %d: %w", pid, sampler.ErrZombie)
-	case "T", "t":
-		return fmt.Errorf("pid %d: %w (state %s): resume it (kill -CONT %d) or read it without Delve", pid, ErrStopped, fields["State"], pid)
 	}
+	// A stopped process (state T) is read and left stopped: its threads
+	// report their group stop to PTRACE_INTERRUPT and stay in it when
+	// let go.
 	if fields["Kthread"] == "1" {
 		return fmt.Errorf("pid %d: %w", pid, sampler.ErrKernelThread)
 	}
@@ -256,6 +173,26 @@ func check(pid int) error {
 		return fmt.Errorf("pid %d is this process's own child: its wait would take the ptrace stops meant for Delve", pid)
 	}
 	return nil
+}
+
+// tracerOf names the process tracing pid, "N (comm)", or "" if none.
+func tracerOf(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return ""
+	}
+	tracer := statusFields(b)["TracerPid"]
+	if tracer == "0" || tracer == "" {
+		return ""
+	}
+	// TracerPid is the tracing thread; name its process.
+	if b, err := os.ReadFile("/proc/" + tracer + "/status"); err == nil {
+		if tgid := statusFields(b)["Tgid"]; tgid != "" {
+			tracer = tgid
+		}
+	}
+	comm, _ := os.ReadFile("/proc/" + tracer + "/comm")
+	return fmt.Sprintf("%s (%s)", tracer, strings.TrimSpace(string(comm)))
 }
 
 func statusFields(b []byte) map[string]string {
@@ -293,54 +230,6 @@ func attachErr(pid int, err error) error {
 	return fmt.Errorf("attaching to pid %d: %v", pid, err)
 }
 
-// tracedByUs reports whether a thread of this process traces pid.
-func tracedByUs(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return false
-	}
-	tracer := statusFields(b)["TracerPid"]
-	if tracer == "0" || tracer == "" {
-		return false
-	}
-	_, err = os.Stat(fmt.Sprintf("/proc/self/task/%s", tracer))
-	return err == nil
-}
-
-// clearBreakpoints erases every breakpoint of every kind. Delve's own
-// Detach erases only user breakpoints and would leave, for instance, a
-// plugin.Open or dynamic-linker breakpoint planted in the target.
-func clearBreakpoints(grp *proc.TargetGroup) error {
-	for _, t := range grp.Targets() {
-		if ok, _ := t.Valid(); !ok {
-			continue
-		}
-		bps := t.Breakpoints()
-		addrs := make([]uint64, 0, len(bps.M))
-		for addr := range bps.M {
-			addrs = append(addrs, addr)
-		}
-		for _, addr := range addrs {
-			// With no breaklets left ClearBreakpoint erases the
-			// instruction whatever the breakpoint's kind.
-			bps.M[addr].Breaklets = nil
-			if err := t.ClearBreakpoint(addr); err != nil {
-				return fmt.Errorf("breakpoint at %#x: %v", addr, err)
-			}
-		}
-	}
-	return nil
-}
-
-// detach resumes the target, kill=false, after removing any breakpoint.
-func detach(grp *proc.TargetGroup) error {
-	err := clearBreakpoints(grp)
-	if derr := grp.Detach(false); derr != nil {
-		return derr
-	}
-	return err
-}
-
 // reader reads goroutines from a stopped target.
 type reader struct {
 	t           *proc.Target
@@ -350,53 +239,76 @@ type reader struct {
 	now         int64 // the target's runtime.nanotime clock (CLOCK_MONOTONIC)
 	lay         layout
 	gs          map[int64]uint64 // goid → runtime.g address
+	live        int              // goroutines in runtime.allgs not dead
 	system      map[uint64]bool  // G.System by start PC: it disassembles
 }
 
-func read(ctx context.Context, t *proc.Target) ([]model.Goroutine, error) {
-	r := &reader{t: t, mem: t.Memory(), statuses: statusWords, system: map[uint64]bool{}}
+// read reads the goroutines of the stopped target, a page at a time,
+// until the list ends, the bound on goroutines is reached, or until (the
+// stop bound) passes.
+func (s *Session) read(ctx context.Context, until time.Time, now func() time.Time, each func(int64)) (Result, error) {
+	t := s.t
+	r := &reader{t: t, mem: t.Memory(), statuses: s.statuses, waitReasons: s.waitReasons, lay: s.lay, system: s.system}
 	if scope, err := proc.ThreadScope(t, t.CurrentThread()); err == nil {
 		// The strings come from the target so they match its traceback
-		// whatever its Go version.
-		r.waitReasons = stringsVar(scope, "runtime.waitReasonStrings")
-		if s := stringsVar(scope, "runtime.gStatusStrings"); len(s) > 0 {
-			r.statuses = s
+		// whatever its Go version; they never change, so once is enough.
+		if len(s.waitReasons) == 0 {
+			s.waitReasons = stringsVar(scope, "runtime.waitReasonStrings")
+			if st := stringsVar(scope, "runtime.gStatusStrings"); len(st) > 0 {
+				s.statuses = st
+			}
+			r.waitReasons, r.statuses = s.waitReasons, s.statuses
 		}
-		r.lay = layoutOf(t.BinInfo())
-		r.gs = r.gAddrs(scope)
+		r.gs, r.live = r.gAddrs(scope)
 	}
 	var ts unix.Timespec
 	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) == nil {
 		r.now = ts.Nano()
 	}
 
-	var out []model.Goroutine
+	limit := s.opts.maxGoroutines()
+	res := Result{Total: r.live}
 	for start := 0; start >= 0; {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return Result{}, err
 		}
 		gs, next, err := proc.GoroutinesInfo(t, start, batch)
 		if err != nil {
-			return nil, err
+			return Result{}, err
 		}
 		for _, g := range gs {
 			if g.Unreadable != nil || r.dead(g) {
 				continue
 			}
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return Result{}, err
 			}
-			if testHook != nil {
-				testHook(g.ID)
+			if now().After(until) {
+				res.Cut = "stop bound reached"
+				return res, &MaxStopError{PID: s.pid, Read: len(res.Goroutines), Total: max(r.live, len(res.Goroutines))}
 			}
-			out = append(out, r.goroutine(g))
+			if len(res.Goroutines) >= limit {
+				res.Cut = fmt.Sprintf("read the first %d goroutines of %d (the bound on goroutines per dump)", limit, r.live)
+				return res, nil
+			}
+			if each != nil {
+				each(g.ID)
+			}
+			res.Goroutines = append(res.Goroutines, r.goroutine(g))
 		}
 		start = next
+		// Delve keeps every G it has read (with its variables) until
+		// its caches are cleared: a page at a time, hangdoc's memory
+		// grows with what it keeps, not with what Delve read.
+		t.ClearCaches()
 	}
-	if len(out) == 0 {
-		return nil, errors.New("no readable goroutine")
+	if len(res.Goroutines) == 0 {
+		return Result{}, errors.New("no readable goroutine")
 	}
-	return out, nil
+	if res.Total < len(res.Goroutines) {
+		res.Total = len(res.Goroutines)
+	}
+	return res, nil
 }
 
 func (r *reader) goroutine(g *proc.G) model.Goroutine {
@@ -421,7 +333,12 @@ func (r *reader) goroutine(g *proc.G) model.Goroutine {
 		}
 	}
 
-	frames, _ := proc.GoroutineStacktrace(r.t, g, maxFrames, 0)
+	// Delve allocates room for every frame asked for (304 bytes each)
+	// before it walks: most stacks are short, so a short walk first.
+	frames, _ := proc.GoroutineStacktrace(r.t, g, firstFrames, 0)
+	if len(frames) > firstFrames {
+		frames, _ = proc.GoroutineStacktrace(r.t, g, maxFrames, 0)
+	}
 	for i, f := range frames {
 		fr := model.Frame{Func: "?", File: f.Call.File, Line: f.Call.Line}
 		if f.Call.Fn != nil {
@@ -473,30 +390,45 @@ func showFrames(stack []model.Frame) []model.Frame {
 	return out
 }
 
-// gAddrs maps goroutine ids to runtime.g addresses through runtime.allgs:
-// Delve's G does not say where its runtime.g is.
-func (r *reader) gAddrs(scope *proc.EvalScope) map[int64]uint64 {
+// gAddrs maps goroutine ids to runtime.g addresses through runtime.allgs
+// (Delve's G does not say where its runtime.g is), and counts the live
+// ones: one read per goroutine, of the few words from goid to the status.
+func (r *reader) gAddrs(scope *proc.EvalScope) (map[int64]uint64, int) {
 	if !r.lay.goid.ok {
-		return nil
+		return nil, 0
 	}
 	v, err := scope.EvalExpression("runtime.allgs", proc.LoadConfig{})
 	if err != nil || v.Unreadable != nil || v.Kind != reflect.Slice || v.Len <= 0 || v.Len > 1<<24 {
-		return nil
+		return nil, 0
 	}
 	ptr := int64(r.t.BinInfo().Arch.PtrSize())
 	buf := make([]byte, ptr*v.Len)
 	if n, err := r.mem.ReadMemory(buf, v.Base); err != nil || n != len(buf) {
-		return nil
+		return nil, 0
+	}
+	lo, hi := r.lay.goid.off, r.lay.goid.off+r.lay.goid.size
+	st := r.lay.status
+	if st.ok && st.off >= lo-64 && st.off+st.size <= hi+64 {
+		lo, hi = min(lo, st.off), max(hi, st.off+st.size)
+	} else {
+		st.ok = false
 	}
 	m := make(map[int64]uint64, v.Len)
-	word := make([]byte, r.lay.goid.size)
+	live := 0
+	words := make([]byte, hi-lo)
 	for i := range v.Len {
 		addr := decode(buf[ptr*i : ptr*(i+1)])
-		if n, err := r.mem.ReadMemory(word, addr+uint64(r.lay.goid.off)); err == nil && n == len(word) {
-			m[int64(decode(word))] = addr
+		if n, err := r.mem.ReadMemory(words, addr+uint64(lo)); err != nil || n != len(words) {
+			continue
+		}
+		m[int64(decode(words[r.lay.goid.off-lo : hi-lo][:r.lay.goid.size]))] = addr
+		if st.ok {
+			if status := decode(words[st.off-lo:][:st.size]) &^ gScan; status != proc.Gdead {
+				live++
+			}
 		}
 	}
-	return m
+	return m, live
 }
 
 // gStruct reads goroutine id's runtime.g, nil when unknown.
@@ -679,10 +611,10 @@ func isClosure(name string) bool {
 // are, from the target's DWARF: read straight from memory they cost one
 // read per goroutine instead of an expression evaluation each.
 type layout struct {
-	gSize                              int64
-	goid, lockedm, parentGoid, waiting field
-	sudogSize                          int64
-	c, waitlink                        field
+	gSize                                      int64
+	goid, lockedm, parentGoid, waiting, status field
+	sudogSize                                  int64
+	c, waitlink                                field
 }
 
 // field is a word inside a struct; ok is false when the type lacks it.
@@ -723,6 +655,7 @@ func layoutOf(bi *proc.BinaryInfo) layout {
 		l.lockedm = wordField(g, "lockedm")
 		l.parentGoid = wordField(g, "parentGoid")
 		l.waiting = wordField(g, "waiting")
+		l.status = wordField(g, "atomicstatus")
 	}
 	if s := structType(bi, "runtime.sudog"); s != nil {
 		l.sudogSize = s.ByteSize
@@ -766,9 +699,14 @@ func wordAt(off int64, t godwarf.Type, depth int) field {
 				return wordAt(off+f.ByteOffset, f.Type, depth+1)
 			}
 		}
-		// An embedded wrapper: its first field.
-		f := t.Field[0]
-		return wordAt(off+f.ByteOffset, f.Type, depth+1)
+		// An embedded wrapper (atomic.Uint32 is {noCopy; v uint32}): its
+		// first field that has a size.
+		for _, f := range t.Field {
+			if f.Type != nil && f.Type.Size() > 0 {
+				return wordAt(off+f.ByteOffset, f.Type, depth+1)
+			}
+		}
+		return field{}
 	case *godwarf.PtrType, *godwarf.UintType, *godwarf.IntType:
 		if n := t.Size(); n == 1 || n == 2 || n == 4 || n == 8 {
 			return field{off: off, size: n, ok: true}
@@ -821,6 +759,13 @@ func funcName(name string) string {
 }
 
 func hex(n uint64) string { return "0x" + strconv.FormatUint(n, 16) }
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
 
 func appendNew(s []string, x string) []string {
 	for _, y := range s {

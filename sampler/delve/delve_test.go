@@ -38,6 +38,13 @@ type victimBuild struct {
 }
 
 func TestMain(m *testing.M) {
+	if pid := os.Getenv(helperEnv); pid != "" {
+		helperMain(pid)
+		return
+	}
+	// The tests of the stop bound set it; the others must not trip it
+	// on a loaded machine or under the race detector.
+	defaultMaxStop = time.Minute
 	dir, err := os.MkdirTemp("", "hangdoc-delve-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -533,5 +540,34 @@ func TestNames(t *testing.T) {
 		if got := isClosure(c.name); got != c.closure {
 			t.Errorf("isClosure(%q) = %v, want %v", c.name, got, c.closure)
 		}
+	}
+}
+
+// BenchmarkSessionFreeze is BenchmarkFreeze's delve half with one Session
+// kept across dumps, as a run that samples a target repeatedly keeps it:
+// the DWARF is loaded once, before the first stop.
+func BenchmarkSessionFreeze(b *testing.B) {
+	for _, n := range []int{20, 10000} {
+		b.Run(fmt.Sprintf("goroutines=%d", n), func(b *testing.B) {
+			v := startVictim(b, "", "-idle", strconv.Itoa(max(n-15, 0)))
+			s, err := Open(context.Background(), v.pid, Options{MaxStop: time.Minute})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			var frozen time.Duration
+			var count int
+			for b.Loop() {
+				res, err := s.Dump(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				frozen += res.Frozen
+				count = len(res.Goroutines)
+			}
+			checkLeftRunning(b, v.pid)
+			b.ReportMetric(float64(frozen.Microseconds())/1e3/float64(b.N), "frozen-ms/op")
+			b.ReportMetric(float64(count), "goroutines")
+		})
 	}
 }

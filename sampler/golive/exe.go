@@ -3,6 +3,7 @@ package golive
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"debug/elf"
 	"errors"
 	"fmt"
@@ -11,7 +12,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
+	"github.com/hangdoc/hangdoc/internal/deadline"
 	"github.com/hangdoc/hangdoc/sampler"
 )
 
@@ -24,8 +27,27 @@ const pprofPkg = "net/http/pprof."
 // the Go function-name table (.gopclntab) has one. A binary that links it
 // serves it only if it also serves http.DefaultServeMux (or mounts the
 // handlers) on some port, so a true says "worth looking", no more.
+//
+// The executable is read through /proc/PID/exe, which blocks on a hung
+// filesystem: LinksPprof gives up after ExeTimeout (see
+// LinksPprofContext).
 func LinksPprof(fsys sampler.FS, pid int) (bool, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), ExeTimeout)
+	defer cancel()
+	return LinksPprofContext(ctx, fsys, pid)
+}
+
+// ExeTimeout bounds LinksPprof's read of the executable.
+const ExeTimeout = 2 * time.Second
+
+// LinksPprofContext is LinksPprof given up when ctx ends (the reading
+// goroutine is left blocked: internal/deadline).
+func LinksPprofContext(ctx context.Context, fsys sampler.FS, pid int) (bool, error) {
 	path := fsys.Path(strconv.Itoa(pid), "exe")
+	return deadline.Run(ctx, "reading "+path, func() (bool, error) { return linksPprof(path) })
+}
+
+func linksPprof(path string) (bool, error) {
 	f, err := elf.Open(path)
 	if err != nil {
 		return false, exeErr(path, err)

@@ -9,17 +9,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hangdoc/hangdoc/model"
 	"io"
 	"mime"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
-	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/goroutines"
 )
@@ -33,7 +35,45 @@ var (
 	// ErrOtherNetNS: the target's sockets are in another network
 	// namespace, out of hangdoc's reach.
 	ErrOtherNetNS = errors.New("in another network namespace")
+	// ErrSlow: the endpoint did not finish its answer in time. It may
+	// well serve profiles (a program with many goroutines writes a long
+	// one): not the same as ErrNotPprof. The error is a *SlowError.
+	ErrSlow = errors.New("too slow")
 )
+
+// SlowError is a fetch given up at its timeout.
+type SlowError struct {
+	URL     string
+	Timeout time.Duration
+	// Bytes of the answer read by then (0: none came).
+	Bytes int64
+	Err   error // the context's error
+}
+
+func (e *SlowError) Error() string {
+	got := "no answer"
+	if e.Bytes > 0 {
+		got = fmt.Sprintf("%d bytes of the profile and no end", e.Bytes)
+	}
+	return fmt.Sprintf("fetching %s: %s within %v: %v; the request was cancelled", e.URL, got, e.Timeout, e.Err)
+}
+
+func (e *SlowError) Is(target error) bool { return target == ErrSlow }
+func (e *SlowError) Unwrap() error        { return e.Err }
+
+// FetchTimeout is a fetch's timeout for a profile of n goroutines: 3 s
+// plus 60 µs a goroutine. A debug=2 profile of 100,000 parked goroutines
+// took a Go 1.26 server 1.5-1.7 s to write, and Fetch 2.2-3.1 s to fetch and
+// parse, on this project's 2 shared cores (RELIABILITY.md): 60 µs is twice
+// that rate, for a server busier than the test's. n is the goroutine
+// count pprof's index gives (Probe) or the last profile's.
+func FetchTimeout(n int) time.Duration {
+	return 3*time.Second + time.Duration(max(n, 0))*60*time.Microsecond
+}
+
+// IndexPath is pprof's index page: it lists each profile with its count,
+// and writing it stops nothing.
+const IndexPath = "/debug/pprof/"
 
 // ProfilePath is what Fetch asks a base URL for: every goroutine's stack,
 // as runtime.Stack(all) prints them.
@@ -139,7 +179,10 @@ var client = &http.Client{
 
 // Fetch GETs base+ProfilePath and parses the goroutine profile, all within
 // timeout (none when 0). A reply that is not a debug=2 goroutine profile (a
-// status other than 200, HTML, any other body) is ErrNotPprof.
+// status other than 200, HTML, any other body) is ErrNotPprof; one not
+// finished in time is a *SlowError (ErrSlow). A request given up is
+// cancelled: its connection is closed, so the server's handler sees its
+// context end and its writes fail.
 func Fetch(ctx context.Context, base string, timeout time.Duration) ([]model.Goroutine, error) {
 	if timeout > 0 {
 		var cancel context.CancelFunc
@@ -147,13 +190,14 @@ func Fetch(ctx context.Context, base string, timeout time.Duration) ([]model.Gor
 		defer cancel()
 	}
 	u := strings.TrimSuffix(base, "/") + ProfilePath
+	var body countingReader
 	fail := func(err error) ([]model.Goroutine, error) {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL is said once, below
 		}
-		if errors.Is(err, context.DeadlineExceeded) && timeout > 0 {
-			err = fmt.Errorf("no answer within %v: %w", timeout, err)
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			return nil, &SlowError{URL: u, Timeout: timeout, Bytes: body.n, Err: ctx.Err()}
 		}
 		return nil, fmt.Errorf("fetching %s: %w", u, err)
 	}
@@ -173,8 +217,9 @@ func Fetch(ctx context.Context, base string, timeout time.Duration) ([]model.Gor
 	if mt, _, err := mime.ParseMediaType(resp.Header.Get("Content-Type")); err == nil && mt == "text/html" {
 		return fail(fmt.Errorf("%w: the reply is HTML", ErrNotPprof))
 	}
+	body.r = io.LimitReader(resp.Body, maxBody)
 	var gs []model.Goroutine
-	dumps, err := goroutines.ParseFunc(io.LimitReader(resp.Body, maxBody), func(_ int, g goroutines.Goroutine) {
+	dumps, err := goroutines.ParseFunc(&body, func(_ int, g goroutines.Goroutine) {
 		if g.ID != 0 {
 			gs = append(gs, g.Sample())
 		}
@@ -193,9 +238,76 @@ func Fetch(ctx context.Context, base string, timeout time.Duration) ([]model.Gor
 	return gs, nil
 }
 
-// Discover tries pid's Candidates in turn, each within timeout, and
-// returns the first that serves a goroutine profile, with the profile.
-// When none does the error wraps ErrNoEndpoint and names what each said.
+// countingReader counts what is read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// indexCount finds the goroutine count in pprof's index page:
+// "<td>1234</td><td><a href='goroutine?debug=1'>goroutine</a>".
+var indexCount = regexp.MustCompile(`<td>(\d+)</td><td><a href=['"]goroutine\?debug=1['"]>goroutine</a>`)
+
+// Probe GETs base's pprof index within timeout and returns the goroutine
+// count it lists: cheap for the target (the index stops nothing, unlike a
+// profile), and what FetchTimeout needs. A reply that is not a pprof index
+// is ErrNotPprof.
+func Probe(ctx context.Context, base string, timeout time.Duration) (goroutines int, err error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	u := strings.TrimSuffix(base, "/") + IndexPath
+	fail := func(err error) (int, error) {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			return 0, &SlowError{URL: u, Timeout: timeout, Err: ctx.Err()}
+		}
+		return 0, fmt.Errorf("fetching %s: %w", u, err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return fail(err)
+	}
+	req.Header.Set("User-Agent", "hangdoc")
+	resp, err := client.Do(req)
+	if err != nil {
+		return fail(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fail(fmt.Errorf("%w: HTTP %s", ErrNotPprof, resp.Status))
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if err != nil {
+		return fail(err)
+	}
+	m := indexCount.FindSubmatch(b)
+	if m == nil {
+		return fail(fmt.Errorf("%w: the reply is no pprof index", ErrNotPprof))
+	}
+	n, err := strconv.Atoi(string(m[1]))
+	if err != nil {
+		return fail(fmt.Errorf("%w: goroutine count %q", ErrNotPprof, m[1]))
+	}
+	return n, nil
+}
+
+// Discover tries pid's Candidates in turn and returns the first that
+// serves a goroutine profile, with the profile. Each is probed within
+// timeout (Probe: pprof's index, which stops nothing, says whether it is
+// pprof and how many goroutines there are), then fetched within
+// FetchTimeout of that count; a candidate without an index is fetched
+// within timeout. When none serves one the error wraps ErrNoEndpoint and
+// names what each said; a candidate that is pprof but too slow makes it
+// wrap ErrSlow as well, so the caller can tell "no pprof" from "pprof, slow".
 func Discover(ctx context.Context, fs sampler.FS, pid int, timeout time.Duration) (base string, gs []model.Goroutine, err error) {
 	bases, err := Candidates(fs, pid)
 	if err != nil {
@@ -206,19 +318,38 @@ func Discover(ctx context.Context, fs sampler.FS, pid int, timeout time.Duration
 		return "", nil, fmt.Errorf("pid %d listens on no TCP port, so it serves %w: %s", pid, ErrNoEndpoint, fix)
 	}
 	said := make([]string, 0, len(bases))
+	var slow error
 	for _, b := range bases {
-		gs, err := Fetch(ctx, b, timeout)
+		fetchTimeout := timeout
+		if n, err := Probe(ctx, b, timeout); err == nil {
+			fetchTimeout = FetchTimeout(n)
+		}
+		gs, err := Fetch(ctx, b, fetchTimeout)
 		if err == nil {
 			return b, gs, nil
 		}
 		if ctx.Err() != nil {
 			return "", nil, fmt.Errorf("finding pid %d's pprof endpoint: %w", pid, ctx.Err())
 		}
+		if errors.Is(err, ErrSlow) && slow == nil {
+			slow = err
+		}
 		said = append(said, b+": "+reason(err))
 	}
-	return "", nil, fmt.Errorf("pid %d has %w on its %d listening address%s (%s): %s",
+	err = fmt.Errorf("pid %d has %w on its %d listening address%s (%s): %s",
 		pid, ErrNoEndpoint, len(bases), plural(len(bases), "es"), strings.Join(said, "; "), fix)
+	if slow != nil {
+		err = &alsoErr{err, slow}
+	}
+	return "", nil, err
 }
+
+// alsoErr is err, which also is another error (for errors.Is and As),
+// said in err's message already.
+type alsoErr struct{ err, also error }
+
+func (e *alsoErr) Error() string   { return e.err.Error() }
+func (e *alsoErr) Unwrap() []error { return []error{e.err, e.also} }
 
 // reason is what a failed Fetch says after its "fetching URL: ".
 func reason(err error) string {

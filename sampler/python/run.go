@@ -17,20 +17,27 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hangdoc/hangdoc/internal/deadline"
+	"github.com/hangdoc/hangdoc/internal/dstate"
+	"github.com/hangdoc/hangdoc/internal/reaper"
 	"github.com/hangdoc/hangdoc/sampler"
 )
 
 // Options for one dump.
 type Options struct {
-	PySpy       string        // path from --py-spy; "" = look up "py-spy" on PATH
-	Timeout     time.Duration // 0 = 10s
-	NonBlocking bool          // --no-stop: pass --nonblocking (py-spy then does not pause the target)
+	PySpy string // path from --py-spy; "" = look up "py-spy" on PATH
+	// Timeout bounds the dump on top of the caller's context, whose
+	// deadline is the dump's budget: 0 is that deadline alone (or
+	// DefaultTimeout when the context has none).
+	Timeout     time.Duration
+	NonBlocking bool // --no-stop: pass --nonblocking (py-spy then does not pause the target)
 	// Locals passes --locals: the frames' variables tell one lock from
 	// another by its address (only objects' addresses are kept).
 	Locals bool
 }
 
-// DefaultTimeout bounds a dump when Options.Timeout is 0.
+// DefaultTimeout bounds a dump whose context has no deadline and whose
+// Options.Timeout is 0.
 const DefaultTimeout = 10 * time.Second
 
 // Sentinel errors, checked with errors.Is. The errors that wrap them say
@@ -42,6 +49,11 @@ var (
 	ErrNotPython  = errors.New("not a python process")
 	ErrNoProcess  = sampler.ErrNoProcess
 	ErrTimeout    = errors.New("py-spy did not finish in time")
+	// ErrUninterruptible: a thread of the target is in uninterruptible
+	// sleep (D), so a pausing dump was not started: py-spy would wait for
+	// that thread with the others stopped, until killed. A --nonblocking
+	// dump does not pause it.
+	ErrUninterruptible = dstate.ErrUninterruptible
 )
 
 const (
@@ -57,11 +69,25 @@ const (
 	killGrace = time.Second
 )
 
-func (o Options) timeout() time.Duration {
-	if o.Timeout <= 0 {
-		return DefaultTimeout
+// budget gives the dump its context: the caller's, bounded by
+// Options.Timeout when set, or by DefaultTimeout when the caller set no
+// deadline. own is the bound hangdoc set itself (0 when the caller's
+// deadline is the one that counts).
+func (o Options) budget(ctx context.Context) (_ context.Context, cancel context.CancelFunc, own time.Duration) {
+	timeout := o.Timeout
+	if timeout <= 0 {
+		if _, ok := ctx.Deadline(); ok {
+			ctx, cancel = context.WithCancel(ctx)
+			return ctx, cancel, 0
+		}
+		timeout = DefaultTimeout
 	}
-	return o.Timeout
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
+		ctx, cancel = context.WithCancel(ctx)
+		return ctx, cancel, 0
+	}
+	ctx, cancel = context.WithTimeoutCause(ctx, timeout, errDeadline)
+	return ctx, cancel, timeout
 }
 
 // Find resolves the py-spy binary: opts.PySpy if set (must exist and be
@@ -104,21 +130,36 @@ var errDeadline = errors.New("py-spy timeout")
 //
 // hangdoc must not fall into the hang it diagnoses, so py-spy runs with
 // stdin from /dev/null, in its own process group, and with SIGKILL as its
-// parent-death signal. When it is done, or after opts.Timeout (both
-// attempts together) or when ctx ends, the whole group is killed and
+// parent-death signal, and the whole run (finding py-spy, starting it,
+// both attempts) is bounded by ctx's deadline (and Options.Timeout): when
+// py-spy is done, or when the time is up, the whole group is killed and
 // py-spy reaped; RunPySpy returns within about a second of that even if
-// something outside the group holds py-spy's stdout open.
+// something outside the group holds py-spy's stdout open (and at once if
+// this process is a child subreaper, internal/reaper: it kills that
+// holder). A pausing dump is not started on a target with a thread in
+// uninterruptible sleep (ErrUninterruptible).
 func RunPySpy(ctx context.Context, pid int, opts Options) (out []byte, format string, err error) {
 	if pid <= 0 {
 		return nil, "", fmt.Errorf("py-spy dump: bad pid %d", pid)
 	}
-	bin, err := Find(opts)
+	ctx, cancel, own := opts.budget(ctx)
+	defer cancel()
+	// Stat-ing --py-spy, or the PATH, blocks on a hung filesystem.
+	bin, err := deadline.Run(ctx, "looking for py-spy", func() (string, error) { return Find(opts) })
 	if err != nil {
+		if errors.Is(err, deadline.ErrAbandoned) {
+			if own > 0 && errors.Is(context.Cause(ctx), errDeadline) {
+				return nil, "", fmt.Errorf("py-spy dump --pid %d: %w: %w", pid, ErrTimeout, err)
+			}
+			return nil, "", fmt.Errorf("py-spy dump --pid %d: %w", pid, err)
+		}
 		return nil, "", err
 	}
-	timeout := opts.timeout()
-	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errDeadline)
-	defer cancel()
+	if !opts.NonBlocking {
+		if err := dstate.Check(pid); err != nil {
+			return nil, "", fmt.Errorf("py-spy dump --pid %d: not started: %w: py-spy's pause would wait for it with the other threads stopped (a --no-stop dump does not pause)", pid, err)
+		}
+	}
 
 	args := []string{"dump", "--pid", strconv.Itoa(pid)}
 	if opts.NonBlocking {
@@ -134,7 +175,7 @@ func RunPySpy(ctx context.Context, pid int, opts Options) (out []byte, format st
 		r, err = runInGroup(ctx, bin, args)
 	}
 	if err != nil {
-		return nil, "", stopErrorOf(pid, timeout, err)
+		return nil, "", stopErrorOf(pid, own, err)
 	}
 	if r.exitErr != nil {
 		return nil, "", exitErrorOf(pid, r)
@@ -150,11 +191,15 @@ type runResult struct {
 }
 
 // errTooMuch stops a run whose stdout went over maxDumpBytes.
-var errTooMuch = fmt.Errorf("py-spy wrote more than %d MiB to stdout", maxDumpBytes>>20)
+var errTooMuch = fmt.Errorf("py-spy wrote more than %d MiB to stdout: the output was cut there and dropped", maxDumpBytes>>20)
 
 // stoppedRun is a run that RunPySpy killed before it finished: why is the
-// context's cause or errTooMuch.
-type stoppedRun struct{ why error }
+// context's cause or errTooMuch. unstarted is py-spy's path when its exec
+// had not returned.
+type stoppedRun struct {
+	why       error
+	unstarted string
+}
 
 func (s *stoppedRun) Error() string { return s.why.Error() }
 func (s *stoppedRun) Unwrap() error { return s.why }
@@ -165,13 +210,17 @@ func (s *stoppedRun) Unwrap() error { return s.why }
 // in runResult.exitErr.
 func runInGroup(ctx context.Context, bin string, args []string) (*runResult, error) {
 	if ctx.Err() != nil {
-		return nil, &stoppedRun{context.Cause(ctx)}
+		return nil, &stoppedRun{why: context.Cause(ctx)}
 	}
 	devnull, err := os.Open(os.DevNull)
 	if err != nil {
 		return nil, err
 	}
-	defer devnull.Close()
+	defer func() {
+		if devnull != nil {
+			devnull.Close()
+		}
+	}()
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -197,9 +246,30 @@ func runInGroup(ctx context.Context, bin string, args []string) (*runResult, err
 		// locked to one.
 		Pdeathsig: syscall.SIGKILL,
 	}
-	err = cmd.Start()
-	outW.Close()
-	errW.Close()
+	// Start waits for the exec to succeed, which blocks while py-spy's
+	// executable is on a hung filesystem: give up on it with the budget,
+	// and kill and reap it if it ever starts.
+	started := make(chan error, 1)
+	go func() {
+		started <- cmd.Start()
+		outW.Close()
+		errW.Close()
+	}()
+	select {
+	case err = <-started:
+	case <-ctx.Done():
+		giveUp := context.Cause(ctx)
+		dn := devnull
+		go func() {
+			if <-started == nil {
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				_ = cmd.Wait()
+			}
+			dn.Close()
+		}()
+		devnull = nil // closed by the goroutine above, once Start is done with it
+		return nil, &stoppedRun{why: giveUp, unstarted: bin}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("starting %s: %w", bin, err)
 	}
@@ -259,27 +329,58 @@ func runInGroup(ctx context.Context, bin string, args []string) (*runResult, err
 		if stop == nil {
 			stop = errors.New("py-spy did not exit")
 		}
-		return nil, &stoppedRun{fmt.Errorf("%w; it did not die within %v of SIGKILL", stop, killGrace)}
+		return nil, &stoppedRun{why: fmt.Errorf("%w; it did not die within %v of SIGKILL", stop, killGrace)}
 	}
 	waitErr := cmd.Wait()
 
 	// The group is dead, so the pipes are closed unless a process that
-	// left the group holds them: give that the rest of the grace.
-	select {
-	case <-bothDone(outDone, errDone):
-	case <-grace.C:
-		outR.Close()
-		errR.Close()
-		<-outDone
-		<-errDone
+	// left the group holds them. A subreaper has that process as its
+	// child now (its parent died): kill it. Otherwise give it the rest of
+	// the grace.
+	pipes := bothDone(outDone, errDone)
+	if reaper.Active() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+	waitPipes:
+		for {
+			select {
+			case <-pipes:
+				break waitPipes
+			case <-grace.C:
+				outR.Close()
+				errR.Close()
+				<-pipes
+				break waitPipes
+			default:
+			}
+			reaper.KillAdopted()
+			select {
+			case <-pipes:
+				break waitPipes
+			case <-tick.C:
+			case <-grace.C:
+				outR.Close()
+				errR.Close()
+				<-pipes
+				break waitPipes
+			}
+		}
+	} else {
+		select {
+		case <-pipes:
+		case <-grace.C:
+			outR.Close()
+			errR.Close()
+			<-pipes
+		}
 	}
 	if stop == nil && stdout.over {
 		stop = errTooMuch
 	}
 	if stop != nil {
-		return nil, &stoppedRun{stop}
+		return nil, &stoppedRun{why: stop}
 	}
-	return &runResult{stdout: stdout.b, stderr: stderr.bytes(maxStderrBytes), exitErr: waitErr}, nil
+	return &runResult{stdout: stdout.bytes(), stderr: stderr.bytes(maxStderrBytes), exitErr: waitErr}, nil
 }
 
 // drain reads r to its end (or until it is closed) into write, and closes
@@ -312,24 +413,50 @@ func bothDone(a, b <-chan struct{}) <-chan struct{} {
 	return done
 }
 
-// headBuffer keeps the first max bytes written to it.
+// headBuffer keeps what is written to it, up to max bytes, in chunks:
+// growing one slice by doubling would hold half again as much while it
+// copies, and the dump is joined once, at the end, only if it fit.
 type headBuffer struct {
-	b    []byte
-	over bool
+	chunks [][]byte
+	n      int
+	over   bool
 }
 
-// write appends p and reports whether everything so far fit in max.
+const chunkSize = 1 << 20
+
+// write appends p and reports whether everything so far fit in max. Past
+// max it drops what it held: a cut dump is not parsed.
 func (h *headBuffer) write(p []byte, max int) bool {
 	if h.over {
 		return false
 	}
-	if len(h.b)+len(p) > max {
-		h.over = true
-		h.b = nil
+	if h.n+len(p) > max {
+		h.over, h.chunks, h.n = true, nil, 0
 		return false
 	}
-	h.b = append(h.b, p...)
+	h.n += len(p)
+	for len(p) > 0 {
+		if len(h.chunks) == 0 || len(h.chunks[len(h.chunks)-1]) == cap(h.chunks[len(h.chunks)-1]) {
+			h.chunks = append(h.chunks, make([]byte, 0, min(chunkSize, max)))
+		}
+		last := &h.chunks[len(h.chunks)-1]
+		k := min(len(p), cap(*last)-len(*last))
+		*last = append(*last, p[:k]...)
+		p = p[k:]
+	}
 	return true
+}
+
+// bytes joins what was written.
+func (h *headBuffer) bytes() []byte {
+	if len(h.chunks) == 1 {
+		return h.chunks[0]
+	}
+	out := make([]byte, 0, h.n)
+	for _, c := range h.chunks {
+		out = append(out, c...)
+	}
+	return out
 }
 
 // tailBuffer keeps the last max bytes written to it.
@@ -358,14 +485,18 @@ func rejectsJSON(r *runResult) bool {
 	return errors.As(r.exitErr, &ee) && ee.ExitCode() == 2 && bytes.Contains(r.stderr, []byte("--json"))
 }
 
-// stopErrorOf explains a run that RunPySpy killed.
-func stopErrorOf(pid int, timeout time.Duration, err error) error {
+// stopErrorOf explains a run that RunPySpy killed. own is the bound
+// RunPySpy set itself (0: the caller's deadline was the bound).
+func stopErrorOf(pid int, own time.Duration, err error) error {
 	var s *stoppedRun
 	if !errors.As(err, &s) {
 		return fmt.Errorf("py-spy dump --pid %d: %w", pid, err)
 	}
+	if s.unstarted != "" {
+		return fmt.Errorf("py-spy dump --pid %d: starting %s did not return (%w): is it on a hung filesystem? gave up; it is killed if it ever starts", pid, s.unstarted, s.why)
+	}
 	if errors.Is(s.why, errDeadline) {
-		return &timeoutError{pid: pid, timeout: timeout}
+		return &timeoutError{pid: pid, timeout: own}
 	}
 	return fmt.Errorf("py-spy dump --pid %d: %w: killed py-spy and its process group", pid, s.why)
 }

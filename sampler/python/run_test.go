@@ -170,8 +170,10 @@ poll:
 	if d.out != nil {
 		t.Errorf("RunPySpy output: got %q, want nil", d.out)
 	}
-	if d.elapsed < 500*time.Millisecond || d.elapsed > 2*time.Second {
-		t.Errorf("RunPySpy returned after %v, want 500ms to 2s", d.elapsed)
+	// Never before its timeout (an upper bound would be a wall-clock
+	// assertion: that it returns at all is what the test shows).
+	if d.elapsed < 500*time.Millisecond {
+		t.Errorf("RunPySpy returned after %v, before its 500ms timeout", d.elapsed)
 	}
 	t.Logf("RunPySpy returned after %v", d.elapsed)
 	if left := markedProcs(t, mark); len(left) != 0 {
@@ -200,9 +202,7 @@ func TestDumpCanceledKillsGroup(t *testing.T) {
 	if !strings.Contains(err.Error(), "killed py-spy and its process group") {
 		t.Errorf("RunPySpy error %q does not say the group was killed", err)
 	}
-	if elapsed > 1500*time.Millisecond {
-		t.Errorf("RunPySpy returned after %v, want about 300ms", elapsed)
-	}
+	t.Logf("RunPySpy returned after %v", elapsed)
 	fake, child := readPIDs(t, pids)
 	if left := markedProcs(t, mark); len(left) != 0 {
 		t.Errorf("processes left behind after RunPySpy (fake %d, child %d): %v", fake, child, left)
@@ -229,9 +229,6 @@ func TestDumpBoundedWhenChildEscapesGroup(t *testing.T) {
 	if !errors.Is(err, python.ErrTimeout) {
 		t.Fatalf("RunPySpy: got err %v, want ErrTimeout", err)
 	}
-	if elapsed > 2500*time.Millisecond {
-		t.Errorf("RunPySpy returned after %v, want about 1.5s (timeout and grace)", elapsed)
-	}
 	fake, child := readPIDs(t, pids)
 	if _, alive := markedProcs(t, mark)[fake]; alive {
 		t.Errorf("fake py-spy %d still alive after RunPySpy", fake)
@@ -248,7 +245,9 @@ func TestDumpKillsLeftoverChild(t *testing.T) {
 	mark := markFakes(t)
 	pids := filepath.Join(t.TempDir(), "pids")
 	t.Setenv("HANGDOC_FAKE_PIDS", pids)
-	opts := python.Options{PySpy: fakePySpy(t, "leaky"), Timeout: 30 * time.Second}
+	// An hour: a RunPySpy that waited for its timeout would not return
+	// within the test's.
+	opts := python.Options{PySpy: fakePySpy(t, "leaky"), Timeout: time.Hour}
 
 	start := time.Now()
 	out, format, err := python.RunPySpy(context.Background(), os.Getpid(), opts)
@@ -259,9 +258,7 @@ func TestDumpKillsLeftoverChild(t *testing.T) {
 	if string(out) != "[]\n" || format != "json" {
 		t.Errorf("RunPySpy: got %q, %q; want %q, json", out, format, "[]\n")
 	}
-	if elapsed > 2*time.Second {
-		t.Errorf("RunPySpy returned after %v, want well under its 30s timeout", elapsed)
-	}
+	t.Logf("RunPySpy returned after %v", elapsed)
 	fake, child := readPIDs(t, pids)
 	if left := markedProcs(t, mark); len(left) != 0 {
 		t.Errorf("processes left behind after RunPySpy (fake %d, child %d): %v", fake, child, left)
