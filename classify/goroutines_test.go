@@ -147,6 +147,20 @@ func TestClassifyGoroutines(t *testing.T) {
 			verdict: classify.Idle, goroutine: 42, class: classify.ClassIdle,
 		},
 		{
+			// Seen live: hangdoc's own request to a pprof index, its
+			// response being flushed as the profile was written.
+			name: "an HTTP connection finishing a response, no handler on its stack, is plumbing, not work",
+			samples: goSamples(3, []model.Thread{parked}, func(i int) []model.Goroutine {
+				gs := []model.Goroutine{gr(1, "IO wait", acceptStack)}
+				if i == 2 {
+					gs = append(gs, gr(142, "runnable", []model.Frame{{Func: "syscall.Syscall"}, {Func: "syscall.write"}, {Func: "net.(*conn).Write"},
+						{Func: "net/http.checkConnErrorWriter.Write"}, {Func: "bufio.(*Writer).Flush"}, {Func: "net/http.(*response).finishRequest"}, {Func: "net/http.(*conn).serve"}}))
+				}
+				return gs
+			}),
+			verdict: classify.Idle, goroutine: 142, class: classify.ClassIdle,
+		},
+		{
 			name: "an HTTP server's accept loop caught serving a connection is plumbing, not work",
 			samples: goSamples(3, []model.Thread{parked}, func(i int) []model.Goroutine {
 				serve := []model.Frame{{Func: "net/http.(*Server).Serve", File: "/go/src/net/http/server.go", Line: 3400}, {Func: "net/http.Serve"}, {Func: "main.listen.func2", File: "/src/main.go", Line: 9}}

@@ -50,6 +50,14 @@ func plumbing(stack []model.Frame) bool {
 	}) {
 		return true
 	}
+	// A connection's goroutine between requests — reading the next one,
+	// finishing the last one's response — runs no handler: under pprof
+	// the request is hangdoc's own (the index it probes, the profile it
+	// fetched), caught in flight.
+	if u < 0 && slices.ContainsFunc(stack, func(f model.Frame) bool { return f.Func == "net/http.(*conn).serve" }) &&
+		!slices.ContainsFunc(stack, func(f model.Frame) bool { return strings.HasSuffix(f.Func, ".ServeHTTP") }) {
+		return true
+	}
 	// An HTTP server's accept loop: it moves whenever a client connects,
 	// and under pprof the client is hangdoc.
 	serve := slices.IndexFunc(stack, func(f model.Frame) bool { return f.Func == "net/http.(*Server).Serve" })

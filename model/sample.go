@@ -22,7 +22,7 @@ type Sample struct {
 	// source (pprof, Delve, a SIGQUIT dump); nil when there was none.
 	Goroutines []Goroutine `json:"goroutines,omitempty"`
 	// Frozen is how long a stack source kept the target stopped for this
-	// sample (Delve's attach to detach); 0 for sources that do not stop it.
+	// sample (Delve's first interrupt to last detach); 0 for sources that do not stop it.
 	Frozen time.Duration `json:"frozen_ns,omitempty"`
 	// StackSource is where this sample's stacks came from: a live source
 	// or the format of a dump read from a file; FormatNone for none.

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hangdoc/hangdoc/internal/fusehang"
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 	"github.com/hangdoc/hangdoc/internal/victim"
 	"github.com/hangdoc/hangdoc/sampler/replay"
@@ -345,6 +346,38 @@ func TestOutputFlags(t *testing.T) {
 	r, err := replay.Read(rec)
 	if err != nil || len(r.Samples) != 2 || r.Target.PID != v.PID {
 		t.Errorf("recording: %v, %d samples of pid %d", err, len(r.Samples), r.Target.PID)
+	}
+}
+
+// TestOutputOnHungMount: -o and --record on a filesystem that never
+// answers (a FUSE mount whose daemon holds every lookup of "hang*") cost
+// the run a second each, not the run: the report comes on standard output
+// and each file gets one line on stderr saying so.
+func TestOutputOnHungMount(t *testing.T) {
+	dir := t.TempDir()
+	fs, err := fusehang.Mount(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	v := testvictim.Start(t, testvictim.Build(t, "abba"))
+	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--samples", "2", "--interval", "200ms", "--json",
+		"-o", filepath.Join(dir, "hang-report.json"), "--record", filepath.Join(dir, "hang-rec.json"))
+	if code != ExitDeadlock {
+		t.Fatalf("exit %d, want %d (deadlock)\nstderr: %s", code, ExitDeadlock, stderr)
+	}
+	decode(t, out) // the report, whole, on stdout
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("stderr has %d lines, want one for each file:\n%s", len(lines), stderr)
+	}
+	for i, want := range []string{"writing the recording to " + dir, "writing the report to " + dir} {
+		if !strings.HasPrefix(lines[i], "hangdoc: "+want) || !strings.Contains(lines[i], "did not return in time") {
+			t.Errorf("stderr line %d %q: want %q and why", i+1, lines[i], want)
+		}
+	}
+	if !strings.Contains(lines[1], "the report follows on standard output") {
+		t.Errorf("stderr %q does not say where the report went", lines[1])
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hangdoc/hangdoc/classify"
+	"github.com/hangdoc/hangdoc/internal/deadline"
 	"github.com/hangdoc/hangdoc/internal/diagnose"
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/report"
@@ -118,16 +119,9 @@ func (o *outputOptions) write(r *report.Report, ios *IO) error {
 
 // writeFileWithin writes a file, giving up after d: a file on a hung mount
 // blocks in open or write, in the kernel, forever. The write is left
-// behind, not waited for.
+// behind, not waited for (internal/deadline).
 func writeFileWithin(path string, data []byte, d time.Duration) error {
-	done := make(chan error, 1)
-	go func() { done <- os.WriteFile(path, data, 0o644) }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(d):
-		return fmt.Errorf("it did not finish in %v: its filesystem may hang", d)
-	}
+	return deadline.DoWithin(context.Background(), d, "the write", func() error { return os.WriteFile(path, data, 0o644) })
 }
 
 // diagnoseOptions are the flags of `hangdoc PID`.
@@ -140,6 +134,7 @@ type diagnoseOptions struct {
 	proc       string
 	pyspy      string
 	noStop     bool
+	maxStop    time.Duration
 	pprof      string
 	sigquit    bool
 	sigquitLog string
@@ -213,6 +208,7 @@ func (o *diagnoseOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.proc, "proc", "", "read /proc from `DIR` (e.g. the host's /proc mounted in a container)")
 	f.StringVar(&o.pyspy, "py-spy", "", "py-spy's `PATH` for Python stacks (default: look it up on PATH; install with pip install py-spy)")
 	f.BoolVar(&o.noStop, "no-stop", false, "never stop the target, even for an instant (py-spy runs --nonblocking: stacks may be torn; no Delve for Go)")
+	f.DurationVar(&o.maxStop, "max-stop", sources.DefaultMaxStop, "the longest one Delve read may keep a Go target stopped; a read that would pass it is given up and the target let go")
 	f.StringVar(&o.pprof, "pprof", "", "a Go target's net/http/pprof `URL` (http://127.0.0.1:6060); default: look for one on the target's listening sockets")
 	f.BoolVar(&o.sigquit, "sigquit", false, "for a Go target no other source can read: send SIGQUIT after the last sample for a goroutine dump. This KILLS the target")
 	f.StringVar(&o.source, "source", "", "for a Go target, read the goroutines from this `SOURCE` only: pprof, memory or delve (default: the first that works, in that order)")
@@ -236,6 +232,8 @@ func (o *diagnoseOptions) validate() error {
 		return usageError{errors.New("--source delve stops the target, which --no-stop forbids")}
 	case o.sigquitLog != "" && !o.sigquit:
 		return usageError{errors.New("--sigquit-log needs --sigquit")}
+	case o.maxStop <= 0:
+		return usageError{fmt.Errorf("--max-stop %v: want a positive duration, like 2s", o.maxStop)}
 	case o.pprof != "" && !strings.HasPrefix(o.pprof, "http://") && !strings.HasPrefix(o.pprof, "https://"):
 		return usageError{fmt.Errorf("--pprof %q: want an http:// URL, like http://127.0.0.1:6060", o.pprof)}
 	}
@@ -256,6 +254,7 @@ func runDiagnose(pid int, opts *diagnoseOptions, ios *IO) (*report.Report, error
 		Interval: opts.interval,
 		ProcRoot: opts.proc,
 		Classify: classify.DefaultOptions(),
+		Notes:    startNotes,
 		Sources: sources.Options{
 			PySpy:      opts.pyspy,
 			NoStop:     opts.noStop,
@@ -263,6 +262,7 @@ func runDiagnose(pid int, opts *diagnoseOptions, ios *IO) (*report.Report, error
 			Sigquit:    opts.sigquit,
 			SigquitLog: opts.sigquitLog,
 			Only:       goSource(opts.source),
+			MaxStop:    opts.maxStop,
 		},
 	}
 	if ios.ErrTTY {

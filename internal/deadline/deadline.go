@@ -112,3 +112,9 @@ func Within[T any](ctx context.Context, timeout time.Duration, what string, f fu
 	defer cancel()
 	return Run(ctx, what, f)
 }
+
+// DoWithin is Within for a call without a result.
+func DoWithin(ctx context.Context, timeout time.Duration, what string, f func() error) error {
+	_, err := Within(ctx, timeout, what, func() (struct{}, error) { return struct{}{}, f() })
+	return err
+}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/hangdoc/hangdoc/classify"
@@ -33,6 +34,9 @@ type Options struct {
 	// descriptors for the other ends of pipes and sockets; 0 is 1s.
 	SearchBudget time.Duration
 	Sources      sources.Options
+	// Notes are the caller's, said with the run's own (a reaper that
+	// could not start).
+	Notes []string
 }
 
 // Run records the target until it has Samples samples, ctx ends, or the
@@ -42,7 +46,7 @@ type Options struct {
 func Run(ctx context.Context, opts Options) (*report.Report, model.Recording, error) {
 	fs := sampler.NewFS(opts.ProcRoot)
 	sys := sampler.Live(fs)
-	var notes []string
+	notes := slices.Clone(opts.Notes)
 	pid := opts.PID
 	if tgid, err := sampler.ThreadGroup(fs, pid); err == nil && tgid > 0 && tgid != pid {
 		notes = append(notes, fmt.Sprintf("%d is a thread of pid %d: diagnosing pid %d", pid, tgid, tgid))

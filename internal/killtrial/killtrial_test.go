@@ -66,11 +66,15 @@ func trials(def int) int {
 	return def
 }
 
-// run is one hangdoc run on pid, killed when kill (given hangdoc's stderr
+// delveArgs make hangdoc read a Go target through Delve, which stops it:
+// by default it reads the goroutines from memory and never stops it.
+var delveArgs = []string{"--source", "delve"}
+
+// run is one hangdoc run on pid (with args), killed when kill (given hangdoc's stderr
 // lines as they come) returns; it returns what hangdoc said.
-func run(t *testing.T, pid int, env []string, kill func(h *os.Process, lines <-chan string)) string {
+func run(t *testing.T, pid int, env, args []string, kill func(h *os.Process, lines <-chan string)) string {
 	t.Helper()
-	cmd := exec.Command(hangdocBinary(t), strconv.Itoa(pid), "--json", "--samples", "5", "--interval", "100ms", "--timeout", "2m")
+	cmd := exec.Command(hangdocBinary(t), append([]string{strconv.Itoa(pid), "--json", "--samples", "5", "--interval", "100ms", "--timeout", "2m"}, args...)...)
 	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -180,7 +184,7 @@ func TestKillDuringDelve(t *testing.T) {
 		d := time.Duration(rand.Int64N(int64(1500 * time.Millisecond)))
 		t.Run(fmt.Sprintf("delay%d", i), func(t *testing.T) {
 			v, beat := victim(t)
-			said := run(t, v.PID, nil, func(*os.Process, <-chan string) { time.Sleep(d) })
+			said := run(t, v.PID, nil, delveArgs, func(*os.Process, <-chan string) { time.Sleep(d) })
 			wantUnharmed(t, v.PID, beat, fmt.Sprintf("after %v", d), said)
 		})
 	}
@@ -214,7 +218,7 @@ func TestKillDuringPySpy(t *testing.T) {
 		t.Run(fmt.Sprintf("traced%d", i), func(t *testing.T) {
 			v, beat := victim(t)
 			caught := false
-			said := run(t, v.PID, nil, func(h *os.Process, lines <-chan string) {
+			said := run(t, v.PID, nil, nil, func(h *os.Process, lines <-chan string) {
 				// Until py-spy is the target's tracer, or hangdoc is
 				// done (then the trial missed: said below).
 				exited := make(chan struct{})
@@ -245,7 +249,7 @@ func TestKillDuringPySpy(t *testing.T) {
 		d := time.Duration(rand.Int64N(int64(1500 * time.Millisecond)))
 		t.Run(fmt.Sprintf("delay%d", i), func(t *testing.T) {
 			v, beat := victim(t)
-			said := run(t, v.PID, nil, func(*os.Process, <-chan string) { time.Sleep(d) })
+			said := run(t, v.PID, nil, nil, func(*os.Process, <-chan string) { time.Sleep(d) })
 			wantUnharmed(t, v.PID, beat, fmt.Sprintf("after %v", d), said)
 		})
 	}
@@ -256,7 +260,7 @@ func TestKillDuringPySpy(t *testing.T) {
 // line, so it lands there however fast or slow the machine.
 func killAt(t *testing.T, point string, victim func(*testing.T) (*testvictim.Victim, string)) {
 	v, beat := victim(t)
-	said := run(t, v.PID, []string{delve.TestHookEnv + "=" + point}, func(_ *os.Process, lines <-chan string) {
+	said := run(t, v.PID, []string{delve.TestHookEnv + "=" + point}, delveArgs, func(_ *os.Process, lines <-chan string) {
 		for l := range lines {
 			if strings.HasPrefix(l, "hangdoc-test-hook: "+point) {
 				return

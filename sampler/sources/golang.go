@@ -15,56 +15,60 @@ import (
 	"github.com/hangdoc/hangdoc/sampler/gomem"
 )
 
-// pprofTimeout bounds one goroutine profile fetch: a hung program's HTTP
-// server may be hung too.
-const pprofTimeout = 3 * time.Second
-
 // settleTimeout bounds the wait for Delve to detach after a run ends.
 const settleTimeout = 5 * time.Second
 
 // pprofSource reads the goroutines from the program's own
 // net/http/pprof endpoint: --pprof, or found on its listening sockets when
 // its binary links net/http/pprof. The program pauses itself to write the
-// profile; nothing outside it stops it.
+// profile; nothing outside it stops it. Each fetch's timeout is sized by
+// the goroutine count (pprof's index, then the last profile's): a program
+// with many goroutines writes a long profile, and one given up is not
+// replaced by a source that stops the target.
 type pprofSource struct {
 	fs    sampler.FS
 	pid   int
 	url   string // --pprof, "" to look for one
 	base  string // the endpoint in use
 	found string // how it was found, for a note
+	last  int    // goroutines in the last profile
 }
 
 func (p *pprofSource) Name() model.Format { return model.SourcePprof }
 
 func (p *pprofSource) Stacks(ctx context.Context, s *model.Sample) error {
 	if p.base != "" {
-		gs, err := golive.Fetch(ctx, p.base, pprofTimeout)
+		gs, err := golive.Fetch(ctx, p.base, golive.FetchTimeout(p.last))
 		if err != nil {
 			return err
 		}
-		s.Goroutines = gs
+		p.last, s.Goroutines = len(gs), gs
 		return nil
 	}
 	if p.url != "" {
-		gs, err := golive.Fetch(ctx, p.url, pprofTimeout)
+		timeout := golive.FetchTimeout(0)
+		if n, err := golive.Probe(ctx, p.url, golive.DefaultProbeTimeout); err == nil {
+			timeout = golive.FetchTimeout(n)
+		}
+		gs, err := golive.Fetch(ctx, p.url, timeout)
 		if err != nil {
 			return fmt.Errorf("--pprof %s: %w", p.url, err)
 		}
-		p.base, s.Goroutines = p.url, gs
+		p.base, p.last, s.Goroutines = p.url, len(gs), gs
 		return nil
 	}
-	ok, err := golive.LinksPprof(p.fs, p.pid)
+	ok, err := golive.LinksPprofContext(ctx, p.fs, p.pid)
 	switch {
 	case err != nil:
 		return err
 	case !ok:
 		return errors.New("the binary does not link net/http/pprof")
 	}
-	base, gs, err := golive.Discover(ctx, p.fs, p.pid, pprofTimeout)
+	base, gs, err := golive.Discover(ctx, p.fs, p.pid, golive.DefaultProbeTimeout)
 	if err != nil {
 		return err
 	}
-	p.base, s.Goroutines = base, gs
+	p.base, p.last, s.Goroutines = base, len(gs), gs
 	p.found = "goroutines from the target's own pprof endpoint " + base + "/debug/pprof/goroutine?debug=2"
 	return nil
 }
@@ -129,12 +133,17 @@ func (m *memSource) close() {
 	}
 }
 
-// delveSource attaches Delve, reads every goroutine and detaches, each
-// sample: the target stops for the time of it, which the sample records
-// so that it is not read as the target's own idleness.
+// delveSource reads every goroutine through Delve, one stop per sample:
+// one Session per run loads the binary's DWARF once, with the target
+// running; each Dump seizes and interrupts the threads, reads, and lets
+// them go, within MaxStop. The sample records the stop, so that it is not
+// read as the target's own idleness.
 type delveSource struct {
 	t      *sampler.Target
+	opts   delve.Options
+	s      *delve.Session
 	frozen []time.Duration
+	notes  []string
 }
 
 func (d *delveSource) Name() model.Format { return model.SourceDelve }
@@ -144,35 +153,72 @@ func (d *delveSource) Stacks(ctx context.Context, s *model.Sample) error {
 	if err := d.t.Check(); err != nil {
 		return err
 	}
-	gs, frozen, err := delve.Dump(ctx, d.t.PID)
-	if frozen > 0 || err == nil {
-		// Each stop costs every thread a context switch or two.
-		s.Frozen, s.Paused = frozen, true
-		d.frozen = append(d.frozen, frozen)
+	if d.s == nil {
+		sess, err := delve.Open(ctx, d.t.PID, d.opts)
+		if err != nil {
+			return err
+		}
+		d.s = sess
 	}
-	if err != nil {
+	res, err := d.s.Dump(ctx)
+	if res.Frozen > 0 || err == nil {
+		// Each stop costs every thread a context switch or two.
+		s.Frozen, s.Paused = res.Frozen, true
+		d.frozen = append(d.frozen, res.Frozen)
+	}
+	if res.Cut != "" {
+		d.note(res.Cut)
+	}
+	switch {
+	case errors.Is(err, delve.ErrUninterruptible):
+		// Not stopped at all: a stop would wait for that thread, which on
+		// a hung filesystem may be forever. The next sample checks again.
+		d.note(err.Error())
+		return err
+	case errors.Is(err, delve.ErrMaxStop) && len(res.Goroutines) > 0:
+		// What was read within the bound is data; the note says what is
+		// missing.
+		d.note(err.Error())
+		s.Goroutines = res.Goroutines
+		return nil
+	case errors.Is(err, delve.ErrMaxStop):
+		d.note(err.Error())
+		return err
+	case err != nil:
 		return err
 	}
-	s.Goroutines = gs
+	s.Goroutines = res.Goroutines
 	return nil
 }
 
+func (d *delveSource) note(n string) {
+	if !slices.Contains(d.notes, n) {
+		d.notes = append(d.notes, n)
+	}
+}
+
 func (d *delveSource) Notes() []string {
-	if len(d.frozen) == 0 {
-		return nil
+	var out []string
+	if len(d.frozen) > 0 {
+		var parts []string
+		for _, f := range d.frozen {
+			parts = append(parts, fmt.Sprintf("%.1fms", float64(f.Microseconds())/1000))
+		}
+		out = append(out, "delve stopped the target while it read the goroutines (interrupt to detach): "+strings.Join(parts, ", "))
 	}
-	var parts []string
-	for _, f := range d.frozen {
-		parts = append(parts, fmt.Sprintf("%.1fms", float64(f.Microseconds())/1000))
-	}
-	return []string{"delve stopped the target while it read the goroutines (attach to detach): " + strings.Join(parts, ", ")}
+	return append(out, d.notes...)
 }
 
 // settle waits for a Delve attach that the run's end cut short to detach
 // in the background: otherwise this process may exit first and leave the
 // kernel to detach a target whose threads were being stopped, and stay
 // stopped.
-func (d *delveSource) settle() { delve.Settle(settleTimeout) }
+func (d *delveSource) settle() {
+	if d.s != nil {
+		d.s.Close()
+	}
+	delve.Settle(settleTimeout)
+}
 
 // sigquitSource takes one SIGQUIT dump after the last sample, for a
 // target nothing else can read. SIGQUIT kills a Go program.

@@ -14,7 +14,9 @@ func pythonStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks
 	s := sampler.Stacks{What: "Python stacks", ReadSource: func(path string) ([]string, error) {
 		return sampler.ReadSource(fs, t.PID, path)
 	}}
-	popts := python.Options{PySpy: opts.PySpy, NonBlocking: opts.NoStop, Locals: true}
+	// Each dump has a budget of its own: one py-spy that hangs costs a
+	// sample, not the run.
+	popts := python.Options{PySpy: opts.PySpy, NonBlocking: opts.NoStop, Locals: true, Timeout: python.DefaultTimeout}
 	if _, err := python.Find(popts); err != nil {
 		if errors.Is(err, python.ErrNotFound) && opts.PySpy == "" {
 			s.Notes = append(s.Notes, "no Python stacks: py-spy is not installed (pip install py-spy, or --py-spy PATH); the diagnosis is from kernel evidence only")
@@ -38,13 +40,23 @@ type pySpySource struct {
 	pid      int
 	opts     python.Options
 	unjoined string // the first thread not joined, for a note
+	torn     string // why a dump did not pause the target, for a note
 }
 
 func (p *pySpySource) Name() model.Format { return model.SourcePySpy }
 
 func (p *pySpySource) Stacks(ctx context.Context, s *model.Sample) error {
-	out, format, err := python.RunPySpy(ctx, p.pid, p.opts)
-	s.Paused = !p.opts.NonBlocking
+	opts := p.opts
+	out, format, err := python.RunPySpy(ctx, p.pid, opts)
+	if errors.Is(err, python.ErrUninterruptible) && !opts.NonBlocking {
+		// Pausing would wait for a thread in D, with the others stopped,
+		// perhaps forever: read without pausing instead (stacks may be
+		// torn, which the note says).
+		p.torn = err.Error()
+		opts.NonBlocking = true
+		out, format, err = python.RunPySpy(ctx, p.pid, opts)
+	}
+	s.Paused = !opts.NonBlocking
 	if err != nil {
 		return err
 	}
@@ -79,8 +91,12 @@ func (p *pySpySource) Stacks(ctx context.Context, s *model.Sample) error {
 }
 
 func (p *pySpySource) Notes() []string {
-	if p.unjoined == "" {
-		return nil
+	var out []string
+	if p.torn != "" {
+		out = append(out, "py-spy read some stacks without pausing the target (--nonblocking; a stack may be torn): "+p.torn)
 	}
-	return []string{fmt.Sprintf("py-spy gave a thread (%s) no OS thread id that matches the process's threads (Python 3.10 or older with --no-stop?): its stack is not joined to CPU and kernel state", p.unjoined)}
+	if p.unjoined == "" {
+		return out
+	}
+	return append(out, fmt.Sprintf("py-spy gave a thread (%s) no OS thread id that matches the process's threads (Python 3.10 or older with --no-stop?): its stack is not joined to CPU and kernel state", p.unjoined))
 }

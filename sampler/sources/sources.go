@@ -9,10 +9,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/sampler/delve"
 )
+
+// DefaultMaxStop is --max-stop's default: see delve.DefaultMaxStop.
+const DefaultMaxStop = delve.DefaultMaxStop
 
 // Options is what the command line says of stacks.
 type Options struct {
@@ -32,6 +37,9 @@ type Options struct {
 	// Only, when set, is the one Go source to use (pprof, memory or
 	// delve): for comparing sources, and for a user who knows better.
 	Only model.Format
+	// MaxStop bounds how long one Delve read keeps the target stopped
+	// (--max-stop); 0 is delve.DefaultMaxStop.
+	MaxStop time.Duration
 }
 
 // For says how a run gets the stacks of t.
@@ -69,7 +77,7 @@ func goStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 		mem := &memSource{fs: fs, t: t}
 		s.Sources, s.Close = []sampler.StackSource{mem}, mem.close
 	case model.SourceDelve:
-		d := &delveSource{t: t}
+		d := &delveSource{t: t, opts: delve.Options{MaxStop: opts.MaxStop}}
 		s.Sources, s.Close = []sampler.StackSource{d}, d.settle
 	case model.FormatNone:
 		s.Sources, s.Close = goSources(fs, t, opts, pprof)
@@ -113,6 +121,6 @@ func goSources(fs sampler.FS, t *sampler.Target, opts Options, pprof *pprofSourc
 	if opts.NoStop {
 		return append(sources, refused{model.SourceDelve, "not tried, --no-stop forbids stopping the target"}), mem.close
 	}
-	d := &delveSource{t: t}
+	d := &delveSource{t: t, opts: delve.Options{MaxStop: opts.MaxStop}}
 	return append(sources, d), func() { mem.close(); d.settle() }
 }
