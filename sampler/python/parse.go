@@ -38,6 +38,10 @@ type Dump struct {
 	// Truncated: the input ended mid-dump (or turned to garbage there);
 	// Threads holds what parsed up to that point.
 	Truncated bool
+	// Parent is the process that py-spy --subprocesses names as this
+	// one's parent ("Parent Process 19850: …"): this dump is of the same
+	// moment as the dumps before it, another process of the tree.
+	Parent int
 }
 
 // Thread is one thread's stack in a Dump. Which ids are known depends on
@@ -140,6 +144,7 @@ func stripANSI(b []byte) string {
 
 var (
 	pySpyProcessRE  = regexp.MustCompile(`^Process (\d+): `)
+	pySpyParentRE   = regexp.MustCompile(`^Parent Process (\d+): `)
 	pySpyPythonRE   = regexp.MustCompile(`^Python v(\d+\.\d+\S*)(?: \(.*\))?$`)
 	pySpyThreadRE   = regexp.MustCompile(`^Thread(?: (0[xX][0-9A-Fa-f]+|\d+))?(?: \((idle|active|active\+gil|gil)\))?(?:: "(.*)")?$`)
 	fhThreadRE      = regexp.MustCompile(`(Current thread|Thread) 0x([0-9a-fA-F]+)(?: \[(.*)\])? \(most recent call first\):$`)
@@ -373,6 +378,12 @@ func parsePySpyTexts(b []byte) ([]Dump, error) {
 			d.Python = m[1]
 			continue
 		}
+		if m := pySpyParentRE.FindStringSubmatch(l); m != nil {
+			if d := p.dump(); d != nil && len(d.Threads) == 0 {
+				d.Parent = atoi(m[1])
+			}
+			continue
+		}
 		if t, ok := parsePySpyThread(l); ok {
 			// py-spy has no blank line between threads, so a repeated
 			// id is the only sign of a dump appended without a header.
@@ -538,13 +549,19 @@ func parsePySpyJSON(b []byte) (d Dump, end int, err error) {
 		return d, len(b), fmt.Errorf("parsing py-spy json dump: %w", err)
 	}
 	var bad error
+	objects := 0
 	for bad == nil && dec.More() {
 		var t Thread
 		var got bool
+		objects++
 		got, bad = decodeThread(dec, &d, &t)
 		if got {
 			d.Threads = append(d.Threads, t)
 		}
+	}
+	if bad == nil && objects > 0 && len(d.Threads) == 0 {
+		// Objects with none of py-spy's fields: some other program's JSON.
+		return d, len(b), fmt.Errorf("parsing py-spy json dump: %d objects with none of py-spy's fields (thread_id, frames): %w", objects, ErrNoDump)
 	}
 	if bad == nil {
 		tok, err := dec.Token()
@@ -569,7 +586,7 @@ func parsePySpyJSON(b []byte) (d Dump, end int, err error) {
 }
 
 // decodeThread decodes one StackTrace object into t, keeping what it read
-// before any error; got reports that any field was read.
+// before any error; got reports that any of py-spy's fields was read.
 func decodeThread(dec *json.Decoder, d *Dump, t *Thread) (got bool, err error) {
 	tok, err := dec.Token()
 	if err != nil {
@@ -613,7 +630,9 @@ func decodeThread(dec *json.Decoder, d *Dump, t *Thread) (got bool, err error) {
 			err = decodeFrames(dec, t)
 		default:
 			var skip json.RawMessage
-			err = dec.Decode(&skip)
+			if err = dec.Decode(&skip); err == nil {
+				continue
+			}
 		}
 		got = true
 		if err != nil {

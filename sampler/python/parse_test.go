@@ -446,7 +446,7 @@ func TestLiveSubprocesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Dump{
-		Format: FormatPySpyText, PID: ids.Child, Python: "3.12.1",
+		Format: FormatPySpyText, PID: ids.Child, Python: "3.12.1", Parent: ids.PID,
 		// The child never imported threading, so it has no thread name.
 		Threads: []Thread{{NativeID: ids.Child, Frames: []model.Frame{fr("<module>", "<string>", 1)}}},
 	}
@@ -998,6 +998,32 @@ func TestParse(t *testing.T) {
 				"Stack (most recent call first):\n" +
 				"  File \"/a.py\", line 1 in a\n",
 			want: []Dump{{Format: FormatFaulthandler, Threads: []Thread{{Current: true, Frames: []model.Frame{fr("a", "/a.py", 1)}}}}},
+		},
+		{
+			// Python 3.14 prints each thread's OS name (pthread_getname_np,
+			// at most 15 bytes: Thread.name cut, the process's comm for
+			// the main thread) between the id and "(most recent call
+			// first)", and the current thread's C stack after it.
+			name: "faulthandler 3.14 thread names",
+			in: "Thread 0x00007f1af6ee96c0 [worker-2] (most recent call first):\n" +
+				"  File \"/a.py\", line 9 in worker\n" +
+				"\n" +
+				"Current thread 0x00007f1af76ea6c0 [python3] (most recent call first):\n" +
+				"  File \"/a.py\", line 20 in <module>\n" +
+				"\n" +
+				"Current thread's C stack trace (most recent call first):\n" +
+				"  Binary file \"python3\", at _Py_DumpStack+0x2d [0x5a7e1c]\n",
+			want: []Dump{{Format: FormatFaulthandler, Threads: []Thread{
+				{Ident: 0x00007f1af6ee96c0, Name: "worker-2", Frames: []model.Frame{fr("worker", "/a.py", 9)}},
+				{Ident: 0x00007f1af76ea6c0, Name: "python3", Current: true, Frames: []model.Frame{fr("<module>", "/a.py", 20)}},
+			}}},
+		},
+		{
+			// A JSON array of objects with none of py-spy's fields is not
+			// a dump of threads without frames.
+			name:    "json that is not py-spy's",
+			in:      "[{\"a\":1}]\n",
+			wantErr: ErrNoDump,
 		},
 		{
 			name:    "nothing",
