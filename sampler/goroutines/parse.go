@@ -54,6 +54,8 @@ type Dump struct {
 	// Repeats counts the goroutines a GOTRACEBACK=crash dump printed
 	// again in a later M's section: read once, the repeats skipped.
 	Repeats int
+	// LongLines counts the lines longer than 1 MiB, skipped unread.
+	LongLines int
 }
 
 // RuntimeDeadlock is the fatal error the Go runtime dies with when no
@@ -126,12 +128,31 @@ func Parse(r io.Reader) ([]Dump, error) {
 // The returned Dumps carry everything but Goroutines. A read error ends
 // parsing; the dumps read so far are returned with it.
 func ParseFunc(r io.Reader, fn func(dump int, g Goroutine)) ([]Dump, error) {
-	p := &parser{fn: fn, cur: -1, names: newStrtab(), seen: map[int64]struct{}{}}
+	p := &parser{fn: func(dump int, g *Goroutine) { fn(dump, *g) }}
+	return p.run(r)
+}
+
+// ParseView is ParseFunc without the copy: the Goroutine fn is handed is
+// the parser's own and valid only until fn returns. Its Frames, their
+// Args and its CreatedBy alias buffers the next record reuses; its
+// strings but Args (State, Func, File, Offset, Labels) are the parser's
+// interned copies and stay valid. A caller that keeps only what it
+// interns (a stack shared by many goroutines) saves copying each record.
+func ParseView(r io.Reader, fn func(dump int, g *Goroutine)) ([]Dump, error) {
+	p := &parser{fn: fn, view: true}
+	return p.run(r)
+}
+
+func (p *parser) run(r io.Reader) ([]Dump, error) {
+	p.cur, p.names, p.seen = -1, newStrtab(), map[int64]struct{}{}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var long []byte
 	for {
-		line, nl, err := readLine(br, &long)
-		if len(line) > 0 || nl {
+		line, nl, cut, err := readLine(br, &long)
+		switch {
+		case cut:
+			p.longLine()
+		case len(line) > 0 || nl:
 			p.line(transient(trimCR(line)), nl)
 		}
 		if err == io.EOF {
@@ -165,41 +186,50 @@ func transient(b []byte) string {
 }
 
 // maxLine bounds one line: longer ones (a huge panic value, binary junk)
-// are cut and read as non-dump text.
+// are skipped and counted (Dump.LongLines): no dump line is that long.
 const maxLine = 1 << 20
 
 // readLine returns the next line, without its "\n". nl reports the
-// newline was there; a line without one was cut by the input's end. The
+// newline was there; a line without one was cut by the input's end. cut
+// reports a line longer than maxLine, read to its end and dropped. The
 // line is valid until the next call: it is the reader's own buffer when
 // the line fits in it, else *long, where a longer line is put together.
-func readLine(br *bufio.Reader, long *[]byte) (line []byte, nl bool, err error) {
+func readLine(br *bufio.Reader, long *[]byte) (line []byte, nl, cut bool, err error) {
 	chunk, err := br.ReadSlice('\n')
 	switch {
 	case err == nil:
-		return chunk[:len(chunk)-1], true, nil
+		return chunk[:len(chunk)-1], true, false, nil
 	case err != bufio.ErrBufferFull:
-		return chunk, false, err
+		return chunk, false, false, err
 	}
 	buf := append((*long)[:0], chunk...)
 	defer func() { *long = buf[:0] }()
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(buf)+len(chunk) <= maxLine {
+		cut = cut || len(buf)+len(chunk) > maxLine+1
+		if !cut {
 			buf = append(buf, chunk...)
-		} else if len(buf) < maxLine {
-			buf = append(buf, chunk[:maxLine-len(buf)]...)
 		}
 		switch {
 		case err == bufio.ErrBufferFull:
 			continue
+		case cut:
+			return nil, err == nil, true, err
 		case err != nil:
-			return buf, false, err
+			return buf, false, false, err
 		}
-		if n := len(buf); n > 0 && buf[n-1] == '\n' {
-			return buf[:n-1], true, nil
-		}
-		return buf, true, nil // cut at maxLine
+		return buf[:len(buf)-1], true, false, nil
 	}
+}
+
+// longLine counts a line too long to read: on the current dump, or the
+// next one to begin.
+func (p *parser) longLine() {
+	if p.cur < 0 {
+		p.long++
+		return
+	}
+	p.dumps[p.cur].LongLines++
 }
 
 func trimCR(b []byte) []byte {
@@ -212,7 +242,8 @@ func trimCR(b []byte) []byte {
 // ---- the state machine ----
 
 type parser struct {
-	fn    func(int, Goroutine)
+	fn    func(int, *Goroutine)
+	view  bool // hand fn the parser's own record, not a copy
 	dumps []Dump
 	cur   int // index of the current dump, -1 before the first
 	curN  int // goroutines handed out in the current dump
@@ -268,9 +299,10 @@ type parser struct {
 	// skip: the open record is a repeat in a crash dump, read and
 	// dropped.
 	skip bool
-	// bad counts unreadable headers seen before any dump began.
-	bad      int
-	firstBad string
+	// bad counts unreadable headers, long the lines too long to read,
+	// seen before any dump began.
+	bad, long int
+	firstBad  string
 }
 
 // location is a location line (without its indentation) and what it
@@ -571,9 +603,9 @@ func (p *parser) flushPending() {
 }
 
 func (p *parser) newDump(producer model.Format, preamble bool) {
-	p.dumps = append(p.dumps, Dump{Producer: producer, BadHeaders: p.bad, FirstBad: p.firstBad})
+	p.dumps = append(p.dumps, Dump{Producer: producer, BadHeaders: p.bad, FirstBad: p.firstBad, LongLines: p.long})
 	p.cur, p.curN, p.preamble, p.closed, p.crash = len(p.dumps)-1, 0, preamble, false, false
-	p.bad, p.firstBad = 0, ""
+	p.bad, p.firstBad, p.long = 0, "", 0
 	clear(p.seen)
 }
 
@@ -614,12 +646,35 @@ func (p *parser) record() Goroutine {
 	return g
 }
 
+// viewRecord is the open record over the parser's buffers: see ParseView.
+func (p *parser) viewRecord() Goroutine {
+	g := p.rec
+	if p.hasCrt {
+		g.CreatedBy = &p.created
+	}
+	if len(p.frames) > 0 {
+		g.Frames = p.frames
+	}
+	if len(p.spans) > 0 {
+		text := unsafe.String(unsafe.SliceData(p.args), len(p.args))
+		for _, s := range p.spans {
+			p.frames[s.frame].Args = text[s.start:s.end]
+		}
+	}
+	return g
+}
+
 func (p *parser) emit() {
 	if p.skip {
 		p.g, p.inAncestors, p.skip = nil, false, false
 		return
 	}
-	g := p.record()
+	var g Goroutine
+	if p.view {
+		g = p.viewRecord()
+	} else {
+		g = p.record()
+	}
 	p.g, p.inAncestors = nil, false
 	d := &p.dumps[p.cur]
 	if !p.preamble {
@@ -638,7 +693,7 @@ func (p *parser) emit() {
 		}
 	}
 	p.curN++
-	p.fn(p.cur, g)
+	p.fn(p.cur, &g)
 }
 
 // finish ends the input. eof: it ended cleanly, so a record left open

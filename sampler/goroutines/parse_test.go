@@ -556,6 +556,9 @@ func TestLongLine(t *testing.T) {
 	if len(g.Frames) != 1 || g.Frames[0].Func != "main.g" {
 		t.Errorf("got %+v", g.Frames)
 	}
+	if dumps[0].LongLines != 1 {
+		t.Errorf("%d long lines counted, want 1", dumps[0].LongLines)
+	}
 }
 
 // genReader produces a pprof debug=2-style dump of n goroutines on the fly.

@@ -31,7 +31,11 @@ var ErrNoDump = errors.New("no python stack dump found")
 type Dump struct {
 	Format model.Format // one of the Format constants
 	PID    int          // 0 when the dump does not say
-	Python string       // version, "" when unknown
+	// Command is the process's command line as py-spy's header prints it
+	// (its first line: a -c script's newlines continue it); "" when the
+	// dump does not say.
+	Command string
+	Python  string // version, "" when unknown
 	// Threads in the order the dump prints them: py-spy's text puts
 	// MainThread first, its JSON and faulthandler last.
 	Threads []Thread
@@ -63,6 +67,10 @@ type Thread struct {
 // unknownFunc stands for a frame whose function name the dump left empty,
 // so that every Frame has a Func. faulthandler prints the same.
 const unknownFunc = "???"
+
+// Detect returns the Python dump format of b by its first distinctive
+// line, FormatNone when b holds none: what Parse would read b as.
+func Detect(b []byte) model.Format { return detect(b) }
 
 // Parse detects the format of b from its first distinctive line and parses
 // every dump in it, in file order. Lines before and between dumps (shell
@@ -368,6 +376,7 @@ func parsePySpyTexts(b []byte) ([]Dump, error) {
 		if m := pySpyProcessRE.FindStringSubmatch(l); m != nil {
 			d := p.newDump(FormatPySpyText)
 			d.PID = atoi(m[1])
+			d.Command = strings.TrimSpace(l[len(m[0]):])
 			continue
 		}
 		if m := pySpyPythonRE.FindStringSubmatch(l); m != nil {
