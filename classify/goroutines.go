@@ -351,6 +351,11 @@ func (s *goScene) goroutine(h *goHistory) Actor {
 		g.Class, g.Why = ClassIdle, Why{Rule: WhyGoObserver}
 	case g.Aside == AsideDumper:
 		g.Class, g.Why = ClassIdle, Why{Rule: WhyGoDumper}
+	case acceptLoop(last.Stack):
+		// An HTTP server's accept loop, where it is the program's (a
+		// dump): caught in Accept or between two, it moves only to hand
+		// out the connections of whoever fetched the dumps.
+		g.Class, g.Why, g.Wait = ClassIdle, Why{Rule: WhyGoAccept}, model.WaitAccept
 	case g.Moved:
 		g.Class, g.Why = ClassWorking, Why{Rule: WhyGoMoved}
 	case running && one:

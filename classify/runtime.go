@@ -18,7 +18,10 @@ func aside(g model.Goroutine, source model.Format) Aside {
 		return AsideRuntime
 	case observer(g.Stack):
 		return AsideObserver
-	case plumbing(g.Stack):
+	case plumbing(g.Stack) && !(source.IsDump() && acceptLoop(g.Stack)):
+		// An HTTP server's accept loop is set aside where hangdoc's own
+		// requests move it (a live pprof source); in a dump it is the
+		// program's listener, idle until a client comes.
 		return AsidePlumbing
 	case source == model.GoStack && (g.State == "running" || g.State == "running (locked to thread)"):
 		// runtime.Stack(buf, true) stops the world: the one goroutine it
@@ -52,6 +55,13 @@ func plumbing(stack []model.Frame) bool {
 	}
 	// An HTTP server's accept loop: it moves whenever a client connects,
 	// and under pprof the client is hangdoc.
+	return acceptLoop(stack)
+}
+
+// acceptLoop reports an HTTP server's accept loop: a goroutine in
+// Server.Serve with none of the program's code inside it.
+func acceptLoop(stack []model.Frame) bool {
 	serve := slices.IndexFunc(stack, func(f model.Frame) bool { return f.Func == "net/http.(*Server).Serve" })
+	u := UserFrame(stack)
 	return serve >= 0 && (u < 0 || u > serve)
 }
