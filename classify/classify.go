@@ -29,7 +29,7 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 	}
 	// The adapters: threads, then the locks Python source shows, then
 	// goroutines.
-	p := newProc(rec.Samples, rec.Target.Runtime, rec.Resources, opts)
+	p := newProc(rec.Samples, rec.Target.Runtime, rec.Resources, rec.Sources, opts)
 	p.throttle = throttle(rec.Samples, rec.Target, rec.Host)
 	d.Throttle, d.Machine = p.throttle, machineLoad(rec.Samples, rec.Host)
 	p.pythonLocks(rec.Sources)

@@ -57,3 +57,59 @@ func TestDumpWhoseGoroutines(t *testing.T) {
 		t.Errorf("verdict %s (%s), want blocked: the accept loop's movement is not work", d.Verdict, d.Summary)
 	}
 }
+
+// pyDump is a sample of one Python thread read from a dump.
+func pyDump(i int, source model.Format, py *model.PythonThread, stack ...model.Frame) model.Sample {
+	return model.Sample{Time: time.Date(2026, 12, 1, 7, 0, i, 0, time.UTC), PID: 7, StackSource: source, Threads: []model.Thread{{
+		TID: 7, Name: "t", Stack: stack, Syscall: model.Syscall{Unknown: true, Nr: -1}, Python: py,
+	}}}
+}
+
+// TestDumpThreads: what a dump can say of a Python thread. py-spy's active
+// flag is evidence where py-spy read the OS thread (ActiveRead); +gil is;
+// the line a thread stands at says whether it waits in a call (time.sleep)
+// or runs Python that calls nothing; py-spy --native names the C function.
+func TestDumpThreads(t *testing.T) {
+	spin := model.Frame{Func: "spin", File: "/app/busy.py", Line: 3}
+	sleep := model.Frame{Func: "poll_file", File: "/app/busy.py", Line: 7}
+	other := model.Frame{Func: "compute", File: "/app/busy.py", Line: 9}
+	sources := map[string][]string{"/app/busy.py": {
+		"def spin():", "    n = 0", "    while not state['ready']:  # time.sleep() is not called", "        n += 1",
+		"def poll_file():", "    while True:", "        time.sleep(0.5)", "def compute():", "        x = helper(y)",
+	}}
+	active := &model.PythonThread{Active: true, ActiveRead: true}
+	idle := &model.PythonThread{ActiveRead: true}
+	guessed := &model.PythonThread{Active: true} // 3.8-3.10 --nonblocking: a default
+	gil := &model.PythonThread{Active: true, OwnsGIL: true}
+	tests := []struct {
+		name    string
+		samples []model.Sample
+		class   classify.Class
+		rule    classify.WhyRule
+		kind    model.WaitKind
+	}{
+		{"one dump, py-spy saw it active", []model.Sample{pyDump(0, model.FormatPySpyText, active, other)}, classify.ClassWorking, classify.WhyDumpRunning, model.WaitNone},
+		{"two identical dumps, active in both", []model.Sample{pyDump(0, model.FormatPySpyText, active, other), pyDump(1, model.FormatPySpyText, active, other)}, classify.ClassSpinning, classify.WhyDumpSpins, model.WaitNone},
+		{"active but guessed is no evidence", []model.Sample{pyDump(0, model.FormatPySpyText, guessed, other)}, classify.ClassBlocked, classify.WhyBlockedOnce, model.WaitPython},
+		{"+gil is evidence even guessed", []model.Sample{pyDump(0, model.FormatPySpyText, gil, other)}, classify.ClassWorking, classify.WhyDumpRunning, model.WaitNone},
+		{"idle in time.sleep", []model.Sample{pyDump(0, model.FormatPySpyText, idle, sleep)}, classify.ClassIdle, classify.WhyDumpWaitsIn, model.WaitSleep},
+		{"active at a time.sleep line is still the sleep", []model.Sample{pyDump(0, model.FormatPySpyText, active, sleep)}, classify.ClassIdle, classify.WhyDumpWaitsIn, model.WaitSleep},
+		{"idle in an unknown call", []model.Sample{pyDump(0, model.FormatPySpyText, idle, other)}, classify.ClassBlocked, classify.WhyDumpOffCPU, model.WaitPython},
+		{"faulthandler at a line that calls nothing", []model.Sample{pyDump(0, model.FormatFaulthandler, &model.PythonThread{}, spin)}, classify.ClassWorking, classify.WhyDumpRunning, model.WaitNone},
+		{"faulthandler, the same pure line twice", []model.Sample{pyDump(0, model.FormatFaulthandler, &model.PythonThread{}, spin), pyDump(1, model.FormatFaulthandler, &model.PythonThread{}, spin)}, classify.ClassSpinning, classify.WhyDumpSpins, model.WaitNone},
+		{"--native names the C function", []model.Sample{pyDump(0, model.FormatPySpyText, idle, model.Frame{Func: "clock_nanosleep", File: "libc.so.6"}, model.Frame{Func: "time_sleep", File: "libpython3.12.so.1.0"}, other)}, classify.ClassIdle, classify.WhyDumpWaitsIn, model.WaitSleep},
+		{"the stack moved between dumps", []model.Sample{pyDump(0, model.FormatFaulthandler, &model.PythonThread{}, spin), pyDump(1, model.FormatFaulthandler, &model.PythonThread{}, other)}, classify.ClassWorking, classify.WhyStackMoved, model.WaitNone},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Classify(tc.samples, World{Sources: sources}, classify.DefaultOptions())
+			th := d.Threads[0]
+			if th.Class != tc.class || th.Why.Rule != tc.rule || th.Wait != tc.kind {
+				t.Errorf("class %s, rule %d, wait %s (%s); want %s, %d, %s", th.Class, th.Why.Rule, th.Wait, d.R.Threads[0].Why, tc.class, tc.rule, tc.kind)
+			}
+			if th.CPU.Known {
+				t.Errorf("CPU known for a thread read from a dump")
+			}
+		})
+	}
+}

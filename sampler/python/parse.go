@@ -160,7 +160,7 @@ var (
 	fhFrameRE       = regexp.MustCompile(`^  File (?:"(.*)"|\?\?\?), line (\d+|\?\?\?) in (.*)$`)
 	cfThreadRE      = regexp.MustCompile(`# Thread: (.*)\((\d+)\)\s*$`)
 	cfThreadIDRE    = regexp.MustCompile(`# ThreadID: (\d+)\s*$`)
-	cfPlainThreadRE = regexp.MustCompile(`^\s*Thread (\d+):?\s*$`)
+	cfPlainThreadRE = regexp.MustCompile(`^\s*Thread (\d+)(?: \((.*)\))?:?\s*$`)
 	cfRecipeFrameRE = regexp.MustCompile(`File: "(.*)", line (\d+), in (.*)$`)
 	cfTraceFrameRE  = regexp.MustCompile(`^\s*File "(.*)", line (\d+), in (.*)$`)
 )
@@ -311,6 +311,9 @@ type builder struct {
 	idents  map[uint64]bool
 	natives map[int]bool
 	current bool
+	// texts are the source lines the current-frames recipes print under
+	// the current thread's frames, one per frame ("" for none).
+	texts []string
 }
 
 func (p *builder) dump() *Dump {
@@ -824,7 +827,12 @@ func parseCurrentFrames(b []byte) ([]Dump, error) {
 				f.Func = unknownFunc
 			}
 			p.addFrame(f)
+			p.texts = append(p.texts, "")
 			continue
+		}
+		if p.thread != nil && len(p.texts) == len(p.thread.Frames) && len(p.texts) > 0 && p.texts[len(p.texts)-1] == "" &&
+			(strings.HasPrefix(l, "  ") || strings.HasPrefix(l, "\t")) {
+			p.texts[len(p.texts)-1] = strings.TrimSpace(l)
 		}
 		if anonymous && (strings.TrimSpace(l) == "" || strings.HasPrefix(l, "Traceback (most recent call last):")) {
 			p.endRecipeThread()
@@ -842,13 +850,35 @@ func parseCurrentFrames(b []byte) ([]Dump, error) {
 	return p.dumps, nil
 }
 
-// endRecipeThread puts the current thread's frames innermost first.
+// endRecipeThread puts the current thread's frames innermost first, and
+// drops the frames of the code that printed them: the recipes run in a
+// signal handler, on top of the frame the signal interrupted.
 func (p *builder) endRecipeThread() {
-	if p.thread != nil {
-		slices.Reverse(p.thread.Frames)
+	if t := p.thread; t != nil {
+		slices.Reverse(t.Frames)
+		if len(p.texts) == len(t.Frames) {
+			slices.Reverse(p.texts)
+			// The outermost of the innermost few frames whose line prints
+			// stacks is the handler's, and the frame below it was running,
+			// unless its line calls the handler: then the thread itself
+			// prints the dump, and its stack is as it is.
+			cut := -1
+			for i := 0; i < len(t.Frames)-1 && i < 4; i++ {
+				if dumperLineRE.MatchString(p.texts[i]) {
+					cut = i
+				}
+			}
+			if cut >= 0 && !strings.Contains(p.texts[cut+1], t.Frames[cut].Func+"(") {
+				t.Frames = t.Frames[cut+1:]
+			}
+		}
 	}
-	p.thread = nil
+	p.thread, p.texts = nil, p.texts[:0]
 }
+
+// dumperLineRE matches a source line that prints or walks stacks: the
+// handler that wrote a current-frames dump.
+var dumperLineRE = regexp.MustCompile(`\b(?:_current_frames|format_stack|print_stack|extract_stack|walk_stack|dump_traceback)\b`)
 
 func parseCurrentFramesThread(l string) (Thread, bool) {
 	var t Thread
@@ -858,7 +888,9 @@ func parseCurrentFramesThread(l string) (Thread, bool) {
 	} else if m := cfThreadIDRE.FindStringSubmatch(l); m != nil {
 		id = m[1]
 	} else if m := cfPlainThreadRE.FindStringSubmatch(l); m != nil {
-		id = m[1]
+		// "Thread 140677819672256 (submit-2):", a handler printing each
+		// ident of sys._current_frames() with its thread's name.
+		t.Name, id = m[2], m[1]
 	} else {
 		return t, false
 	}

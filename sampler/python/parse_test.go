@@ -1031,6 +1031,30 @@ func TestParse(t *testing.T) {
 			wantErr: ErrNoDump,
 		},
 		{
+			// A handler that heads each ident of sys._current_frames() with
+			// its thread's name, traceback.format_stack below it.
+			name: "current-frames with names in parentheses",
+			in: "Thread 140677819672256 (submit-2):\n" +
+				"  File \"/a.py\", line 25, in submit\n" +
+				"    job_lock.acquire()\n",
+			want: []Dump{{Format: FormatCurrentFrames, Threads: []Thread{
+				{Ident: 140677819672256, Name: "submit-2", Frames: []model.Frame{fr("submit", "/a.py", 25)}},
+			}}},
+		},
+		{
+			// Printed from a signal handler: its frame is innermost, on
+			// top of the one the signal interrupted, which is the thread's.
+			name: "current-frames from a signal handler",
+			in: "Thread 140064058022784 (MainThread):\n" +
+				"  File \"/s.py\", line 13, in wait_for_file\n" +
+				"    time.sleep(0.5)\n" +
+				"  File \"/v.py\", line 36, in _dump_frames\n" +
+				"    out.write(\"\".join(traceback.format_stack(f)))\n",
+			want: []Dump{{Format: FormatCurrentFrames, Threads: []Thread{
+				{Ident: 140064058022784, Name: "MainThread", Frames: []model.Frame{fr("wait_for_file", "/s.py", 13)}},
+			}}},
+		},
+		{
 			name:    "nothing",
 			in:      "hello\n[INFO] world\n",
 			wantErr: ErrNoDump,
