@@ -154,7 +154,9 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 		sp := l.byClass[ClassSpinning]
 		v, conf = Spinning, Medium
 		c.Rule, c.Actors = CauseSpinning, refs(sp)
-		if l.kind == ActorThread && !slices.ContainsFunc(sp, func(a *Actor) bool { return len(a.Stack) == 0 }) {
+		if l.kind == ActorThread && !slices.ContainsFunc(sp, func(a *Actor) bool { return len(a.Stack) == 0 || !a.CPU.Known }) {
+			// Measured CPU and a stack that did not move; a dump's flags
+			// say less.
 			conf = High
 		}
 	case len(l.byClass[ClassWorking]) > 0:

@@ -57,6 +57,7 @@ func (w *words) goroutines() []Goroutine {
 			c := Frame(*g.CreatedBy)
 			x.CreatedBy = &c
 		}
+		x.Labels = w.labelsOf(g.Ref.Goroutine)
 		out = append(out, x)
 	}
 	return out

@@ -89,6 +89,11 @@ type Sampling struct {
 	PartialReason string `json:"partial_reason,omitempty"`
 	TargetExited  bool   `json:"target_exited"`
 	StackSource   string `json:"stack_source"`
+	// FromDumps: the samples are stack dumps read from files (hangdoc
+	// analyze), with no kernel evidence: the threads' cpu_percent,
+	// runqueue_percent, state, wchan, syscall and switch counts, and the
+	// memory, were not read, and their zeros mean unknown (docs/json.md).
+	FromDumps bool `json:"from_dumps"`
 	// Search says how other processes were scanned for the other ends of
 	// pipes and sockets, and whether the scan finished within its budget.
 	Search Search   `json:"search"`
@@ -178,6 +183,9 @@ type Goroutine struct {
 	Group       int      `json:"group"`
 	Stack       []Frame  `json:"stack"`
 	CreatedBy   *Frame   `json:"created_by,omitempty"`
+	// Labels are its pprof labels, as the dump printed them (Go 1.26
+	// with GODEBUG=tracebacklabels=1, Go 1.27 by default).
+	Labels map[string]string `json:"labels,omitempty"`
 
 	where string // see Where
 }
@@ -341,6 +349,7 @@ func New(rec model.Recording, d classify.Diagnosis) *Report {
 			PartialReason: rec.PartialReason,
 			TargetExited:  rec.TargetExited,
 			StackSource:   rec.StackSource.String(),
+			FromDumps:     rec.StackSource.IsDump(),
 			Search:        Search(rec.Search),
 			Notes:         append([]string{}, rec.Notes...),
 		},

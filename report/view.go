@@ -238,8 +238,8 @@ func cycleText(r *Report, c []Ref) string {
 }
 
 func samplingText(r *Report) string {
-	if r.Sampling.IntervalMS == 0 && r.Sampling.Samples > 0 {
-		return fmt.Sprintf("%d snapshots read from files (%s): stacks only, no CPU or kernel evidence", r.Sampling.Samples, r.Sampling.StackSource)
+	if r.Sampling.FromDumps || r.Sampling.IntervalMS == 0 && r.Sampling.Samples > 0 {
+		return fmt.Sprintf("%s read from files (%s): stacks only, no CPU or kernel evidence", plural(r.Sampling.Samples, "snapshot", "snapshots"), r.Sampling.StackSource)
 	}
 	s := fmt.Sprintf("%d samples, %s apart, over %.1fs", r.Sampling.Samples, msText(r.Sampling.IntervalMS), float64(r.Sampling.DurationMS)/1000)
 	if r.Sampling.Samples == 1 {
@@ -287,6 +287,15 @@ func targetText(r *Report) string {
 func hostText(r *Report) string {
 	return fmt.Sprintf("hangdoc %s · host %s · Linux %s %s · %s", r.HangdocVersion, r.Host.Name, r.Host.Kernel, r.Host.Arch,
 		r.Time.UTC().Format("2006-01-02 15:04:05 UTC"))
+}
+
+// memoryView is the memory line of a report: what a dump cannot have is
+// said so.
+func memoryView(r *Report) string {
+	if r.Sampling.FromDumps {
+		return "not in a dump"
+	}
+	return memoryText(r.Memory)
 }
 
 func memoryText(m Memory) string {
@@ -522,6 +531,9 @@ const maxGoStacks = 6
 
 func goStackHeader(x goRow) string {
 	s := fmt.Sprintf("goroutine %d [%s]", x.First.ID, x.State)
+	if l := labelText(x.First.Labels); l != "" {
+		s += " " + l
+	}
 	if x.Count > 1 {
 		s += fmt.Sprintf(" and %d more like it", x.Count-1)
 	}

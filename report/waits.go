@@ -246,7 +246,11 @@ func (w *words) stateOf(pid int) string {
 			s += " in " + c
 		}
 	}
-	s += fmt.Sprintf(", %.0f%% CPU", t.CPU.Percent)
+	if t.CPU.Known {
+		s += fmt.Sprintf(", %.0f%% CPU", t.CPU.Percent)
+	} else if wh := threadWhere(t.Stack); wh != "" {
+		s += " at " + wh // read from a dump: its stack, no CPU
+	}
 	if n := len(p.Actors); n > 1 {
 		s += fmt.Sprintf(" (tid %d, one of %d threads)", t.Ref.TID, n)
 	}
@@ -262,6 +266,12 @@ func (w *words) threadState(r classify.Ref) string {
 	s := t.Class.String()
 	if c := callText(t.Syscall); c != "" {
 		s += " in " + c
+	}
+	if !t.CPU.Known {
+		if wh := threadWhere(t.Stack); wh != "" {
+			return s + " at " + wh // read from a dump: no CPU
+		}
+		return s
 	}
 	return s + fmt.Sprintf(", %.0f%% CPU", t.CPU.Percent)
 }
