@@ -278,6 +278,12 @@ type Goroutine struct {
 	// channel cycle. Only a source that reads memory (Delve) fills them.
 	WaitChans []string `json:"wait_chans,omitempty"`
 	ChanRefs  []string `json:"chan_refs,omitempty"`
+	// Twins are the ids of the other goroutines of the sample that read
+	// exactly like this one (state, wait, stack with its argument words,
+	// labels, creator): a source that reads a pile of identical
+	// goroutines (a dump read by hangdoc analyze) records the pile once.
+	// Every consumer counts a reading as 1+len(Twins) goroutines.
+	Twins []int64 `json:"twins,omitempty"`
 }
 
 // Futex is the start of the memory at a futex address, read as a glibc

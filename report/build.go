@@ -43,8 +43,8 @@ func (w *words) threads() []Thread {
 	return out
 }
 
-func (w *words) goroutines() []Goroutine {
-	out := make([]Goroutine, 0, len(w.d.Goroutines))
+func (w *words) goroutines() GoroutineList {
+	out := make(GoroutineList, 0, len(w.d.Goroutines))
 	for i := range w.d.Goroutines {
 		g := &w.d.Goroutines[i]
 		x := Goroutine{
@@ -58,6 +58,7 @@ func (w *words) goroutines() []Goroutine {
 			x.CreatedBy = &c
 		}
 		x.Labels = w.labelsOf(g.Ref.Goroutine)
+		x.Twins = g.Twins
 		out = append(out, x)
 	}
 	return out

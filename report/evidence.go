@@ -33,7 +33,7 @@ func (w *words) fact(f classify.Fact) string {
 		}
 		return "only one sample: it cannot tell stopped from slow, and CPU use is unknown"
 	case classify.FactActor:
-		a := w.actors[f.Ref]
+		a := w.actor(f.Ref)
 		if a.Kind == classify.ActorGoroutine {
 			return w.goroutineLine(a)
 		}
@@ -51,7 +51,7 @@ func (w *words) fact(f classify.Fact) string {
 		}
 		return memoryEvidence(w.d.Memory, f.Verdict)
 	case classify.FactGIL:
-		t := w.actors[f.Ref]
+		t := w.actor(f.Ref)
 		return fmt.Sprintf("tid %d (%s) holds the GIL at %s", t.Ref.TID, t.Name, threadWhere(t.Stack))
 	case classify.FactProcess:
 		p := w.procs[f.Ref.PID]
@@ -81,7 +81,7 @@ func (w *words) fact(f classify.Fact) string {
 		g := w.d.Groups[f.Group]
 		return fmt.Sprintf("pile-up: %s grew from %d to %d during the run", groupTitle(g), g.Counts[0], g.Counts[len(g.Counts)-1])
 	case classify.FactLongestWait:
-		g := w.actors[f.Ref]
+		g := w.actor(f.Ref)
 		return fmt.Sprintf("goroutine %d has waited at least %d minutes; the runtime stamps wait times only at garbage collection, so every figure is a lower bound and a goroutine without one may have waited as long",
 			g.Ref.Goroutine, g.WaitMinutes)
 	case classify.FactThrottle:
@@ -110,7 +110,7 @@ func (w *words) fact(f classify.Fact) string {
 	case classify.FactLayer:
 		return "the OS threads alone: " + w.summary(*f.Cause)
 	case classify.FactAsyncio:
-		return fmt.Sprintf("%s runs an asyncio event loop: a stack shows only the task that is running, so tasks parked on an await (an asyncio.Lock, a queue, a future) are not seen here and cannot be named as waiters or holders", threadName(w.actors[f.Ref]))
+		return fmt.Sprintf("%s runs an asyncio event loop: a stack shows only the task that is running, so tasks parked on an await (an asyncio.Lock, a queue, a future) are not seen here and cannot be named as waiters or holders", threadName(w.actor(f.Ref)))
 	}
 	return ""
 }

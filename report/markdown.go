@@ -108,7 +108,7 @@ func threadMarkdown(b *strings.Builder, r *Report, rows []row, hidden int) {
 // are not idle.
 func goMarkdown(b *strings.Builder, r *Report) {
 	rows, hidden, system := goroutineRows(r)
-	fmt.Fprintf(b, "#### Goroutines (%d in %d groups: %s)\n\n", len(r.Goroutines), len(r.Groups), goClassCounts(r))
+	fmt.Fprintf(b, "#### Goroutines (%d in %d groups: %s)\n\n", r.Goroutines.Count(), len(r.Groups), goClassCounts(r))
 	fmt.Fprintf(b, "| Count | IDs | Class | State | Waited | Where | |\n|--:|---|---|---|---|---|---|\n")
 	for _, x := range rows {
 		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s |\n", x.Count, cell(shorten(goIDCell(x), 24)), x.Class, cell(x.State), dash(x.Wait), code(x.Where), cell(x.Note))

@@ -45,8 +45,8 @@ type Report struct {
 	// Goroutines and Groups are a Go target's goroutines, from a goroutine
 	// stack source: each one's class, and the groups of goroutines with
 	// the same stack, biggest first. Empty without a Go stack source.
-	Goroutines []Goroutine `json:"goroutines"`
-	Groups     []Group     `json:"groups"`
+	Goroutines GoroutineList `json:"goroutines"`
+	Groups     []Group       `json:"groups"`
 	// Stop is how the target is stopped, when every thread of it is (by a
 	// signal or a tracer); absent when it runs.
 	Stop *Stop `json:"stop,omitempty"`
@@ -186,6 +186,10 @@ type Goroutine struct {
 	// Labels are its pprof labels, as the dump printed them (Go 1.26
 	// with GODEBUG=tracebacklabels=1, Go 1.27 by default).
 	Labels map[string]string `json:"labels,omitempty"`
+	// Twins are the goroutines read exactly like this one (classify's
+	// Actor.Twins): in Go, part of this entry; in JSON, entries of their
+	// own.
+	Twins []int64 `json:"-"`
 
 	where string // see Where
 }

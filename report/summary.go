@@ -15,7 +15,7 @@ import (
 func (w *words) actorsOf(refs []classify.Ref) []*classify.Actor {
 	out := make([]*classify.Actor, 0, len(refs))
 	for _, r := range refs {
-		if a := w.actors[r]; a != nil {
+		if a := w.actor(r); a != nil {
 			out = append(out, a)
 		}
 	}
@@ -471,7 +471,7 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 	var parts []string
 	if len(cycle) > 0 && cycle[0].Goroutine != 0 {
 		for _, r := range cycle {
-			g := w.actors[r]
+			g := w.actor(r)
 			if l := w.lock(g.WaitsFor); l != nil && l.Holder != nil {
 				parts = append(parts, fmt.Sprintf("goroutine %d (%s) waits for %s, probably held by goroutine %d", g.Ref.Goroutine, ownFunc(g.Stack), l.ID, l.Holder.Goroutine))
 				continue
@@ -492,10 +492,10 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 		return fmt.Sprintf("deadlock between %s: %s%s%s", plural(len(cycle), "goroutine", "goroutines"), strings.Join(parts, "; "), more, said)
 	}
 	for _, r := range cycle {
-		t := w.actors[r]
+		t := w.actor(r)
 		if t != nil {
 			if l := w.lock(t.WaitsFor); l != nil && l.Holder != nil {
-				parts = append(parts, fmt.Sprintf("%s waits for %s %s held by %s", threadName(t), l.Kind, l.Address, threadName(w.actors[*l.Holder])))
+				parts = append(parts, fmt.Sprintf("%s waits for %s %s held by %s", threadName(t), l.Kind, l.Address, threadName(w.actor(*l.Holder))))
 				continue
 			}
 		}
@@ -520,7 +520,7 @@ func (w *words) crossDeadlock(cycle classify.Cycle) string {
 			continue
 		}
 		what := kindWords(wt.Kind)
-		if t := w.actors[r]; t != nil {
+		if t := w.actor(r); t != nil {
 			if c := callText(t.Syscall); c != "" {
 				what += " in " + c
 			}
@@ -712,7 +712,7 @@ func goList(gs []*classify.Actor) string {
 
 // isPythonLockWaiter reports a thread that waits for a Python lock.
 func (w *words) isPythonLockWaiter(r classify.Ref) bool {
-	a := w.actors[r]
+	a := w.actor(r)
 	if a == nil {
 		return false
 	}

@@ -140,7 +140,7 @@ func threadText(b *strings.Builder, r *Report, p Palette, rows []row, hidden int
 // of the groups that are not idle.
 func goText(b *strings.Builder, r *Report, p Palette) {
 	rows, hidden, system := goroutineRows(r)
-	fmt.Fprintf(b, "\nGOROUTINES  %d in %d groups: %s\n", len(r.Goroutines), len(r.Groups), goClassCounts(r))
+	fmt.Fprintf(b, "\nGOROUTINES  %d in %d groups: %s\n", r.Goroutines.Count(), len(r.Groups), goClassCounts(r))
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  COUNT\tIDS\tCLASS\tSTATE\tWAITED\tWHERE\t")
 	for _, x := range rows {

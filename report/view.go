@@ -202,10 +202,8 @@ func refList(refs []Ref) string {
 // thread of another process by its pid too.
 func threadLabel(r *Report, ref Ref) string {
 	if ref.Goroutine != 0 {
-		for i := range r.Goroutines {
-			if g := &r.Goroutines[i]; g.ID == ref.Goroutine && len(g.Stack) > 0 {
-				return fmt.Sprintf("goroutine %d (%s)", g.ID, g.where)
-			}
+		if g := r.Goroutines.Find(ref.Goroutine); g != nil && len(g.Stack) > 0 {
+			return fmt.Sprintf("goroutine %d (%s)", ref.Goroutine, g.where)
 		}
 		return fmt.Sprintf("goroutine %d", ref.Goroutine)
 	}
@@ -510,7 +508,7 @@ func goIDCell(x goRow) string {
 func goClassCounts(r *Report) string {
 	count := map[string]int{}
 	for _, g := range r.Goroutines {
-		count[g.Class]++
+		count[g.Class] += 1 + len(g.Twins)
 	}
 	return countText(count)
 }

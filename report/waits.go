@@ -259,7 +259,7 @@ func (w *words) stateOf(pid int) string {
 
 // threadState says what a thread of any process is doing.
 func (w *words) threadState(r classify.Ref) string {
-	t := w.actors[r]
+	t := w.actor(r)
 	if t == nil {
 		return "not seen"
 	}
@@ -277,7 +277,7 @@ func (w *words) threadState(r classify.Ref) string {
 }
 
 func (w *words) threadLabel(r classify.Ref) string {
-	if t := w.actors[r]; t != nil {
+	if t := w.actor(r); t != nil {
 		return fmt.Sprintf("tid %d (%s)", r.TID, t.Name)
 	}
 	return fmt.Sprintf("tid %d", r.TID)
@@ -329,12 +329,12 @@ func (w *words) chain(wt *classify.Wait) string {
 				b.WriteString(" → ")
 			}
 		}
-		if t := w.actors[st.From]; t != nil && t.Kind == classify.ActorGoroutine {
+		if t := w.actor(st.From); t != nil && t.Kind == classify.ActorGoroutine {
 			fmt.Fprintf(&b, "goroutine %d (%s)", st.From.Goroutine, ownFunc(t.Stack))
 		} else {
 			fmt.Fprintf(&b, "tid %d", st.From.TID)
 		}
-		if t := w.actors[st.From]; t != nil && t.Kind == classify.ActorThread {
+		if t := w.actor(st.From); t != nil && t.Kind == classify.ActorThread {
 			if c := callText(t.Syscall); c != "" {
 				b.WriteString(" " + c)
 			}

@@ -21,6 +21,30 @@ type words struct {
 	// labels are the goroutines' pprof labels, by id, from the last
 	// sample that saw each; nil until asked for.
 	labels map[int64]map[string]string
+	// twins finds a goroutine's actor by a twin's id; nil until asked for.
+	twins map[int64]*classify.Actor
+}
+
+// actor is the actor a reference names: a thread, a goroutine, or a
+// goroutine's twin (the refs in locks, causes and waits name each
+// goroutine; a twin is its actor).
+func (w *words) actor(r classify.Ref) *classify.Actor {
+	if a := w.actors[r]; a != nil || r.Goroutine == 0 {
+		return a
+	}
+	if w.twins == nil {
+		w.twins = map[int64]*classify.Actor{}
+		for i := range w.d.Goroutines {
+			a := &w.d.Goroutines[i]
+			for _, id := range a.Twins {
+				w.twins[id] = a
+			}
+		}
+	}
+	if a := w.twins[r.Goroutine]; a != nil && a.Ref.PID == r.PID {
+		return a
+	}
+	return nil
 }
 
 // labelsOf is a goroutine's pprof labels, nil for none.
@@ -31,6 +55,9 @@ func (w *words) labelsOf(id int64) map[string]string {
 			for _, g := range s.Goroutines {
 				if g.Labels != nil {
 					w.labels[g.ID] = g.Labels
+					for _, id := range g.Twins {
+						w.labels[id] = g.Labels
+					}
 				}
 			}
 		}
@@ -319,7 +346,7 @@ func (w *words) whyText(a *classify.Actor) string {
 	case classify.WhyWithBlock:
 		s = "waits to enter the with-block at " + y.Site
 	case classify.WhyBehind:
-		o := w.actors[*y.Other]
+		o := w.actor(*y.Other)
 		who, how := "?", "moves"
 		if o != nil {
 			who, how = w.actorName(o), o.Class.String()
@@ -347,10 +374,10 @@ func (w *words) whyText(a *classify.Actor) string {
 	case classify.WhyGoBetweenWaits:
 		s = "ran between waits"
 	case classify.WhyGoSpinsOnThread:
-		t := w.actors[*y.Other]
+		t := w.actor(*y.Other)
 		s = fmt.Sprintf("%s in all %d samples with the same stack, on tid %d using %s", a.GoState, y.N, y.Other.TID, w.cpuText(t))
 	case classify.WhyGoSpinsWhile:
-		t := w.actors[*y.Other]
+		t := w.actor(*y.Other)
 		s = fmt.Sprintf("%s in all %d samples with the same stack, while %s spins (%s); the source does not say which thread runs it", a.GoState, y.N, threadName(t), w.cpuText(t))
 	case classify.WhyGoSpinsProcess:
 		s = fmt.Sprintf("%s in all %d samples in the same loop, while the process uses %.0f%% of a core across its threads (the scheduler moves a goroutine between threads)", a.GoState, y.N, y.ProcessCPU)
@@ -517,7 +544,7 @@ func (w *words) basisText(l *classify.Lock) string {
 // actorLabel names an actor in a basis: "goroutine 7 (main.(*Service).refresh)",
 // "tid 5 (MainThread)".
 func (w *words) actorLabel(r classify.Ref) string {
-	a := w.actors[r]
+	a := w.actor(r)
 	switch {
 	case r.Goroutine != 0 && a != nil:
 		return fmt.Sprintf("goroutine %d (%s)", r.Goroutine, ownFunc(a.Stack))

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
@@ -287,8 +289,7 @@ func (r *dumpReader) golang(path string, in io.Reader, saved time.Time) error {
 			return
 		}
 		r.kept++
-		s := &r.rec.Samples[i]
-		s.Goroutines = append(s.Goroutines, r.stacks.goroutine(g))
+		r.stacks.add(&r.rec.Samples[i], i, g)
 	})
 	timedOut := errors.Is(err, errTimedOut)
 	switch {
@@ -370,12 +371,58 @@ func (r *dumpReader) goNotes(path string, d goroutines.Dump, several bool, n int
 }
 
 // stackTab interns what goroutines of a dump share: their stacks (with the
-// argument words), their creators' frames. A pile of goroutines parked at
-// one place costs one stack, however many there are.
+// argument words), their creators' frames; and a goroutine that reads
+// exactly like one before it in its sample is recorded as that one's twin
+// (model.Goroutine.Twins). A pile of goroutines parked at one place costs
+// one reading and an id each, however many there are.
 type stackTab struct {
 	stacks  map[uint64][][]model.Frame
 	created map[model.Frame]*model.Frame
 	scratch []model.Frame
+	// readings finds a reading equal to a goroutine's in its sample
+	// (sample is the one readings is of).
+	readings map[twinKey]int
+	sample   int
+}
+
+// twinKey is what twins share: all but the id, the stack and the
+// creator's frame by their interned copies.
+type twinKey struct {
+	state   string
+	minutes int
+	locked  bool
+	stack   *model.Frame
+	frames  int
+	created *model.Frame
+	creator int64
+	labels  string
+}
+
+// add records g in sample s (the recording's sample i): as a twin of an
+// equal reading, or as a reading of its own.
+func (t *stackTab) add(s *model.Sample, i int, g *goroutines.Goroutine) {
+	if t.readings == nil || t.sample != i {
+		t.readings, t.sample = map[twinKey]int{}, i
+	}
+	m := t.goroutine(g)
+	key := twinKey{state: m.State, minutes: m.WaitMinutes, locked: m.LockedToThread, frames: len(m.Stack), created: m.CreatedBy, creator: m.CreatorID}
+	if len(m.Stack) > 0 {
+		key.stack = &m.Stack[0]
+	}
+	if m.Labels != nil {
+		keys := make([]string, 0, len(m.Labels))
+		for k, v := range m.Labels {
+			keys = append(keys, strconv.Quote(k)+"="+strconv.Quote(v))
+		}
+		slices.Sort(keys)
+		key.labels = strings.Join(keys, ",")
+	}
+	if j, ok := t.readings[key]; ok {
+		s.Goroutines[j].Twins = append(s.Goroutines[j].Twins, m.ID)
+		return
+	}
+	t.readings[key] = len(s.Goroutines)
+	s.Goroutines = append(s.Goroutines, m)
 }
 
 // distinct is one goroutine for each stack interned.
@@ -426,8 +473,12 @@ func (t *stackTab) stack(frames []goroutines.Frame) []model.Frame {
 			m.Args = f.Args
 		}
 		fs = append(fs, m)
-		h = hashString(h, m.Func)
-		h = hashString(h, m.File)
+		// Func and File are the parser's interned copies: equal ones are
+		// nearly always the same string, hashed by where it is; a
+		// collision or a copy the parser made twice only costs a
+		// comparison or a second entry, never a wrong stack.
+		h = hashPtr(h, m.Func)
+		h = hashPtr(h, m.File)
 		h = hashString(h, m.Args)
 		h = (h ^ uint64(m.Line)) * 1099511628211
 	}
@@ -458,6 +509,12 @@ func sameFrames(a, b []model.Frame) bool {
 		}
 	}
 	return true
+}
+
+// hashPtr mixes where s is and its length into h.
+func hashPtr(h uint64, s string) uint64 {
+	h = (h ^ uint64(uintptr(unsafe.Pointer(unsafe.StringData(s))))) * 1099511628211
+	return (h ^ uint64(len(s))) * 1099511628211
 }
 
 // hashString is FNV-1a over s's length and at most its first and last 16
