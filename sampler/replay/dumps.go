@@ -35,15 +35,21 @@ type DumpOptions struct {
 
 // The bounds that keep any input, however long or strange, to a bounded
 // amount of memory. A goroutine dump is streamed: what is kept is one
-// model.Goroutine per goroutine (its stack shared with every goroutine
-// that has the same one), up to maxGoroutines in all; a Python dump is
-// read whole, up to maxPythonBytes.
+// reading per distinct goroutine (its stack shared with every goroutine
+// that has the same one) and an id per twin, up to maxGoroutines in all
+// and maxReadings distinct; a Python dump is read whole, up to
+// maxPythonBytes.
 const (
 	sniffBytes     = 1 << 20
 	maxLine        = 1 << 20
 	maxPythonBytes = 64 << 20
-	maxSamples     = 1000
-	maxGoroutines  = 2_000_000
+)
+
+// Variables, for the tests to lower.
+var (
+	maxSamples    = 1000
+	maxGoroutines = 2_000_000
+	maxReadings   = 200_000
 )
 
 // ErrNotText is returned for an input that holds binary data, not a dump.
@@ -109,9 +115,9 @@ func ReadDumps(ctx context.Context, o DumpOptions) (model.Recording, error) {
 	}
 	last := rec.Samples[len(rec.Samples)-1]
 	if r.stacks != nil {
-		// The files of every distinct stack, not of every goroutine: one
-		// goroutine per stack says the same.
-		last = model.Sample{Goroutines: r.stacks.distinct()}
+		// One frame of each file the stacks name, not every goroutine's
+		// frames: they say the same.
+		last = model.Sample{Goroutines: []model.Goroutine{{Stack: r.stacks.files}}}
 	}
 	rec.Sources = sampler.ReadSources([]model.Sample{last}, read)
 	return *rec, nil
@@ -284,12 +290,11 @@ func (r *dumpReader) golang(path string, in io.Reader, saved time.Time) error {
 		if i < 0 {
 			return
 		}
-		if r.kept >= maxGoroutines {
+		if r.kept >= maxGoroutines || !r.stacks.add(&r.rec.Samples[i], i, g, r.stacks.distinct < maxReadings) {
 			r.dropped++
 			return
 		}
 		r.kept++
-		r.stacks.add(&r.rec.Samples[i], i, g)
 	})
 	timedOut := errors.Is(err, errTimedOut)
 	switch {
@@ -312,7 +317,7 @@ func (r *dumpReader) golang(path string, in io.Reader, saved time.Time) error {
 		r.note("%s: more than %d dumps: the %d after them were not read", name(path), maxSamples, skipped)
 	}
 	if r.dropped > 0 {
-		r.note("more than %d goroutines in the dumps: %d more were counted, not read", maxGoroutines, r.dropped)
+		r.note("more goroutines than hangdoc keeps (%d in all, %d with stacks or waits of their own): %d more were counted, not read", maxGoroutines, maxReadings, r.dropped)
 		r.dropped = 0
 	}
 	if len(r.rec.Samples) > first || timedOut {
@@ -383,6 +388,10 @@ type stackTab struct {
 	// (sample is the one readings is of).
 	readings map[twinKey]int
 	sample   int
+	distinct int // readings kept, in all samples
+	// files is one frame of each file the stacks name, for the sources.
+	files []model.Frame
+	seen  map[string]bool
 }
 
 // twinKey is what twins share: all but the id, the stack and the
@@ -399,8 +408,9 @@ type twinKey struct {
 }
 
 // add records g in sample s (the recording's sample i): as a twin of an
-// equal reading, or as a reading of its own.
-func (t *stackTab) add(s *model.Sample, i int, g *goroutines.Goroutine) {
+// equal reading, or as a reading of its own if more are allowed; it
+// reports whether it kept g.
+func (t *stackTab) add(s *model.Sample, i int, g *goroutines.Goroutine, more bool) bool {
 	if t.readings == nil || t.sample != i {
 		t.readings, t.sample = map[twinKey]int{}, i
 	}
@@ -419,25 +429,19 @@ func (t *stackTab) add(s *model.Sample, i int, g *goroutines.Goroutine) {
 	}
 	if j, ok := t.readings[key]; ok {
 		s.Goroutines[j].Twins = append(s.Goroutines[j].Twins, m.ID)
-		return
+		return true
+	}
+	if !more {
+		return false
 	}
 	t.readings[key] = len(s.Goroutines)
 	s.Goroutines = append(s.Goroutines, m)
-}
-
-// distinct is one goroutine for each stack interned.
-func (t *stackTab) distinct() []model.Goroutine {
-	var out []model.Goroutine
-	for _, list := range t.stacks {
-		for _, s := range list {
-			out = append(out, model.Goroutine{Stack: s})
-		}
-	}
-	return out
+	t.distinct++
+	return true
 }
 
 func newStackTab() *stackTab {
-	return &stackTab{stacks: map[uint64][][]model.Frame{}, created: map[model.Frame]*model.Frame{}}
+	return &stackTab{stacks: map[uint64][][]model.Frame{}, created: map[model.Frame]*model.Frame{}, seen: map[string]bool{}}
 }
 
 // goroutine converts a goroutine the parser handed out (and will reuse)
@@ -494,6 +498,10 @@ func (t *stackTab) stack(frames []goroutines.Frame) []model.Frame {
 		if kept[i].Args != "" {
 			kept[i].Args = strings.Clone(kept[i].Args)
 		}
+		if f := kept[i]; !t.seen[f.File] && !model.GoStd(f.Func) && len(t.files) < 1000 {
+			t.seen[f.File] = true
+			t.files = append(t.files, model.Frame{Func: f.Func, File: f.File})
+		}
 	}
 	t.stacks[h] = append(t.stacks[h], kept)
 	return kept
@@ -522,11 +530,15 @@ func hashPtr(h uint64, s string) uint64 {
 // costs a comparison.
 func hashString(h uint64, s string) uint64 {
 	h = (h ^ uint64(len(s))) * 1099511628211
+	head, tail := s, ""
 	if len(s) > 32 {
-		s = s[:16] + s[len(s)-16:]
+		head, tail = s[:16], s[len(s)-16:]
 	}
-	for i := 0; i < len(s); i++ {
-		h = (h ^ uint64(s[i])) * 1099511628211
+	for i := 0; i < len(head); i++ {
+		h = (h ^ uint64(head[i])) * 1099511628211
+	}
+	for i := 0; i < len(tail); i++ {
+		h = (h ^ uint64(tail[i])) * 1099511628211
 	}
 	return h
 }
@@ -746,16 +758,17 @@ type readResult struct {
 }
 
 func (c *ctxReader) Read(p []byte) (int, error) {
+	if len(c.data) > 0 {
+		// What was read before the context ended is handed out first.
+		n := copy(p, c.data)
+		c.data = c.data[n:]
+		return n, nil
+	}
 	if c.ctx.Err() != nil {
 		return 0, errTimedOut
 	}
 	if !c.async {
 		return c.r.Read(p)
-	}
-	if len(c.data) > 0 {
-		n := copy(p, c.data)
-		c.data = c.data[n:]
-		return n, nil
 	}
 	if c.res == nil {
 		c.res = make(chan readResult, 1)
@@ -765,20 +778,25 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 		n, err := c.r.Read(c.buf)
 		c.res <- readResult{n, err}
 	}()
+	var res readResult
 	select {
-	case res := <-c.res:
-		n := copy(p, c.buf[:res.n])
-		c.data = c.buf[n:res.n]
-		if len(c.data) > 0 && res.err != nil {
-			// Hand out the rest first; the error comes with the next read.
-			return n, nil
-		}
-		return n, res.err
+	case res = <-c.res:
 	case <-c.ctx.Done():
-		c.async = false // the goroutine still owns buf: never read again
-		c.r = errReader{}
-		return 0, errTimedOut
+		select {
+		case res = <-c.res: // it came in the same instant: keep it
+		default:
+			c.async = false // the goroutine still owns buf: never read again
+			c.r = errReader{}
+			return 0, errTimedOut
+		}
 	}
+	n := copy(p, c.buf[:res.n])
+	c.data = c.buf[n:res.n]
+	if len(c.data) > 0 && res.err != nil {
+		// Hand out the rest first; the error comes with the next read.
+		return n, nil
+	}
+	return n, res.err
 }
 
 type errReader struct{}
