@@ -205,8 +205,9 @@ func (s *goScene) settle() {
 // without its argument words gets an index (stack), and each sample's
 // goroutines are counted by state and that index (sizes), for the groups.
 type goFold struct {
-	keys  []string // by stack index: goStackKey of the stack
-	sizes []map[sizeKey]int
+	stacks [][]model.Frame // by stack index: a stack with that index
+	byHash map[uint64][]int32
+	sizes  []map[sizeKey]int
 }
 
 type sizeKey struct {
@@ -234,19 +235,22 @@ type readingKey struct {
 // backing array when the source already shares them (a dump read by
 // replay), else by content.
 func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, *goFold) {
-	fold := &goFold{sizes: make([]map[sizeKey]int, len(gs))}
+	fold := &goFold{sizes: make([]map[sizeKey]int, len(gs)), byHash: map[uint64][]int32{}}
 	in := newStackIntern()
 	created := map[model.Frame]*model.Frame{}
 	groupOf := map[*model.Frame]int32{} // an interned stack's index without its argument words
-	keyIndex := map[string]int32{}
+	empty := int32(-1)
 	stackIndex := func(st []model.Frame) ([]model.Frame, int32) {
 		st = in.canon(st)
 		if len(st) == 0 {
-			return st, fold.index(keyIndex, "")
+			if empty < 0 {
+				empty = fold.index(st)
+			}
+			return st, empty
 		}
 		i, ok := groupOf[&st[0]]
 		if !ok {
-			i = fold.index(keyIndex, goStackKey(st))
+			i = fold.index(st)
 			groupOf[&st[0]] = i
 		}
 		return st, i
@@ -364,15 +368,57 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 	return out, fold
 }
 
-// index is the index of a stack without argument words, by its key.
-func (f *goFold) index(keys map[string]int32, key string) int32 {
-	i, ok := keys[key]
-	if !ok {
-		i = int32(len(f.keys))
-		keys[key] = i
-		f.keys = append(f.keys, key)
+// index is the index of a stack without its argument words: goroutines
+// with equal ones are one group (as goStackKey has them, without building
+// the key).
+func (f *goFold) index(st []model.Frame) int32 {
+	h := uint64(14695981039346656037)
+	for _, fr := range st {
+		h = hashMix(h, fr.Func)
+		h = hashMix(h, fr.File)
+		h = (h ^ uint64(fr.Line)) * 1099511628211
 	}
+	h = (h ^ uint64(len(st))) * 1099511628211
+	for _, i := range f.byHash[h] {
+		if sameNoArgs(f.stacks[i], st) {
+			return i
+		}
+	}
+	i := int32(len(f.stacks))
+	f.stacks = append(f.stacks, st)
+	f.byHash[h] = append(f.byHash[h], i)
 	return i
+}
+
+// sameNoArgs compares stacks as goStackKey would: argument words aside.
+func sameNoArgs(a, b []model.Frame) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Func != b[i].Func || a[i].File != b[i].File || a[i].Line != b[i].Line {
+			return false
+		}
+	}
+	return true
+}
+
+// hashMix mixes s's length and at most its first and last 16 bytes into
+// h: names and paths that differ, differ there; a collision only costs a
+// comparison.
+func hashMix(h uint64, s string) uint64 {
+	h = (h ^ uint64(len(s))) * 1099511628211
+	head, tail := s, ""
+	if len(s) > 32 {
+		head, tail = s[:16], s[len(s)-16:]
+	}
+	for i := 0; i < len(head); i++ {
+		h = (h ^ uint64(head[i])) * 1099511628211
+	}
+	for i := 0; i < len(tail); i++ {
+		h = (h ^ uint64(tail[i])) * 1099511628211
+	}
+	return h
 }
 
 // labelKey is pprof labels as one comparable string.
@@ -411,16 +457,10 @@ func (in *stackIntern) canon(st []model.Frame) []model.Frame {
 		return c
 	}
 	h := uint64(14695981039346656037)
-	mix := func(s string) {
-		h = (h ^ uint64(len(s))) * 1099511628211
-		for i := 0; i < len(s); i++ {
-			h = (h ^ uint64(s[i])) * 1099511628211
-		}
-	}
 	for _, f := range st {
-		mix(f.Func)
-		mix(f.File)
-		mix(f.Args)
+		h = hashMix(h, f.Func)
+		h = hashMix(h, f.File)
+		h = hashMix(h, f.Args)
 		h = (h ^ uint64(f.Line)) * 1099511628211
 	}
 	for _, c := range in.byHash[h] {
