@@ -153,6 +153,17 @@ func pyTop(stack []model.Frame) int {
 	return -1
 }
 
+// pyBelow is the index of the Python frame innermost of frame k, past
+// native ones; -1 for none.
+func pyBelow(stack []model.Frame, k int) int {
+	for i := k - 1; i >= 0; i-- {
+		if !native(stack[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
 // nativeWait reads the native frames above a thread's innermost Python
 // frame: the libc or interpreter function it waits in, when one is known
 // to wait.
