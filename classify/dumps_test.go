@@ -113,3 +113,27 @@ func TestDumpThreads(t *testing.T) {
 		})
 	}
 }
+
+// TestCrashDumps: the goroutine that writes a crash's dump (the panicking
+// one, testing's timeout alarm) is running because it prints, not because
+// the program works; synctest's bubble deadlock is the runtime saying so.
+func TestCrashDumps(t *testing.T) {
+	alarm := gr(22, "running", []model.Frame{{Func: "testing.(*M).startAlarm.func1", File: "/go/src/testing/testing.go", Line: 2802}})
+	waiter := gr(20, "sync.Mutex.Lock", lockStack)
+	d := Classify([]model.Sample{dumpSample(0, model.GoTestTimeout, alarm, waiter)}, World{}, classify.DefaultOptions())
+	if d.Verdict != classify.Blocked || d.Goroutines[1].Aside != classify.AsideDumper {
+		t.Errorf("test timeout: verdict %s (%s), alarm aside %d; want blocked, the alarm the dumper", d.Verdict, d.Summary, d.Goroutines[1].Aside)
+	}
+	panicking := gr(18, "running", []model.Frame{
+		{Func: "testing.tRunner.func1.2", File: "/go/src/testing/testing.go", Line: 1974},
+		{Func: "panic", File: "/go/src/runtime/panic.go", Line: 860},
+		{Func: "internal/synctest.Run", File: "/go/src/runtime/synctest.go", Line: 251},
+	})
+	durable := gr(21, "chan receive (durable)", []model.Frame{{Func: "main.serve", File: "/src/x_test.go", Line: 9}})
+	s := dumpSample(0, model.GoPanic, panicking, durable)
+	s.Message = "deadlock: all goroutines in bubble are blocked [recovered, repanicked]"
+	d = Classify([]model.Sample{s}, World{}, classify.DefaultOptions())
+	if d.Verdict != classify.Deadlock || d.Confidence != classify.High {
+		t.Errorf("synctest bubble: %s (%s) %s, want a deadlock, high", d.Verdict, d.Confidence, d.Summary)
+	}
+}

@@ -86,7 +86,7 @@ func (p *proc) addGoroutines(opts Options, files map[string][]string) {
 	p.gsamples = gs
 	for _, sm := range p.samples {
 		if sm.Goroutines != nil {
-			p.runtimeDeadlock = sm.Message == runtimeDeadlock
+			p.runtimeDeadlock = runtimeSaysDeadlock(sm.Message)
 		}
 	}
 	s := &goScene{p: p, opts: opts}
@@ -477,6 +477,14 @@ func (in *stackIntern) canon(st []model.Frame) []model.Frame {
 // runtimeDeadlock is the fatal error the Go runtime dies with when no
 // goroutine can ever run again.
 const runtimeDeadlock = "all goroutines are asleep - deadlock!"
+
+// runtimeSaysDeadlock reports a dump's message that is the runtime saying
+// no goroutine can ever run again: the fatal error, or testing/synctest's
+// panic for a bubble whose goroutines are all durably blocked ("deadlock:
+// all goroutines in bubble are blocked", go1.25+).
+func runtimeSaysDeadlock(msg string) bool {
+	return msg == runtimeDeadlock || strings.HasPrefix(msg, "deadlock: all goroutines in bubble are blocked")
+}
 
 // goWait names what a goroutine waits on from its state and frames;
 // WaitNone for a running or runnable one. Older Go says "semacquire" for

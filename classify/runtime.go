@@ -27,8 +27,27 @@ func aside(g model.Goroutine, source model.Format) Aside {
 		// runtime.Stack(buf, true) stops the world: the one goroutine it
 		// shows running is its caller, writing this dump.
 		return AsideDumper
+	case crashing(g, source):
+		return AsideDumper
 	}
 	return AsideNone
+}
+
+// crashing reports the goroutine that writes a crash's dump as it dies: in
+// a panic's, a fatal error's or a go test timeout's, the one running the
+// panic (or throw), or testing's alarm that panics for the timeout. It is
+// running because it prints the dump, not because the program works.
+func crashing(g model.Goroutine, source model.Format) bool {
+	if source != model.GoPanic && source != model.GoFatal && source != model.GoTestTimeout || !strings.HasPrefix(g.State, "running") {
+		return false
+	}
+	return slices.ContainsFunc(g.Stack, func(f model.Frame) bool {
+		switch f.Func {
+		case "panic", "runtime.gopanic", "runtime.throw", "runtime.fatal", "runtime.fatalthrow", "runtime.fatalpanic", "testing.(*M).startAlarm.func1":
+			return true
+		}
+		return false
+	})
 }
 
 // RuntimeGoroutine reports a goroutine the runtime started for itself

@@ -159,8 +159,14 @@ func (w *words) summary(c classify.Cause) string {
 	case classify.CauseNoLive:
 		return "no live thread was seen: the process exited"
 	case classify.CauseRuntimeDeadlock:
-		return fmt.Sprintf("the Go runtime reported \"all goroutines are asleep - deadlock!\": %s blocked and none can ever run again; the biggest group: %s",
-			plural(len(as), "goroutine is", "goroutines are"), w.groupTitle(c.Group))
+		said := "all goroutines are asleep - deadlock!"
+		for _, s := range w.rec.Samples {
+			if s.Message != "" {
+				said = s.Message // synctest's words for a bubble, say
+			}
+		}
+		return fmt.Sprintf("the Go runtime reported %q: %s blocked and none can ever run again; the biggest group: %s",
+			said, plural(len(as), "goroutine is", "goroutines are"), w.groupTitle(c.Group))
 	}
 	return ""
 }
