@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"github.com/hangdoc/hangdoc/classify"
 	"github.com/hangdoc/hangdoc/model"
 )
@@ -36,7 +37,10 @@ func (w *words) threads() []Thread {
 			where: threadWhere(t.Stack),
 		}
 		if p := t.Python; p != nil {
-			x.Python = &Python{ThreadName: p.ThreadName, OwnsGIL: p.OwnsGIL, Active: p.Active}
+			x.Python = &Python{ThreadName: p.ThreadName, OwnsGIL: p.OwnsGIL, Active: p.Active, ActiveRead: p.ActiveRead}
+			if p.Ident != 0 {
+				x.Python.Ident = fmt.Sprintf("0x%016x", p.Ident)
+			}
 		}
 		out = append(out, x)
 	}

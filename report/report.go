@@ -151,6 +151,11 @@ type Python struct {
 	ThreadName string `json:"thread_name"`
 	OwnsGIL    bool   `json:"owns_gil"`
 	Active     bool   `json:"active"`
+	// ActiveRead: py-spy read the OS thread, so Active is evidence (a
+	// dump's); Ident is threading.get_ident() as 0x and 16 hex digits,
+	// when the dump gave it.
+	ActiveRead bool   `json:"active_read,omitempty"`
+	Ident      string `json:"ident,omitempty"`
 }
 
 // Syscall is the call a thread is blocked in, as read and as printed.
