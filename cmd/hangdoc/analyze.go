@@ -44,11 +44,15 @@ prefixes), py-spy's text and JSON dumps, CPython's faulthandler dumps (also
 from dump_traceback_later) and printed sys._current_frames() dumps, gzipped
 or not. py-spy --subprocesses dumps are one moment of several processes.
 
-A file has no CPU or kernel evidence: only py-spy's active flag says a
-thread was on a CPU, and a live 'hangdoc PID' says more. Input that does not
+A file has no CPU or kernel evidence, and the report says "not in a dump"
+where a live 'hangdoc PID' would measure: what says a thread runs is
+py-spy's active flag (where py-spy could read the OS thread), its +gil, or
+a line of Python that calls nothing; one dump of something running cannot
+tell a loop from work. The lines the frames stand at are read from the
+files the dump names (--src maps them to a checkout). Input that does not
 end (a FIFO, a terminal) is read until --timeout, and the report is of what
 was read, marked partial.`,
-		Example: "  curl -s localhost:6060/debug/pprof/goroutine?debug=2 > a.txt; sleep 1; curl -s localhost:6060/debug/pprof/goroutine?debug=2 > b.txt\n  hangdoc analyze a.txt b.txt\n  py-spy dump --pid 4187 --json > a.json; sleep 1; py-spy dump --pid 4187 --json > b.json\n  hangdoc analyze a.json b.json",
+		Example: "  curl -s localhost:6060/debug/pprof/goroutine?debug=2 > a.txt; sleep 1; curl -s localhost:6060/debug/pprof/goroutine?debug=2 > b.txt\n  hangdoc analyze a.txt b.txt\n  py-spy dump --pid 4187 --json > a.json; sleep 1; py-spy dump --pid 4187 --json > b.json\n  hangdoc analyze a.json b.json\n  hangdoc analyze --src /build/app=$HOME/src/app --src ./scripts pyspy.txt",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{errors.New("which dumps? give one or more files, or - for standard input")}
