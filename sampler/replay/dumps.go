@@ -774,9 +774,12 @@ func (c *ctxReader) Read(p []byte) (int, error) {
 		c.res = make(chan readResult, 1)
 		c.buf = make([]byte, 64<<10)
 	}
+	// The goroutine gets its reader, buffer and channel as values: after a
+	// timeout the fields change under it.
+	r, buf, out := c.r, c.buf, c.res
 	go func() {
-		n, err := c.r.Read(c.buf)
-		c.res <- readResult{n, err}
+		n, err := r.Read(buf)
+		out <- readResult{n, err}
 	}()
 	var res readResult
 	select {
