@@ -236,9 +236,7 @@ var notYet = []struct {
 	{"go-test/tlogdump.*", []check{checkHolder}, "issue 11", "(*pool).drain holds p.mu that take() waits for: not named"},
 	{"go-*/chansend.*", []check{checkVerdict}, "issue 11", "senders with no receiver are called a (probable) deadlock; an idle accept loop keeps the program alive, and nothing in the dump proves a cycle: blocked"},
 	// Issue 10: idle only for waits for work.
-	{"*/event_wait.*", []check{checkVerdict}, "issue 10", "Event.wait() with no thread left that could set() it is blocked, not idle"},
 	{"*/pool_dead_feeder.*", []check{checkVerdict}, "issue 10", "main joins workers in queue.get() whose feeder died: blocked, not an idle pool"},
-	{"*/queue_join.*", []check{checkVerdict}, "issue 10", "queue.join() after the workers died before task_done(): blocked, not idle"},
 	{"go-*/poolnofeeder.*", []check{checkVerdict}, "issue 10", "goroutine 1 in wg.Wait for workers whose feeder returned: blocked, not an idle pool"},
 	// The ladder's confidence policy (classify/verdict.go, the lead's): one
 	// sample is low; the corpus takes one dump for at most medium.
