@@ -29,7 +29,7 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 	}
 	// The adapters: threads, then the locks Python source shows, then
 	// goroutines.
-	p := newProc(rec.Samples, rec.Target.Runtime, rec.Resources, opts)
+	p := newProc(rec.Samples, rec.Target.Runtime, rec.Resources, rec.Sources, opts)
 	p.throttle = throttle(rec.Samples, rec.Target, rec.Host)
 	d.Throttle, d.Machine = p.throttle, machineLoad(rec.Samples, rec.Host)
 	p.pythonLocks(rec.Sources)
@@ -106,6 +106,15 @@ func threadsKnowMore(c Cause) bool {
 		return true
 	}
 	return false
+}
+
+// goroutineCount is how many goroutines a sample read, twins included.
+func goroutineCount(gs []model.Goroutine) int {
+	n := len(gs)
+	for i := range gs {
+		n += len(gs[i].Twins)
+	}
+	return n
 }
 
 // processCPU is the process's CPU across its threads, the time they waited
@@ -245,29 +254,36 @@ func threadEvidence(p *proc, g *graph, d *Diagnosis, v Verdict, c Cause) []Fact 
 // longest wait.
 func goEvidence(p *proc, d *Diagnosis, l *layer) []Fact {
 	gs := p.gsamples
-	run := &RunCounts{Samples: len(gs), Actors: len(gs[len(gs)-1]), Groups: len(p.groups)}
+	run := &RunCounts{Samples: len(gs), Actors: goroutineCount(gs[len(gs)-1]), Groups: len(p.groups)}
 	for _, g := range p.goroutines {
 		if g.Aside.Machinery() {
-			run.Aside++
+			run.Aside += g.Count()
 		}
 	}
 	if len(gs) > 1 {
 		first, last := map[int64]bool{}, map[int64]bool{}
 		for _, g := range gs[0] {
 			first[g.ID] = true
+			for _, id := range g.Twins {
+				first[id] = true
+			}
 		}
 		for _, g := range gs[len(gs)-1] {
 			last[g.ID] = true
+			for _, id := range g.Twins {
+				last[id] = true
+			}
 		}
 		for _, g := range p.goroutines {
+			// Twins came, went and moved together.
 			if !first[g.Ref.Goroutine] {
-				run.Came++
+				run.Came += g.Count()
 			}
 			if !last[g.Ref.Goroutine] {
-				run.Went++
+				run.Went += g.Count()
 			}
 			if g.Moved {
-				run.Moved++
+				run.Moved += g.Count()
 			}
 		}
 	}

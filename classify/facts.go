@@ -27,7 +27,21 @@ type Why struct {
 	// ChanWait: a goroutine in a channel deadlock waits on these
 	// channels, which only these blocked goroutines refer to.
 	ChanWait *ChanWait
+	// OnCPU is what said a thread read from dumps ran (WhyDumpRunning,
+	// WhyDumpSpins).
+	OnCPU OnCPUEvidence
 }
+
+// OnCPUEvidence is what a dump shows of a thread being on a CPU: a dump
+// has no CPU time, so only these.
+type OnCPUEvidence uint8
+
+const (
+	OnCPUNone OnCPUEvidence = iota
+	OnCPUFlag               // py-spy saw the OS thread running ("active")
+	OnCPUGIL                // it held the GIL (py-spy's "+gil")
+	OnCPULine               // its innermost frame stands at a line that calls nothing: Python code running
+)
 
 // ChanWait is what a goroutine in a channel cycle waits on.
 type ChanWait struct {
@@ -74,6 +88,11 @@ const (
 	WhyGoBlockedOnce   // blocked in the only sample it was seen in (Kind)
 	WhyGoBlocked       // blocked, unchanged in N samples (Kind)
 	WhyGoPool          // parked receiving at Site with N others, nothing left that could send
+	// Threads read from dumps: no kernel evidence.
+	WhyDumpRunning // on a CPU in the only dump it is in (OnCPU says how it shows)
+	WhyDumpSpins   // on a CPU with the same stack in all N dumps (OnCPU)
+	WhyDumpWaitsIn // waits in the call its line makes (Site: "time.sleep"), in N dumps (Kind)
+	WhyDumpOffCPU  // py-spy saw it off a CPU, in a call its stack does not name, in N dumps
 )
 
 // Cause is why the verdict: the rung of the ladder that decided it, and

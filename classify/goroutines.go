@@ -14,11 +14,19 @@ import (
 // which lock or channel they wait for, so their stacks say what they wait
 // on, and the threads' CPU says whether a running goroutine spins.
 
-// goHistory is one goroutine across the samples that carry goroutines.
+// goHistory is one goroutine across the samples that carry goroutines,
+// and the twins every sample read exactly like it: the same state, wait,
+// thread, labels, creator and stack with its argument words, in the same
+// samples. No rule can tell twins apart, so they are classified once: a
+// pile of 30,000 goroutines parked at one Lock costs one actor.
 type goHistory struct {
 	id       int64
+	twins    []int64 // the other ids, lowest first
 	readings []model.Goroutine
 	source   model.Format // the stack source of its last reading
+	// stack is each reading's stack without its argument words, as an
+	// index: goroutines of one group share it.
+	stack []int32
 }
 
 func (h *goHistory) last() model.Goroutine { return h.readings[len(h.readings)-1] }
@@ -39,6 +47,7 @@ func (h *goHistory) lastWaiting() model.Goroutine {
 type goScene struct {
 	p     *proc
 	hists []*goHistory
+	fold  *goFold
 	// spinningThread: some thread of the process pins a core (the kernel's
 	// view), for sources that do not say which thread runs a goroutine.
 	spinningThread *Actor
@@ -77,7 +86,7 @@ func (p *proc) addGoroutines(opts Options, files map[string][]string) {
 	p.gsamples = gs
 	for _, sm := range p.samples {
 		if sm.Goroutines != nil {
-			p.runtimeDeadlock = sm.Message == runtimeDeadlock
+			p.runtimeDeadlock = runtimeSaysDeadlock(sm.Message)
 		}
 	}
 	s := &goScene{p: p, opts: opts}
@@ -88,15 +97,23 @@ func (p *proc) addGoroutines(opts Options, files map[string][]string) {
 		}
 		s.processCPU += t.CPU.Percent + t.CPU.RunqueuePercent
 	}
-	s.hists = goHistories(gs, sources)
+	s.hists, s.fold = goHistories(gs, sources)
 	p.goroutines = make([]Actor, 0, len(s.hists))
+	n := 0
 	for _, h := range s.hists {
-		p.goroutines = append(p.goroutines, s.goroutine(h))
+		g := s.goroutine(h)
+		g.Twins = h.twins
+		n += 1 + len(h.twins)
+		p.goroutines = append(p.goroutines, g)
 	}
 	siblingsMove(p.goroutines)
-	p.byGID = make(map[int64]*Actor, len(p.goroutines))
+	p.byGID = make(map[int64]*Actor, n)
 	for i := range p.goroutines {
-		p.byGID[p.goroutines[i].Ref.Goroutine] = &p.goroutines[i]
+		g := &p.goroutines[i]
+		p.byGID[g.Ref.Goroutine] = g
+		for _, id := range g.Twins {
+			p.byGID[id] = g
+		}
 	}
 	locks := s.mutexes(files)
 	for i := range locks {
@@ -184,31 +201,290 @@ func (s *goScene) settle() {
 	}
 }
 
-// goHistories gathers each goroutine's readings, lowest id first.
-func goHistories(gs [][]model.Goroutine, sources []model.Format) []*goHistory {
-	byID := map[int64]*goHistory{}
-	for n, list := range gs {
-		for _, g := range list {
-			h := byID[g.ID]
-			if h == nil {
-				h = &goHistory{id: g.ID}
-				byID[g.ID] = h
+// goFold is what goHistories learned of the stacks: each distinct stack
+// without its argument words gets an index (stack), and each sample's
+// goroutines are counted by state and that index (sizes), for the groups.
+type goFold struct {
+	stacks [][]model.Frame // by stack index: a stack with that index
+	byHash map[uint64][]int32
+	sizes  []map[sizeKey]int
+}
+
+type sizeKey struct {
+	state string
+	stack int32
+}
+
+// readingKey is what two readings of twins share: everything but the id.
+// Stacks and creator frames are compared by their interned copies.
+type readingKey struct {
+	state           string
+	minutes, thread int
+	locked          bool
+	stack           *model.Frame
+	frames          int
+	created         *model.Frame
+	creator         int64
+	labels          string
+	chans           string // the id, for a goroutine with channel evidence
+}
+
+// goHistories gathers each goroutine's readings, lowest id first, folding
+// twins into one history: the lowest id's, with the others as twins.
+// Each distinct stack (argument words and all) is interned once, by its
+// backing array when the source already shares them (a dump read by
+// replay), else by content.
+func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, *goFold) {
+	fold := &goFold{sizes: make([]map[sizeKey]int, len(gs)), byHash: map[uint64][]int32{}}
+	in := newStackIntern()
+	created := map[model.Frame]*model.Frame{}
+	groupOf := map[*model.Frame]int32{} // an interned stack's index without its argument words
+	empty := int32(-1)
+	stackIndex := func(st []model.Frame) ([]model.Frame, int32) {
+		st = in.canon(st)
+		if len(st) == 0 {
+			if empty < 0 {
+				empty = fold.index(st)
 			}
-			h.readings = append(h.readings, g)
-			h.source = sources[n]
+			return st, empty
+		}
+		i, ok := groupOf[&st[0]]
+		if !ok {
+			i = fold.index(st)
+			groupOf[&st[0]] = i
+		}
+		return st, i
+	}
+	// Pass 1: each goroutine's class. With one sample a goroutine's
+	// reading is its class; with more, a class is refined sample by sample
+	// by the reading in each (a goroutine absent from a sample keeps the
+	// class it had).
+	var members [][]int64 // by class
+	cls := map[int64]int32{}
+	for n, list := range gs {
+		fold.sizes[n] = map[sizeKey]int{}
+		readings := map[readingKey]int32{}
+		next := map[[2]int32]int32{}
+		for i := range list {
+			g := &list[i]
+			st, si := stackIndex(g.Stack)
+			fold.sizes[n][sizeKey{g.State, si}] += 1 + len(g.Twins)
+			key := readingKey{state: g.State, minutes: g.WaitMinutes, thread: g.Thread, locked: g.LockedToThread,
+				frames: len(st), creator: g.CreatorID}
+			if len(st) > 0 {
+				key.stack = &st[0]
+			}
+			if c := g.CreatedBy; c != nil {
+				p := created[*c]
+				if p == nil {
+					p = c
+					created[*c] = c
+				}
+				key.created = p
+			}
+			if g.Labels != nil {
+				key.labels = labelKey(g.Labels)
+			}
+			if g.WaitChans != nil || g.ChanRefs != nil {
+				// Channel evidence (Delve) ties goroutines one by one:
+				// never folded.
+				key.chans = strconv.FormatInt(g.ID, 10)
+			}
+			rk, ok := readings[key]
+			if !ok {
+				rk = int32(len(readings))
+				readings[key] = rk
+			}
+			if len(gs) == 1 {
+				for int(rk) >= len(members) {
+					members = append(members, nil)
+				}
+				members[rk] = append(append(members[rk], g.ID), g.Twins...)
+				continue
+			}
+			// The source's own twins (a dump read by replay) read alike
+			// in this sample; the earlier samples may tell them apart.
+			for j := -1; j < len(g.Twins); j++ {
+				id := g.ID
+				if j >= 0 {
+					id = g.Twins[j]
+				}
+				prev, ok := cls[id]
+				if !ok {
+					prev = -1
+				}
+				c, ok := next[[2]int32{prev, rk}]
+				if !ok {
+					c = int32(len(members))
+					members = append(members, nil)
+					next[[2]int32{prev, rk}] = c
+				}
+				cls[id] = c
+			}
 		}
 	}
-	out := make([]*goHistory, 0, len(byID))
-	for _, h := range byID {
+	if len(gs) > 1 {
+		for id, c := range cls {
+			members[c] = append(members[c], id)
+		}
+	}
+	// Pass 2: the readings of each class's lowest id.
+	byRep := map[int64]*goHistory{}
+	var out []*goHistory
+	for _, ids := range members {
+		if len(ids) == 0 {
+			continue
+		}
+		slices.Sort(ids)
+		h := &goHistory{id: ids[0]}
+		if len(ids) > 1 {
+			h.twins = ids[1:]
+		}
+		byRep[h.id] = h
 		out = append(out, h)
 	}
+	for n, list := range gs {
+		for i := range list {
+			for j := -1; j < len(list[i].Twins); j++ {
+				id := list[i].ID
+				if j >= 0 {
+					id = list[i].Twins[j]
+				}
+				h := byRep[id]
+				if h == nil {
+					continue
+				}
+				r := list[i]
+				var si int32
+				r.ID, r.Twins = id, nil
+				r.Stack, si = stackIndex(r.Stack)
+				h.readings = append(h.readings, r)
+				h.stack = append(h.stack, si)
+				h.source = sources[n]
+			}
+		}
+	}
 	slices.SortFunc(out, func(a, b *goHistory) int { return cmp.Compare(a.id, b.id) })
-	return out
+	return out, fold
+}
+
+// index is the index of a stack without its argument words: goroutines
+// with equal ones are one group (as goStackKey has them, without building
+// the key).
+func (f *goFold) index(st []model.Frame) int32 {
+	h := uint64(14695981039346656037)
+	for _, fr := range st {
+		h = hashMix(h, fr.Func)
+		h = hashMix(h, fr.File)
+		h = (h ^ uint64(fr.Line)) * 1099511628211
+	}
+	h = (h ^ uint64(len(st))) * 1099511628211
+	for _, i := range f.byHash[h] {
+		if sameNoArgs(f.stacks[i], st) {
+			return i
+		}
+	}
+	i := int32(len(f.stacks))
+	f.stacks = append(f.stacks, st)
+	f.byHash[h] = append(f.byHash[h], i)
+	return i
+}
+
+// sameNoArgs compares stacks as goStackKey would: argument words aside.
+func sameNoArgs(a, b []model.Frame) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Func != b[i].Func || a[i].File != b[i].File || a[i].Line != b[i].Line {
+			return false
+		}
+	}
+	return true
+}
+
+// hashMix mixes s's length and at most its first and last 16 bytes into
+// h: names and paths that differ, differ there; a collision only costs a
+// comparison.
+func hashMix(h uint64, s string) uint64 {
+	h = (h ^ uint64(len(s))) * 1099511628211
+	head, tail := s, ""
+	if len(s) > 32 {
+		head, tail = s[:16], s[len(s)-16:]
+	}
+	for i := 0; i < len(head); i++ {
+		h = (h ^ uint64(head[i])) * 1099511628211
+	}
+	for i := 0; i < len(tail); i++ {
+		h = (h ^ uint64(tail[i])) * 1099511628211
+	}
+	return h
+}
+
+// labelKey is pprof labels as one comparable string.
+func labelKey(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(strconv.Quote(k))
+		b.WriteByte('=')
+		b.WriteString(strconv.Quote(labels[k]))
+		b.WriteByte(',')
+	}
+	return b.String()
+}
+
+// stackIntern shares equal stacks: those already shared (by backing
+// array) cost a map lookup, others a hash of their frames.
+type stackIntern struct {
+	byPtr  map[*model.Frame][]model.Frame
+	byHash map[uint64][][]model.Frame
+}
+
+func newStackIntern() *stackIntern {
+	return &stackIntern{byPtr: map[*model.Frame][]model.Frame{}, byHash: map[uint64][][]model.Frame{}}
+}
+
+func (in *stackIntern) canon(st []model.Frame) []model.Frame {
+	if len(st) == 0 {
+		return st
+	}
+	if c, ok := in.byPtr[&st[0]]; ok && len(c) == len(st) {
+		return c
+	}
+	h := uint64(14695981039346656037)
+	for _, f := range st {
+		h = hashMix(h, f.Func)
+		h = hashMix(h, f.File)
+		h = hashMix(h, f.Args)
+		h = (h ^ uint64(f.Line)) * 1099511628211
+	}
+	for _, c := range in.byHash[h] {
+		if slices.Equal(c, st) {
+			in.byPtr[&st[0]] = c
+			return c
+		}
+	}
+	in.byHash[h] = append(in.byHash[h], st)
+	in.byPtr[&st[0]] = st
+	return st
 }
 
 // runtimeDeadlock is the fatal error the Go runtime dies with when no
 // goroutine can ever run again.
 const runtimeDeadlock = "all goroutines are asleep - deadlock!"
+
+// runtimeSaysDeadlock reports a dump's message that is the runtime saying
+// no goroutine can ever run again: the fatal error, or testing/synctest's
+// panic for a bubble whose goroutines are all durably blocked ("deadlock:
+// all goroutines in bubble are blocked", go1.25+).
+func runtimeSaysDeadlock(msg string) bool {
+	return msg == runtimeDeadlock || strings.HasPrefix(msg, "deadlock: all goroutines in bubble are blocked")
+}
 
 // goWait names what a goroutine waits on from its state and frames;
 // WaitNone for a running or runnable one. Older Go says "semacquire" for
@@ -351,6 +627,11 @@ func (s *goScene) goroutine(h *goHistory) Actor {
 		g.Class, g.Why = ClassIdle, Why{Rule: WhyGoObserver}
 	case g.Aside == AsideDumper:
 		g.Class, g.Why = ClassIdle, Why{Rule: WhyGoDumper}
+	case acceptLoop(last.Stack):
+		// An HTTP server's accept loop, where it is the program's (a
+		// dump): caught in Accept or between two, it moves only to hand
+		// out the connections of whoever fetched the dumps.
+		g.Class, g.Why, g.Wait = ClassIdle, Why{Rule: WhyGoAccept}, model.WaitAccept
 	case g.Moved:
 		g.Class, g.Why = ClassWorking, Why{Rule: WhyGoMoved}
 	case running && one:
@@ -381,7 +662,7 @@ func siblingsMove(gs []Actor) {
 	moving := map[model.Frame]int{}
 	for _, g := range gs {
 		if g.CreatedBy != nil && g.Class == ClassWorking && g.Moved {
-			moving[*g.CreatedBy]++
+			moving[*g.CreatedBy] += g.Count()
 		}
 	}
 	for i := range gs {
@@ -464,16 +745,18 @@ func (s *goScene) idlePools() {
 			return
 		}
 	}
-	count := map[string]int{}
-	for _, g := range gs {
+	// Receivers at one place: by their stack without argument words, in
+	// the last sample.
+	count := map[int32]int{}
+	for i, g := range gs {
 		if receiving(g) {
-			count[goStackKey(g.Stack)]++
+			count[s.lastStack(i)] += g.Count()
 		}
 	}
 	for i := range gs {
 		g := &gs[i]
-		if n := count[goStackKey(g.Stack)]; receiving(*g) && n >= 2 {
-			s.p.pool = append(s.p.pool, g.Ref)
+		if n := count[s.lastStack(i)]; receiving(*g) && n >= 2 {
+			s.p.pool = append(s.p.pool, g.Refs()...)
 			g.Class = ClassIdle
 			g.Why = Why{Rule: WhyGoPool, N: n - 1}
 		}
@@ -487,11 +770,18 @@ func receiving(g Actor) bool {
 // maxGroupIDs bounds the ids a group lists.
 const maxGroupIDs = 20
 
+// lastStack is the stack index (argument words aside) of goroutine i's
+// last reading: its group's stack.
+func (s *goScene) lastStack(i int) int32 {
+	h := s.hists[i]
+	return h.stack[len(h.stack)-1]
+}
+
 // groupKey is what goroutines of one group share.
 type groupKey struct {
 	state string
 	class Class
-	stack string
+	stack int32
 }
 
 // groups gathers goroutines with the same state and stack, biggest first,
@@ -503,7 +793,7 @@ func (s *goScene) groups() []Group {
 	keys := make([]groupKey, len(gs))
 	for i := range gs {
 		g := &gs[i]
-		key := groupKey{g.GoState, g.Class, goStackKey(g.Stack)}
+		key := groupKey{g.GoState, g.Class, s.lastStack(i)}
 		keys[i] = key
 		n, ok := index[key]
 		if !ok {
@@ -511,10 +801,13 @@ func (s *goScene) groups() []Group {
 			index[key] = n
 			out = append(out, Group{State: g.GoState, Class: g.Class, Stack: g.Stack, IDs: []int64{}})
 		}
-		out[n].Count++
-		if len(out[n].IDs) < maxGroupIDs {
-			out[n].IDs = append(out[n].IDs, g.Ref.Goroutine)
-		}
+		out[n].Count += g.Count()
+		out[n].IDs = append(append(out[n].IDs, g.Ref.Goroutine), g.Twins...)
+	}
+	for i := range out {
+		// The lowest ids of its goroutines, as many as are listed.
+		slices.Sort(out[i].IDs)
+		out[i].IDs = slices.Clip(out[i].IDs[:min(len(out[i].IDs), maxGroupIDs)])
 	}
 	order := make([]int, len(out))
 	for i := range order {
@@ -523,29 +816,22 @@ func (s *goScene) groups() []Group {
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(out[b].Count, out[a].Count) })
 	renumber := make([]int, len(out))
 	sorted := make([]Group, len(out))
+	stacks := make([]int32, len(out))
 	for to, from := range order {
 		renumber[from] = to
 		sorted[to] = out[from]
 	}
 	for i := range gs {
 		gs[i].Group = renumber[index[keys[i]]]
+		stacks[gs[i].Group] = keys[i].stack
 	}
 	// Sizes per sample, by state and stack (the class is the last
 	// sample's verdict).
-	type sizeKey struct{ state, stack string }
-	perSample := make([]map[sizeKey]int, len(s.p.gsamples))
-	for n, list := range s.p.gsamples {
-		perSample[n] = map[sizeKey]int{}
-		for _, r := range list {
-			perSample[n][sizeKey{r.State, goStackKey(r.Stack)}]++
-		}
-	}
 	for i := range sorted {
 		g := &sorted[i]
-		key := sizeKey{g.State, goStackKey(g.Stack)}
-		g.Counts = make([]int, len(s.p.gsamples))
-		for n := range perSample {
-			g.Counts[n] = perSample[n][key]
+		g.Counts = make([]int, len(s.fold.sizes))
+		for n, sizes := range s.fold.sizes {
+			g.Counts[n] = sizes[sizeKey{g.State, stacks[i]}]
 		}
 		g.Grew = len(g.Counts) > 1 && g.Counts[len(g.Counts)-1] > g.Counts[0] && g.Class == ClassBlocked
 	}

@@ -56,7 +56,7 @@ func newGraph(target *proc, rec *model.Recording, opts Options) *graph {
 		}
 		p := &proc{pid: pe.PID, cmdline: pe.Cmdline, depth: pe.Depth, err: pe.Err}
 		if len(pe.Samples) > 0 {
-			p = newProc(pe.Samples, pe.Runtime, rec.Resources, opts)
+			p = newProc(pe.Samples, pe.Runtime, rec.Resources, nil, opts)
 			p.cmdline, p.depth, p.err = pe.Cmdline, pe.Depth, pe.Err
 		}
 		g.procs[pe.PID] = p

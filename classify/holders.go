@@ -185,10 +185,10 @@ func findHolders(pid int, groups []*lockGroup, holds []lockHold, unseen []*Actor
 		l.Address, l.ID = lockName(g, first)
 		waiting := map[*Actor]int{}
 		for _, w := range g.waits {
-			l.Waiters = append(l.Waiters, w.a.Ref)
+			l.Waiters = append(l.Waiters, w.a.Refs()...) // a goroutine's twins wait too
 			waiting[w.a] = w.frame
 			if w.lock.read {
-				l.ReadWaiters = append(l.ReadWaiters, w.a.Ref)
+				l.ReadWaiters = append(l.ReadWaiters, w.a.Refs()...)
 			}
 		}
 		var cands []candidate
@@ -294,8 +294,10 @@ func pickHolder(l *Lock, g *lockGroup, cands []candidate) Basis {
 	readers := l.Kind == LockGoRWMutex && slices.ContainsFunc(top, func(c candidate) bool { return c.hold.lock.read })
 	for _, c := range cands {
 		if !slices.ContainsFunc(b.Ranked, func(r RankedHolder) bool { return r.Ref == c.hold.a.Ref }) {
-			b.Ranked = append(b.Ranked, RankedHolder{Ref: c.hold.a.Ref, Kind: c.basis, Frame: c.hold.a.Stack[c.hold.frame].Func,
-				Line: c.hold.a.Stack[c.hold.frame].Line, Expr: c.hold.lock.text, Read: c.hold.lock.read, Site: c.site})
+			for _, ref := range c.hold.a.Refs() { // twins stand there too
+				b.Ranked = append(b.Ranked, RankedHolder{Ref: ref, Kind: c.basis, Frame: c.hold.a.Stack[c.hold.frame].Func,
+					Line: c.hold.a.Stack[c.hold.frame].Line, Expr: c.hold.lock.text, Read: c.hold.lock.read, Site: c.site})
+			}
 		}
 	}
 	switch {
@@ -303,11 +305,11 @@ func pickHolder(l *Lock, g *lockGroup, cands []candidate) Basis {
 		// A read lock is held by many at once: every reader holds it.
 		for _, c := range top {
 			if c.hold.lock.read {
-				l.Readers = append(l.Readers, c.hold.a.Ref)
+				l.Readers = append(l.Readers, c.hold.a.Refs()...)
 			}
 		}
 		b.Kind, b.Rule = best, BasisReaders
-	case len(top) == 1:
+	case len(top) == 1 && len(top[0].hold.a.Twins) == 0:
 		c := top[0]
 		l.Holder = &c.hold.a.Ref
 		b.Kind, b.Owner = best, refID(c.hold.a.Ref)

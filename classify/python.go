@@ -51,6 +51,9 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 			}
 		}
 		for k, f := range t.Stack {
+			if native(f) {
+				continue // py-spy --native's C frames: the Python ones say where
+			}
 			lines := sources[f.File]
 			fn := pyFuncAt(lines, f.Line)
 			ref := lockRef{fn: f.Func + "@" + f.File, line: f.Line}
@@ -66,9 +69,9 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 					}
 					waits = append(waits, lockWait{a: t, frame: k, lock: w})
 					wait = k
-				} else if k == 0 && isLockMachinery(f) {
+				} else if k == pyTop(t.Stack) && isLockMachinery(f) {
 					continue // threading's own frames: the wait is their caller's
-				} else if lines == nil && k > 0 && isLockMachinery(t.Stack[k-1]) {
+				} else if prev := pyBelow(t.Stack, k); lines == nil && prev >= 0 && isLockMachinery(t.Stack[prev]) {
 					// No source: the caller of the lock frames waits at
 					// its line, as far as the site can tell.
 					waits = append(waits, lockWait{a: t, frame: k, lock: ref})

@@ -18,14 +18,36 @@ func aside(g model.Goroutine, source model.Format) Aside {
 		return AsideRuntime
 	case observer(g.Stack):
 		return AsideObserver
-	case plumbing(g.Stack):
+	case plumbing(g.Stack) && !(source.IsDump() && acceptLoop(g.Stack)):
+		// An HTTP server's accept loop is set aside where hangdoc's own
+		// requests move it (a live pprof source); in a dump it is the
+		// program's listener, idle until a client comes.
 		return AsidePlumbing
 	case source == model.GoStack && (g.State == "running" || g.State == "running (locked to thread)"):
 		// runtime.Stack(buf, true) stops the world: the one goroutine it
 		// shows running is its caller, writing this dump.
 		return AsideDumper
+	case crashing(g, source):
+		return AsideDumper
 	}
 	return AsideNone
+}
+
+// crashing reports the goroutine that writes a crash's dump as it dies: in
+// a panic's, a fatal error's or a go test timeout's, the one running the
+// panic (or throw), or testing's alarm that panics for the timeout. It is
+// running because it prints the dump, not because the program works.
+func crashing(g model.Goroutine, source model.Format) bool {
+	if source != model.GoPanic && source != model.GoFatal && source != model.GoTestTimeout || !strings.HasPrefix(g.State, "running") {
+		return false
+	}
+	return slices.ContainsFunc(g.Stack, func(f model.Frame) bool {
+		switch f.Func {
+		case "panic", "runtime.gopanic", "runtime.throw", "runtime.fatal", "runtime.fatalthrow", "runtime.fatalpanic", "testing.(*M).startAlarm.func1":
+			return true
+		}
+		return false
+	})
 }
 
 // RuntimeGoroutine reports a goroutine the runtime started for itself
@@ -60,6 +82,13 @@ func plumbing(stack []model.Frame) bool {
 	}
 	// An HTTP server's accept loop: it moves whenever a client connects,
 	// and under pprof the client is hangdoc.
+	return acceptLoop(stack)
+}
+
+// acceptLoop reports an HTTP server's accept loop: a goroutine in
+// Server.Serve with none of the program's code inside it.
+func acceptLoop(stack []model.Frame) bool {
 	serve := slices.IndexFunc(stack, func(f model.Frame) bool { return f.Func == "net/http.(*Server).Serve" })
+	u := UserFrame(stack)
 	return serve >= 0 && (u < 0 || u > serve)
 }

@@ -44,6 +44,10 @@ type proc struct {
 	samples []model.Sample
 	runtime model.Runtime
 	res     map[string]model.Resource
+	// sources are the source files the stacks point into (path → lines):
+	// for a thread read from dumps, the line it stands at says what it
+	// does.
+	sources map[string][]string
 
 	threads []Actor
 	byTID   map[int]*Actor
@@ -82,10 +86,11 @@ type proc struct {
 }
 
 // newProc runs the thread adapter over one process's samples, given its
-// runtime and the resources the recording found. It needs at least one
+// runtime, the resources the recording found and the source files its
+// stacks point into (nil when none were read). It needs at least one
 // sample.
-func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Resource, opts Options) *proc {
-	p := &proc{pid: samples[0].PID, samples: samples, byTID: map[int]*Actor{}, live: map[int]bool{},
+func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Resource, sources map[string][]string, opts Options) *proc {
+	p := &proc{pid: samples[0].PID, samples: samples, sources: sources, byTID: map[int]*Actor{}, live: map[int]bool{},
 		waiting: map[int]model.Thread{}, lockOf: map[int]*Lock{}, runtime: rt, res: res}
 	hist := histories(samples)
 	last := samples[len(samples)-1]
@@ -371,6 +376,11 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		// Gone before the last sample: it came and went (a reporter, a
 		// short task) and says nothing about what the process is stuck on.
 		t.Class, t.Why = ClassExited, Why{Rule: WhyExited, N: t.Seen}
+	case !t.CPU.Known && len(last.Stack) > 0:
+		// Read from dumps: no kernel evidence, only the stacks, the source
+		// lines they stand at and py-spy's flags.
+		t.Class, t.Why, kind = p.dumpThread(h, kind, stackMoved)
+		t.Wait = kind
 	case one && last.State == model.StateRunning:
 		t.Class, t.Why = ClassWorking, Why{Rule: WhyOnCPUOnce}
 	case wanted >= opts.SpinCPU && !stackMoved && float64(own) <= opts.SpinSwitchesPerSecond*elapsed.Seconds():

@@ -126,6 +126,28 @@ type Actor struct {
 	// Coroutine is, for a thread running an asyncio event loop that a
 	// synchronous call blocks, the coroutine that makes the call.
 	Coroutine *model.Frame
+	// Twins are the goroutines every sample read exactly like this one
+	// (state, wait, stack with its argument words, labels, creator), lowest
+	// id first: no rule can tell them apart, so they are one actor, which
+	// they share their class, waits and edges with. A pile of 30,000
+	// goroutines at one Lock is one actor with 29,999 twins.
+	Twins []int64
+}
+
+// Count is how many goroutines the actor stands for: itself and its twins.
+func (a *Actor) Count() int { return 1 + len(a.Twins) }
+
+// Refs are the actor's reference and its twins'.
+func (a *Actor) Refs() []Ref {
+	if len(a.Twins) == 0 {
+		return []Ref{a.Ref}
+	}
+	out := make([]Ref, 0, a.Count())
+	out = append(out, a.Ref)
+	for _, id := range a.Twins {
+		out = append(out, Ref{PID: a.Ref.PID, Goroutine: id})
+	}
+	return out
 }
 
 // CPU is an actor's CPU over the run, in percent of one core. Known is

@@ -154,7 +154,9 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 		sp := l.byClass[ClassSpinning]
 		v, conf = Spinning, Medium
 		c.Rule, c.Actors = CauseSpinning, refs(sp)
-		if l.kind == ActorThread && !slices.ContainsFunc(sp, func(a *Actor) bool { return len(a.Stack) == 0 }) {
+		if l.kind == ActorThread && !slices.ContainsFunc(sp, func(a *Actor) bool { return len(a.Stack) == 0 || !a.CPU.Known }) {
+			// Measured CPU and a stack that did not move; a dump's flags
+			// say less.
 			conf = High
 		}
 	case len(l.byClass[ClassWorking]) > 0:
@@ -199,9 +201,9 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 }
 
 func refs(as []*Actor) []Ref {
-	out := make([]Ref, len(as))
-	for i, a := range as {
-		out[i] = a.Ref
+	out := make([]Ref, 0, len(as))
+	for _, a := range as {
+		out = append(out, a.Refs()...) // a goroutine's twins too
 	}
 	return out
 }
@@ -216,10 +218,10 @@ func kindCounts(as []*Actor) []KindCount {
 			k = model.WaitLock
 		}
 		if i := slices.IndexFunc(out, func(kc KindCount) bool { return kc.Kind == k }); i >= 0 {
-			out[i].N++
+			out[i].N += a.Count()
 			continue
 		}
-		out = append(out, KindCount{Kind: k, N: 1})
+		out = append(out, KindCount{Kind: k, N: a.Count()})
 	}
 	slices.SortStableFunc(out, func(a, b KindCount) int { return b.N - a.N })
 	return out

@@ -203,8 +203,20 @@ type PythonThread struct {
 	ThreadName string `json:"thread_name"`
 	OwnsGIL    bool   `json:"owns_gil"`
 	// Active is py-spy's instant guess; hangdoc's classes come from
-	// measured CPU and whether the stack moved, not from it.
+	// measured CPU and whether the stack moved, not from it, when the
+	// kernel can be read.
 	Active bool `json:"active"`
+	// ActiveRead: the source looked at the OS thread (py-spy printed its
+	// TID), so Active is evidence — the only evidence of CPU a dump read
+	// from a file has. False where the source prints no such flag
+	// (faulthandler, sys._current_frames()) or py-spy could not see the
+	// OS thread and printed its default (3.8–3.10 under --nonblocking
+	// print the pthread_t, and "active" for a thread it cannot read).
+	ActiveRead bool `json:"active_read,omitempty"`
+	// Ident is threading.get_ident() (the pthread_t) as the dump printed
+	// it: the only id faulthandler and the sys._current_frames() prints
+	// give. 0 when the dump gave none.
+	Ident uint64 `json:"ident,omitempty"`
 }
 
 // Syscall is /proc/TID/syscall: the call a thread is blocked in, if any.
@@ -266,6 +278,12 @@ type Goroutine struct {
 	// channel cycle. Only a source that reads memory (Delve) fills them.
 	WaitChans []string `json:"wait_chans,omitempty"`
 	ChanRefs  []string `json:"chan_refs,omitempty"`
+	// Twins are the ids of the other goroutines of the sample that read
+	// exactly like this one (state, wait, stack with its argument words,
+	// labels, creator): a source that reads a pile of identical
+	// goroutines (a dump read by hangdoc analyze) records the pile once.
+	// Every consumer counts a reading as 1+len(Twins) goroutines.
+	Twins []int64 `json:"twins,omitempty"`
 }
 
 // Futex is the start of the memory at a futex address, read as a glibc

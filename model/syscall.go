@@ -91,7 +91,7 @@ func GoStd(fn string) bool {
 // reader. It is the one rule: classify sets such goroutines aside, and the
 // readers keep their runtime frames.
 func RuntimeGoroutine(stack []Frame, createdBy *Frame) bool {
-	if createdBy != nil && !strings.HasPrefix(createdBy.Func, "runtime.") {
+	if createdBy != nil && !runtimeFunc(createdBy.Func) {
 		return false
 	}
 	for _, f := range stack {
@@ -164,4 +164,17 @@ func PollArgs(sc Syscall) (kind string, addr, n, readSet, writeSet uint64, ok bo
 		return "select", 0, sc.Args[0], sc.Args[1], sc.Args[2], true
 	}
 	return "", 0, 0, 0, 0, false
+}
+
+// runtimeFunc reports a function of the runtime's, or one the runtime
+// links into another package of the standard library under its
+// "pkg.runtime_name" convention (unique.runtime_registerUniqueMapCleanup
+// starts a goroutine of the runtime's for the unique package, go1.23 and
+// go1.24).
+func runtimeFunc(fn string) bool {
+	if strings.HasPrefix(fn, "runtime.") {
+		return true
+	}
+	pkg, name, ok := strings.Cut(fn, ".")
+	return ok && !strings.Contains(pkg, "/") && GoStd(fn) && strings.HasPrefix(name, "runtime_")
 }

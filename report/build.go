@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"github.com/hangdoc/hangdoc/classify"
 	"github.com/hangdoc/hangdoc/model"
 )
@@ -36,15 +37,18 @@ func (w *words) threads() []Thread {
 			where: threadWhere(t.Stack),
 		}
 		if p := t.Python; p != nil {
-			x.Python = &Python{ThreadName: p.ThreadName, OwnsGIL: p.OwnsGIL, Active: p.Active}
+			x.Python = &Python{ThreadName: p.ThreadName, OwnsGIL: p.OwnsGIL, Active: p.Active, ActiveRead: p.ActiveRead}
+			if p.Ident != 0 {
+				x.Python.Ident = fmt.Sprintf("0x%016x", p.Ident)
+			}
 		}
 		out = append(out, x)
 	}
 	return out
 }
 
-func (w *words) goroutines() []Goroutine {
-	out := make([]Goroutine, 0, len(w.d.Goroutines))
+func (w *words) goroutines() GoroutineList {
+	out := make(GoroutineList, 0, len(w.d.Goroutines))
 	for i := range w.d.Goroutines {
 		g := &w.d.Goroutines[i]
 		x := Goroutine{
@@ -57,6 +61,8 @@ func (w *words) goroutines() []Goroutine {
 			c := Frame(*g.CreatedBy)
 			x.CreatedBy = &c
 		}
+		x.Labels = w.labelsOf(g.Ref.Goroutine)
+		x.Twins = g.Twins
 		out = append(out, x)
 	}
 	return out

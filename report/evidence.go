@@ -23,11 +23,17 @@ func (w *words) evidence(facts []classify.Fact) []string {
 func (w *words) fact(f classify.Fact) string {
 	switch f.Kind {
 	case classify.FactRun:
+		if w.dumps() {
+			return fmt.Sprintf("%s, %s; a dump has no CPU, scheduling state or syscalls: not in a dump", plural(f.Run.Samples, "dump", "dumps"), plural(f.Run.Actors, "thread", "threads"))
+		}
 		return runText(w.rec.Samples, f.Run)
 	case classify.FactOneSample:
+		if w.dumps() {
+			return "only one dump: it cannot tell stopped from slow"
+		}
 		return "only one sample: it cannot tell stopped from slow, and CPU use is unknown"
 	case classify.FactActor:
-		a := w.actors[f.Ref]
+		a := w.actor(f.Ref)
 		if a.Kind == classify.ActorGoroutine {
 			return w.goroutineLine(a)
 		}
@@ -40,9 +46,12 @@ func (w *words) fact(f classify.Fact) string {
 		}
 		return fmt.Sprintf("%s: %s on it; %s", l.ID, who, w.basisText(l))
 	case classify.FactMemory:
+		if w.dumps() {
+			return "memory: not in a dump"
+		}
 		return memoryEvidence(w.d.Memory, f.Verdict)
 	case classify.FactGIL:
-		t := w.actors[f.Ref]
+		t := w.actor(f.Ref)
 		return fmt.Sprintf("tid %d (%s) holds the GIL at %s", t.Ref.TID, t.Name, threadWhere(t.Stack))
 	case classify.FactProcess:
 		p := w.procs[f.Ref.PID]
@@ -72,7 +81,7 @@ func (w *words) fact(f classify.Fact) string {
 		g := w.d.Groups[f.Group]
 		return fmt.Sprintf("pile-up: %s grew from %d to %d during the run", groupTitle(g), g.Counts[0], g.Counts[len(g.Counts)-1])
 	case classify.FactLongestWait:
-		g := w.actors[f.Ref]
+		g := w.actor(f.Ref)
 		return fmt.Sprintf("goroutine %d has waited at least %d minutes; the runtime stamps wait times only at garbage collection, so every figure is a lower bound and a goroutine without one may have waited as long",
 			g.Ref.Goroutine, g.WaitMinutes)
 	case classify.FactThrottle:
@@ -101,7 +110,7 @@ func (w *words) fact(f classify.Fact) string {
 	case classify.FactLayer:
 		return "the OS threads alone: " + w.summary(*f.Cause)
 	case classify.FactAsyncio:
-		return fmt.Sprintf("%s runs an asyncio event loop: a stack shows only the task that is running, so tasks parked on an await (an asyncio.Lock, a queue, a future) are not seen here and cannot be named as waiters or holders", threadName(w.actors[f.Ref]))
+		return fmt.Sprintf("%s runs an asyncio event loop: a stack shows only the task that is running, so tasks parked on an await (an asyncio.Lock, a queue, a future) are not seen here and cannot be named as waiters or holders", threadName(w.actor(f.Ref)))
 	}
 	return ""
 }
@@ -120,6 +129,14 @@ func runText(samples []model.Sample, r *classify.RunCounts) string {
 
 // threadLine is a thread's readings in one line.
 func (w *words) threadLine(t *classify.Actor) string {
+	if !t.CPU.Known {
+		// Read from a dump: its stack, and no kernel readings at all.
+		line := fmt.Sprintf("%s: %s", threadName(t), w.whyText(t))
+		if wh := threadWhere(t.Stack); wh != "" {
+			line += "; at " + wh
+		}
+		return line + "; CPU, state and switches: not in a dump"
+	}
 	line := fmt.Sprintf("%s: %s; %.1f%% CPU", threadName(t), w.whyText(t), t.CPU.Percent)
 	if t.State.Known() {
 		line += ", state " + t.State.String()
@@ -142,6 +159,9 @@ func (w *words) threadLine(t *classify.Actor) string {
 // goroutineLine is a goroutine's readings in one line.
 func (w *words) goroutineLine(g *classify.Actor) string {
 	line := fmt.Sprintf("goroutine %d [%s]: %s; at %s", g.Ref.Goroutine, g.GoState, w.whyText(g), Where(g.Stack))
+	if l := labelText(w.labelsOf(g.Ref.Goroutine)); l != "" {
+		line = fmt.Sprintf("goroutine %d [%s] %s: %s; at %s", g.Ref.Goroutine, g.GoState, l, w.whyText(g), Where(g.Stack))
+	}
 	if g.Thread != 0 {
 		line += fmt.Sprintf(", on tid %d", g.Thread)
 	}

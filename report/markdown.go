@@ -61,7 +61,7 @@ func Markdown(w io.Writer, r *Report) error {
 	for _, n := range r.Sampling.Notes {
 		fmt.Fprintf(&b, "- note: %s\n", mdText(n))
 	}
-	fmt.Fprintf(&b, "\n**Memory:** %s\n\n**Hint:** %s\n", memoryText(r.Memory), mdText(r.Hint))
+	fmt.Fprintf(&b, "\n**Memory:** %s\n\n**Hint:** %s\n", memoryView(r), mdText(r.Hint))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -69,8 +69,18 @@ func Markdown(w io.Writer, r *Report) error {
 // threadMarkdown writes the thread table and the threads' stacks.
 func threadMarkdown(b *strings.Builder, r *Report, rows []row, hidden int) {
 	fmt.Fprintf(b, "#### Threads (%d: %s)\n\n", len(r.Threads), classCounts(r))
-	fmt.Fprintf(b, "| TID | Name | Class | CPU %% | State | Where | wchan | Syscall | |\n|---|---|---|--:|---|---|---|---|---|\n")
+	if !r.Sampling.FromDumps {
+		fmt.Fprintf(b, "| TID | Name | Class | CPU %% | State | Where | wchan | Syscall | |\n|---|---|---|--:|---|---|---|---|---|\n")
+	} else {
+		fmt.Fprintf(b, "CPU, scheduling state, wchan and syscalls: not in a dump.\n\n| TID | Name | Class | Where | |\n|---|---|---|---|---|\n")
+		for _, x := range rows {
+			fmt.Fprintf(b, "| %s | %s | %s | %s | %s |\n", cell(tidCell(x.TIDs)), cell(x.Name), x.Class, code(x.Where), cell(x.Note))
+		}
+	}
 	for _, x := range rows {
+		if r.Sampling.FromDumps {
+			break
+		}
 		tids := tidCell(x.TIDs)
 		fmt.Fprintf(b, "| %s | %s | %s | %.1f | %s | %s | %s | %s | %s |\n", cell(tids), cell(x.Name), x.Class, x.CPU, x.State,
 			code(x.Where), code(x.Wchan), code(x.Syscall), cell(x.Note))
@@ -98,7 +108,7 @@ func threadMarkdown(b *strings.Builder, r *Report, rows []row, hidden int) {
 // are not idle.
 func goMarkdown(b *strings.Builder, r *Report) {
 	rows, hidden, system := goroutineRows(r)
-	fmt.Fprintf(b, "#### Goroutines (%d in %d groups: %s)\n\n", len(r.Goroutines), len(r.Groups), goClassCounts(r))
+	fmt.Fprintf(b, "#### Goroutines (%d in %d groups: %s)\n\n", r.Goroutines.Count(), len(r.Groups), goClassCounts(r))
 	fmt.Fprintf(b, "| Count | IDs | Class | State | Waited | Where | |\n|--:|---|---|---|---|---|---|\n")
 	for _, x := range rows {
 		fmt.Fprintf(b, "| %d | %s | %s | %s | %s | %s | %s |\n", x.Count, cell(shorten(goIDCell(x), 24)), x.Class, cell(x.State), dash(x.Wait), code(x.Where), cell(x.Note))

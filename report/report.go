@@ -45,8 +45,8 @@ type Report struct {
 	// Goroutines and Groups are a Go target's goroutines, from a goroutine
 	// stack source: each one's class, and the groups of goroutines with
 	// the same stack, biggest first. Empty without a Go stack source.
-	Goroutines []Goroutine `json:"goroutines"`
-	Groups     []Group     `json:"groups"`
+	Goroutines GoroutineList `json:"goroutines"`
+	Groups     []Group       `json:"groups"`
 	// Stop is how the target is stopped, when every thread of it is (by a
 	// signal or a tracer); absent when it runs.
 	Stop *Stop `json:"stop,omitempty"`
@@ -89,6 +89,11 @@ type Sampling struct {
 	PartialReason string `json:"partial_reason,omitempty"`
 	TargetExited  bool   `json:"target_exited"`
 	StackSource   string `json:"stack_source"`
+	// FromDumps: the samples are stack dumps read from files (hangdoc
+	// analyze), with no kernel evidence: the threads' cpu_percent,
+	// runqueue_percent, state, wchan, syscall and switch counts, and the
+	// memory, were not read, and their zeros mean unknown (docs/json.md).
+	FromDumps bool `json:"from_dumps"`
 	// Search says how other processes were scanned for the other ends of
 	// pipes and sockets, and whether the scan finished within its budget.
 	Search Search   `json:"search"`
@@ -146,6 +151,11 @@ type Python struct {
 	ThreadName string `json:"thread_name"`
 	OwnsGIL    bool   `json:"owns_gil"`
 	Active     bool   `json:"active"`
+	// ActiveRead: py-spy read the OS thread, so Active is evidence (a
+	// dump's); Ident is threading.get_ident() as 0x and 16 hex digits,
+	// when the dump gave it.
+	ActiveRead bool   `json:"active_read,omitempty"`
+	Ident      string `json:"ident,omitempty"`
 }
 
 // Syscall is the call a thread is blocked in, as read and as printed.
@@ -178,6 +188,13 @@ type Goroutine struct {
 	Group       int      `json:"group"`
 	Stack       []Frame  `json:"stack"`
 	CreatedBy   *Frame   `json:"created_by,omitempty"`
+	// Labels are its pprof labels, as the dump printed them (Go 1.26
+	// with GODEBUG=tracebacklabels=1, Go 1.27 by default).
+	Labels map[string]string `json:"labels,omitempty"`
+	// Twins are the goroutines read exactly like this one (classify's
+	// Actor.Twins): in Go, part of this entry; in JSON, entries of their
+	// own.
+	Twins []int64 `json:"-"`
 
 	where string // see Where
 }
@@ -341,6 +358,7 @@ func New(rec model.Recording, d classify.Diagnosis) *Report {
 			PartialReason: rec.PartialReason,
 			TargetExited:  rec.TargetExited,
 			StackSource:   rec.StackSource.String(),
+			FromDumps:     rec.StackSource.IsDump(),
 			Search:        Search(rec.Search),
 			Notes:         append([]string{}, rec.Notes...),
 		},

@@ -15,7 +15,7 @@ import (
 func (w *words) actorsOf(refs []classify.Ref) []*classify.Actor {
 	out := make([]*classify.Actor, 0, len(refs))
 	for _, r := range refs {
-		if a := w.actors[r]; a != nil {
+		if a := w.actor(r); a != nil {
 			out = append(out, a)
 		}
 	}
@@ -57,7 +57,7 @@ func (w *words) summary(c classify.Cause) string {
 				h.Ref.Goroutine, Where(h.Stack), l.ID, plural(len(l.Waiters), "goroutine waits", "goroutines wait"))
 		}
 		return fmt.Sprintf("%s spins (%s) while holding %s %s; %s for it",
-			threadName(h), w.cpuText(h), l.Kind, l.Address, plural(len(l.Waiters), "thread waits", "threads wait"))
+			threadName(h), w.cpuWords(h), l.Kind, l.Address, plural(len(l.Waiters), "thread waits", "threads wait"))
 	case classify.CauseHolderBlocked:
 		h, l := as[0], w.lock(c.Lock)
 		if goroutines {
@@ -88,14 +88,23 @@ func (w *words) summary(c classify.Cause) string {
 		if len(as) > 1 {
 			who = fmt.Sprintf("%d threads spin, %s first,", len(as), threadName(as[0]))
 		}
+		if !as[0].CPU.Known {
+			return fmt.Sprintf("%s in %s: %s", who, threadWhere(as[0].Stack), w.whyText(as[0]))
+		}
 		return fmt.Sprintf("%s (%s) with no syscall wait and no voluntary switch in any sample", who, w.cpuText(as[0]))
 	case classify.CauseWorking:
+		if len(w.rec.Samples) == 1 && w.dumps() {
+			return w.runningInOneDump(as, c)
+		}
 		if goroutines {
 			s := fmt.Sprintf("%s working: their stacks move between samples; slow, not stopped", plural(len(as), "goroutine is", "goroutines are"))
 			if c.Group >= 0 {
 				s += fmt.Sprintf("; but %s did not move during the run, more than are working: look there first", w.groupTitle(c.Group))
 			}
 			return s
+		}
+		if len(as) > 0 && !as[0].CPU.Known {
+			return fmt.Sprintf("%s working: their stacks move between the dumps; slow, not stopped", plural(len(as), "thread is", "threads are"))
 		}
 		return fmt.Sprintf("%s working (%.0f%% CPU in all) and the waits move: slow, not stopped", plural(len(as), "thread is", "threads are"), c.CPU)
 	case classify.CauseChanDeadlock:
@@ -116,6 +125,13 @@ func (w *words) summary(c classify.Cause) string {
 			}
 			return fmt.Sprintf("%s blocked and none runs; the biggest group: %s", plural(len(as), "goroutine is", "goroutines are"), w.groupTitle(c.Group))
 		}
+		if w.dumps() {
+			// A dump has no CPU: it cannot say none is used.
+			if len(as) == 1 {
+				return fmt.Sprintf("%s is blocked, %s, in %s%s", threadName(as[0]), blockedText(as[0]), w.everyDump(), w.beyond(as[0].Ref))
+			}
+			return fmt.Sprintf("%s blocked (%s) and none runs, in %s", plural(len(as), "thread is", "threads are"), kindsText(c.Kinds), w.everyDump())
+		}
 		if len(as) == 1 {
 			return fmt.Sprintf("%s is blocked, %s, for the whole run; no thread uses CPU%s", threadName(as[0]), blockedText(as[0]), w.beyond(as[0].Ref))
 		}
@@ -128,6 +144,12 @@ func (w *words) summary(c classify.Cause) string {
 		if len(as) == 1 {
 			who = "its only thread is"
 		}
+		if w.dumps() {
+			if c.SleepOnly {
+				return fmt.Sprintf("%s sleeping, in %s: a loop that polls, retries or backs off", who, w.everyDump())
+			}
+			return fmt.Sprintf("%s parked waiting for work (%s), in %s: whatever feeds the process stopped", who, kindsText(c.Kinds), w.everyDump())
+		}
 		if c.SleepOnly {
 			return fmt.Sprintf("%s sleeping (nanosleep) with no CPU: a loop that polls, retries or backs off", who)
 		}
@@ -137,10 +159,55 @@ func (w *words) summary(c classify.Cause) string {
 	case classify.CauseNoLive:
 		return "no live thread was seen: the process exited"
 	case classify.CauseRuntimeDeadlock:
-		return fmt.Sprintf("the Go runtime reported \"all goroutines are asleep - deadlock!\": %s blocked and none can ever run again; the biggest group: %s",
-			plural(len(as), "goroutine is", "goroutines are"), w.groupTitle(c.Group))
+		said := "all goroutines are asleep - deadlock!"
+		for _, s := range w.rec.Samples {
+			if s.Message != "" {
+				said = s.Message // synctest's words for a bubble, say
+			}
+		}
+		return fmt.Sprintf("the Go runtime reported %q: %s blocked and none can ever run again; the biggest group: %s",
+			said, plural(len(as), "goroutine is", "goroutines are"), w.groupTitle(c.Group))
 	}
 	return ""
+}
+
+// runningInOneDump words a working verdict from one dump: what is on a CPU
+// in it, which cannot tell a loop from work.
+func (w *words) runningInOneDump(as []*classify.Actor, c classify.Cause) string {
+	if len(as) == 0 {
+		return "something runs in the only dump; one dump cannot tell a loop from work"
+	}
+	a := as[0]
+	who := threadName(a)
+	where := threadWhere(a.Stack)
+	if a.Kind == classify.ActorGoroutine {
+		who, where = fmt.Sprintf("goroutine %d [%s]", a.Ref.Goroutine, a.GoState), Where(a.Stack)
+	}
+	if len(as) > 1 {
+		who = fmt.Sprintf("%d %s, %s first,", len(as), map[bool]string{true: "goroutines", false: "threads"}[a.Kind == classify.ActorGoroutine], who)
+	}
+	s := fmt.Sprintf("%s on a CPU in %s in the only dump: one dump cannot tell a loop from work; take another to see if it moves", who, where)
+	if c.Group >= 0 {
+		s += fmt.Sprintf("; %s wait beside it", w.groupTitle(c.Group))
+	}
+	return s
+}
+
+// everyDump is "the only dump", or "all 3 dumps".
+func (w *words) everyDump() string {
+	if n := len(w.rec.Samples); n > 1 {
+		return fmt.Sprintf("all %d dumps", n)
+	}
+	return "the only dump"
+}
+
+// cpuWords is a thread's CPU as a spinning holder's summary says it: the
+// measured share, or what a dump shows instead.
+func (w *words) cpuWords(a *classify.Actor) string {
+	if !a.CPU.Known {
+		return w.whyText(a)
+	}
+	return w.cpuText(a)
 }
 
 // hint says what to do next, drawn from the cause.
@@ -193,6 +260,9 @@ func (w *words) hint(c classify.Cause) string {
 		}
 		return "A core is pinned and nothing moves: a tight loop, or a long computation or C call the kernel cannot see into. Two stacks a second apart tell which (gdb, py-spy dump, or a goroutine dump)."
 	case classify.CauseWorking, classify.CauseThreadsWork:
+		if len(w.rec.Samples) == 1 && w.dumps() {
+			return "One dump shows it on a CPU, and cannot show whether it gets anywhere: take two or three more a second apart (py-spy dump, kill -QUIT, or curl …/debug/pprof/goroutine?debug=2) and analyze them together: the same stack in each is a loop that spins, a moving one is work."
+		}
 		if goroutines {
 			return "It is making progress. Look for what makes it slow (go tool pprof on /debug/pprof/profile, or perf) rather than for a hang."
 		}
@@ -407,7 +477,7 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 	var parts []string
 	if len(cycle) > 0 && cycle[0].Goroutine != 0 {
 		for _, r := range cycle {
-			g := w.actors[r]
+			g := w.actor(r)
 			if l := w.lock(g.WaitsFor); l != nil && l.Holder != nil {
 				parts = append(parts, fmt.Sprintf("goroutine %d (%s) waits for %s, probably held by goroutine %d", g.Ref.Goroutine, ownFunc(g.Stack), l.ID, l.Holder.Goroutine))
 				continue
@@ -428,10 +498,10 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 		return fmt.Sprintf("deadlock between %s: %s%s%s", plural(len(cycle), "goroutine", "goroutines"), strings.Join(parts, "; "), more, said)
 	}
 	for _, r := range cycle {
-		t := w.actors[r]
+		t := w.actor(r)
 		if t != nil {
 			if l := w.lock(t.WaitsFor); l != nil && l.Holder != nil {
-				parts = append(parts, fmt.Sprintf("%s waits for %s %s held by %s", threadName(t), l.Kind, l.Address, threadName(w.actors[*l.Holder])))
+				parts = append(parts, fmt.Sprintf("%s waits for %s %s held by %s", threadName(t), l.Kind, l.Address, threadName(w.actor(*l.Holder))))
 				continue
 			}
 		}
@@ -456,7 +526,7 @@ func (w *words) crossDeadlock(cycle classify.Cycle) string {
 			continue
 		}
 		what := kindWords(wt.Kind)
-		if t := w.actors[r]; t != nil {
+		if t := w.actor(r); t != nil {
 			if c := callText(t.Syscall); c != "" {
 				what += " in " + c
 			}
@@ -648,7 +718,7 @@ func goList(gs []*classify.Actor) string {
 
 // isPythonLockWaiter reports a thread that waits for a Python lock.
 func (w *words) isPythonLockWaiter(r classify.Ref) bool {
-	a := w.actors[r]
+	a := w.actor(r)
 	if a == nil {
 		return false
 	}

@@ -65,7 +65,7 @@ func Text(w io.Writer, r *Report, p Palette) error {
 	for _, n := range r.Sampling.Notes {
 		fmt.Fprintf(&b, "  - note: %s\n", n)
 	}
-	fmt.Fprintf(&b, "\nMEMORY   %s\n", memoryText(r.Memory))
+	fmt.Fprintf(&b, "\nMEMORY   %s\n", memoryView(r))
 	fmt.Fprintf(&b, "\nHINT     %s\n", r.Hint)
 	_, err := io.WriteString(w, trimLines(b.String()))
 	return err
@@ -92,12 +92,23 @@ func threadText(b *strings.Builder, r *Report, p Palette, rows []row, hidden int
 	fmt.Fprintf(b, "\nTHREADS  %d: %s\n", len(r.Threads), classCounts(r))
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	stacks := hasWhere(rows)
-	if stacks {
+	if r.Sampling.FromDumps {
+		// A dump has no CPU, state, wchan or syscall: no columns for them.
+		fmt.Fprintln(tw, "  TID\tNAME\tCLASS\tWHERE\t")
+		for _, x := range rows {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", tidCell(x.TIDs), x.Name, paint(p.class(x.Class), x.Class), dash(x.Where), x.Note)
+		}
+		tw.Flush()
+		fmt.Fprintf(b, "  %s\n", paint(p.Dim, "(CPU, scheduling state, wchan and syscalls: not in a dump)"))
+	} else if stacks {
 		fmt.Fprintln(tw, "  TID\tNAME\tCLASS\tCPU%\tST\tWHERE\tWCHAN\tSYSCALL\t")
 	} else {
 		fmt.Fprintln(tw, "  TID\tNAME\tCLASS\tCPU%\tST\tWCHAN\tSYSCALL\t")
 	}
 	for _, x := range rows {
+		if r.Sampling.FromDumps {
+			break
+		}
 		where := ""
 		if stacks {
 			where = dash(x.Where) + "\t"
@@ -129,7 +140,7 @@ func threadText(b *strings.Builder, r *Report, p Palette, rows []row, hidden int
 // of the groups that are not idle.
 func goText(b *strings.Builder, r *Report, p Palette) {
 	rows, hidden, system := goroutineRows(r)
-	fmt.Fprintf(b, "\nGOROUTINES  %d in %d groups: %s\n", len(r.Goroutines), len(r.Groups), goClassCounts(r))
+	fmt.Fprintf(b, "\nGOROUTINES  %d in %d groups: %s\n", r.Goroutines.Count(), len(r.Groups), goClassCounts(r))
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  COUNT\tIDS\tCLASS\tSTATE\tWAITED\tWHERE\t")
 	for _, x := range rows {

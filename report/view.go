@@ -202,10 +202,8 @@ func refList(refs []Ref) string {
 // thread of another process by its pid too.
 func threadLabel(r *Report, ref Ref) string {
 	if ref.Goroutine != 0 {
-		for i := range r.Goroutines {
-			if g := &r.Goroutines[i]; g.ID == ref.Goroutine && len(g.Stack) > 0 {
-				return fmt.Sprintf("goroutine %d (%s)", g.ID, g.where)
-			}
+		if g := r.Goroutines.Find(ref.Goroutine); g != nil && len(g.Stack) > 0 {
+			return fmt.Sprintf("goroutine %d (%s)", ref.Goroutine, g.where)
 		}
 		return fmt.Sprintf("goroutine %d", ref.Goroutine)
 	}
@@ -238,8 +236,8 @@ func cycleText(r *Report, c []Ref) string {
 }
 
 func samplingText(r *Report) string {
-	if r.Sampling.IntervalMS == 0 && r.Sampling.Samples > 0 {
-		return fmt.Sprintf("%d snapshots read from files (%s): stacks only, no CPU or kernel evidence", r.Sampling.Samples, r.Sampling.StackSource)
+	if r.Sampling.FromDumps || r.Sampling.IntervalMS == 0 && r.Sampling.Samples > 0 {
+		return fmt.Sprintf("%s read from files (%s): stacks only, no CPU or kernel evidence", plural(r.Sampling.Samples, "snapshot", "snapshots"), r.Sampling.StackSource)
 	}
 	s := fmt.Sprintf("%d samples, %s apart, over %.1fs", r.Sampling.Samples, msText(r.Sampling.IntervalMS), float64(r.Sampling.DurationMS)/1000)
 	if r.Sampling.Samples == 1 {
@@ -287,6 +285,15 @@ func targetText(r *Report) string {
 func hostText(r *Report) string {
 	return fmt.Sprintf("hangdoc %s · host %s · Linux %s %s · %s", r.HangdocVersion, r.Host.Name, r.Host.Kernel, r.Host.Arch,
 		r.Time.UTC().Format("2006-01-02 15:04:05 UTC"))
+}
+
+// memoryView is the memory line of a report: what a dump cannot have is
+// said so.
+func memoryView(r *Report) string {
+	if r.Sampling.FromDumps {
+		return "not in a dump"
+	}
+	return memoryText(r.Memory)
 }
 
 func memoryText(m Memory) string {
@@ -501,7 +508,7 @@ func goIDCell(x goRow) string {
 func goClassCounts(r *Report) string {
 	count := map[string]int{}
 	for _, g := range r.Goroutines {
-		count[g.Class]++
+		count[g.Class] += 1 + len(g.Twins)
 	}
 	return countText(count)
 }
@@ -522,6 +529,9 @@ const maxGoStacks = 6
 
 func goStackHeader(x goRow) string {
 	s := fmt.Sprintf("goroutine %d [%s]", x.First.ID, x.State)
+	if l := labelText(x.First.Labels); l != "" {
+		s += " " + l
+	}
 	if x.Count > 1 {
 		s += fmt.Sprintf(" and %d more like it", x.Count-1)
 	}

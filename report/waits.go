@@ -246,7 +246,11 @@ func (w *words) stateOf(pid int) string {
 			s += " in " + c
 		}
 	}
-	s += fmt.Sprintf(", %.0f%% CPU", t.CPU.Percent)
+	if t.CPU.Known {
+		s += fmt.Sprintf(", %.0f%% CPU", t.CPU.Percent)
+	} else if wh := threadWhere(t.Stack); wh != "" {
+		s += " at " + wh // read from a dump: its stack, no CPU
+	}
 	if n := len(p.Actors); n > 1 {
 		s += fmt.Sprintf(" (tid %d, one of %d threads)", t.Ref.TID, n)
 	}
@@ -255,7 +259,7 @@ func (w *words) stateOf(pid int) string {
 
 // threadState says what a thread of any process is doing.
 func (w *words) threadState(r classify.Ref) string {
-	t := w.actors[r]
+	t := w.actor(r)
 	if t == nil {
 		return "not seen"
 	}
@@ -263,11 +267,17 @@ func (w *words) threadState(r classify.Ref) string {
 	if c := callText(t.Syscall); c != "" {
 		s += " in " + c
 	}
+	if !t.CPU.Known {
+		if wh := threadWhere(t.Stack); wh != "" {
+			return s + " at " + wh // read from a dump: no CPU
+		}
+		return s
+	}
 	return s + fmt.Sprintf(", %.0f%% CPU", t.CPU.Percent)
 }
 
 func (w *words) threadLabel(r classify.Ref) string {
-	if t := w.actors[r]; t != nil {
+	if t := w.actor(r); t != nil {
 		return fmt.Sprintf("tid %d (%s)", r.TID, t.Name)
 	}
 	return fmt.Sprintf("tid %d", r.TID)
@@ -319,12 +329,12 @@ func (w *words) chain(wt *classify.Wait) string {
 				b.WriteString(" → ")
 			}
 		}
-		if t := w.actors[st.From]; t != nil && t.Kind == classify.ActorGoroutine {
+		if t := w.actor(st.From); t != nil && t.Kind == classify.ActorGoroutine {
 			fmt.Fprintf(&b, "goroutine %d (%s)", st.From.Goroutine, ownFunc(t.Stack))
 		} else {
 			fmt.Fprintf(&b, "tid %d", st.From.TID)
 		}
-		if t := w.actors[st.From]; t != nil && t.Kind == classify.ActorThread {
+		if t := w.actor(st.From); t != nil && t.Kind == classify.ActorThread {
 			if c := callText(t.Syscall); c != "" {
 				b.WriteString(" " + c)
 			}

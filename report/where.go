@@ -51,6 +51,19 @@ func threadWhere(stack []model.Frame) string {
 		return ""
 	}
 	f := stack[0]
+	// py-spy --native puts the C frames first: where the program stands
+	// is its innermost frame with a line, in the C function above it.
+	if f.Line == 0 {
+		for i, g := range stack[1:] {
+			if g.Line > 0 && i < 8 {
+				return frameWhere(g) + " in " + f.Func
+			}
+		}
+	}
+	return frameWhere(f)
+}
+
+func frameWhere(f model.Frame) string {
 	file := f.File
 	if i := strings.LastIndexByte(file, '/'); i >= 0 {
 		file = file[i+1:]

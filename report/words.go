@@ -2,7 +2,7 @@ package report
 
 import (
 	"fmt"
-
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,6 +18,77 @@ type words struct {
 	actors map[classify.Ref]*classify.Actor
 	procs  map[int]*classify.Process
 	waitOf map[classify.Ref]*classify.Wait
+	// labels are the goroutines' pprof labels, by id, from the last
+	// sample that saw each; nil until asked for.
+	labels map[int64]map[string]string
+	// twins finds a goroutine's actor by a twin's id; nil until asked for.
+	twins map[int64]*classify.Actor
+}
+
+// actor is the actor a reference names: a thread, a goroutine, or a
+// goroutine's twin (the refs in locks, causes and waits name each
+// goroutine; a twin is its actor).
+func (w *words) actor(r classify.Ref) *classify.Actor {
+	if a := w.actors[r]; a != nil || r.Goroutine == 0 {
+		return a
+	}
+	if w.twins == nil {
+		w.twins = map[int64]*classify.Actor{}
+		for i := range w.d.Goroutines {
+			a := &w.d.Goroutines[i]
+			for _, id := range a.Twins {
+				w.twins[id] = a
+			}
+		}
+	}
+	if a := w.twins[r.Goroutine]; a != nil && a.Ref.PID == r.PID {
+		return a
+	}
+	return nil
+}
+
+// labelsOf is a goroutine's pprof labels, nil for none.
+func (w *words) labelsOf(id int64) map[string]string {
+	if w.labels == nil {
+		w.labels = map[int64]map[string]string{}
+		for _, s := range w.rec.Samples {
+			for _, g := range s.Goroutines {
+				if g.Labels != nil {
+					w.labels[g.ID] = g.Labels
+					for _, id := range g.Twins {
+						w.labels[id] = g.Labels
+					}
+				}
+			}
+		}
+	}
+	return w.labels[id]
+}
+
+// labelText is pprof labels as Go 1.27 prints them: "{request: r4, tenant:
+// "acme, inc. [eu]"}", keys in order; "" for none.
+func labelText(labels map[string]string) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	q := func(s string) string {
+		for _, r := range s {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '/' || r == '_') {
+				return strconv.Quote(s)
+			}
+		}
+		return s
+	}
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = q(k) + ": " + q(labels[k])
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 func newWords(rec *model.Recording, d *classify.Diagnosis) *words {
@@ -248,13 +319,34 @@ func (w *words) whyText(a *classify.Actor) string {
 	case classify.WhySlow:
 		s = fmt.Sprintf("%s, but got through %d times during the run: slow, not stopped", kindWords(y.Kind), y.N)
 	case classify.WhyBlockedOnce:
-		s = "waiting in the only sample it was seen in: " + kindWords(y.Kind)
+		s = fmt.Sprintf("waiting in the only %s it was seen in: %s", w.sampleWord(), kindWords(y.Kind))
 	case classify.WhyBlocked:
 		s = fmt.Sprintf("%s, unchanged in %d samples, no CPU", kindWords(y.Kind), y.N)
+		if !a.CPU.Known {
+			s = fmt.Sprintf("%s, unchanged in %d dumps", kindWords(y.Kind), y.N)
+		}
+	case classify.WhyDumpRunning:
+		s = "on a CPU in the only dump: " + onCPUText(y.OnCPU) + "; one dump cannot tell a loop from work"
+	case classify.WhyDumpSpins:
+		s = fmt.Sprintf("on a CPU with the same stack in all %d dumps: %s", y.N, onCPUText(y.OnCPU))
+	case classify.WhyDumpWaitsIn:
+		verb := "waiting in"
+		if y.Kind.Idle() {
+			verb = "parked in"
+		}
+		s = fmt.Sprintf("%s %s() (%s), the call its innermost frame makes", verb, y.Site, kindWords(y.Kind))
+		if y.N > 1 {
+			s += fmt.Sprintf(", in all %d dumps", y.N)
+		}
+	case classify.WhyDumpOffCPU:
+		s = "py-spy saw it waiting (idle), in a call its stack does not name"
+		if y.N > 1 {
+			s += fmt.Sprintf(", in all %d dumps", y.N)
+		}
 	case classify.WhyWithBlock:
 		s = "waits to enter the with-block at " + y.Site
 	case classify.WhyBehind:
-		o := w.actors[*y.Other]
+		o := w.actor(*y.Other)
 		who, how := "?", "moves"
 		if o != nil {
 			who, how = w.actorName(o), o.Class.String()
@@ -275,14 +367,17 @@ func (w *words) whyText(a *classify.Actor) string {
 	case classify.WhyGoMoved:
 		s = "its stack or state changed between samples"
 	case classify.WhyGoRunningOnce:
-		s = fmt.Sprintf("%s in the only sample it was seen in", a.GoState)
+		s = fmt.Sprintf("%s in the only %s it was seen in", a.GoState, w.sampleWord())
+		if w.dumps() {
+			s += ": on a CPU or about to be; one dump cannot tell a loop from work"
+		}
 	case classify.WhyGoBetweenWaits:
 		s = "ran between waits"
 	case classify.WhyGoSpinsOnThread:
-		t := w.actors[*y.Other]
+		t := w.actor(*y.Other)
 		s = fmt.Sprintf("%s in all %d samples with the same stack, on tid %d using %s", a.GoState, y.N, y.Other.TID, w.cpuText(t))
 	case classify.WhyGoSpinsWhile:
-		t := w.actors[*y.Other]
+		t := w.actor(*y.Other)
 		s = fmt.Sprintf("%s in all %d samples with the same stack, while %s spins (%s); the source does not say which thread runs it", a.GoState, y.N, threadName(t), w.cpuText(t))
 	case classify.WhyGoSpinsProcess:
 		s = fmt.Sprintf("%s in all %d samples in the same loop, while the process uses %.0f%% of a core across its threads (the scheduler moves a goroutine between threads)", a.GoState, y.N, y.ProcessCPU)
@@ -299,11 +394,14 @@ func (w *words) whyText(a *classify.Actor) string {
 	case classify.WhyGoSelectForever:
 		s = "parked for good in select {} (usually on purpose: a main that leaves the work to others)"
 	case classify.WhyGoBlockedOnce:
-		s = fmt.Sprintf("%s in the only sample it was seen in", goKindWords(y.Kind))
+		s = fmt.Sprintf("%s in the only %s it was seen in", goKindWords(y.Kind), w.sampleWord())
 	case classify.WhyGoBlocked:
-		s = fmt.Sprintf("%s, unchanged in %d samples", goKindWords(y.Kind), y.N)
+		s = fmt.Sprintf("%s, unchanged in %d %ss", goKindWords(y.Kind), y.N, w.sampleWord())
 	case classify.WhyGoPool:
 		s = fmt.Sprintf("parked receiving in %s with %d others at the same place; nothing is left that could send", Where(a.Stack), y.N)
+	}
+	if a.Kind == classify.ActorThread && !a.CPU.Known && y.Kind == model.WaitPython && y.Rule != classify.WhyDumpOffCPU {
+		s += " (the dump does not say whether it runs there or waits in a call its line makes)"
 	}
 	if a.Kind == classify.ActorGoroutine && a.WaitMinutes > 0 && a.Class == classify.ClassBlocked {
 		s += fmt.Sprintf(", for at least %d minutes", a.WaitMinutes)
@@ -316,6 +414,32 @@ func (w *words) whyText(a *classify.Actor) string {
 		s = fmt.Sprintf("%s; blocked %s", s, chanWaitText(y.ChanWait))
 	}
 	return s
+}
+
+// onCPUText words what shows a thread of a dump on a CPU.
+func onCPUText(e classify.OnCPUEvidence) string {
+	switch e {
+	case classify.OnCPUFlag:
+		return "py-spy saw its OS thread running (active)"
+	case classify.OnCPUGIL:
+		return "it held the GIL"
+	case classify.OnCPULine:
+		return "it stands at a line of Python that calls nothing, so it runs it (or waits for the GIL to)"
+	}
+	return "?"
+}
+
+// dumps reports a recording of stack dumps read from files: no kernel
+// evidence.
+func (w *words) dumps() bool { return w.rec.StackSource.IsDump() }
+
+// sampleWord is what one look at the process is called: a sample, or a
+// dump read from a file.
+func (w *words) sampleWord() string {
+	if w.dumps() {
+		return "dump"
+	}
+	return "sample"
 }
 
 // chanWaitText words a goroutine's wait in a channel deadlock.
@@ -420,7 +544,7 @@ func (w *words) basisText(l *classify.Lock) string {
 // actorLabel names an actor in a basis: "goroutine 7 (main.(*Service).refresh)",
 // "tid 5 (MainThread)".
 func (w *words) actorLabel(r classify.Ref) string {
-	a := w.actors[r]
+	a := w.actor(r)
 	switch {
 	case r.Goroutine != 0 && a != nil:
 		return fmt.Sprintf("goroutine %d (%s)", r.Goroutine, ownFunc(a.Stack))

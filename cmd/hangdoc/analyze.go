@@ -1,10 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,9 +20,16 @@ import (
 	"github.com/hangdoc/hangdoc/sampler/replay"
 )
 
+// analyzeOptions are the flags of `hangdoc analyze`.
+type analyzeOptions struct {
+	out     outputOptions
+	timeout time.Duration
+	src     []string
+	read    func(string) ([]string, error) // the sources, as --src says
+}
+
 func newAnalyze(ios *IO) *cobra.Command {
-	var out outputOptions
-	var srcMaps []string
+	opts := &analyzeOptions{}
 	cmd := &cobra.Command{
 		Use:   "analyze FILE...",
 		Short: "Diagnose from saved stack dumps (Go goroutine dumps, py-spy, faulthandler)",
@@ -29,9 +41,18 @@ time order, compared like live samples (what moved, what did not).
 It reads Go goroutine dumps (SIGQUIT, panics and fatal errors, go test
 timeouts, /debug/pprof/goroutine?debug=2, runtime.Stack output, with log
 prefixes), py-spy's text and JSON dumps, CPython's faulthandler dumps (also
-from dump_traceback_later) and printed sys._current_frames() dumps. A file
-has no CPU or kernel evidence: a live 'hangdoc PID' says more.`,
-		Example: "  curl -s localhost:6060/debug/pprof/goroutine?debug=2 > a.txt; sleep 1; curl -s localhost:6060/debug/pprof/goroutine?debug=2 > b.txt\n  hangdoc analyze a.txt b.txt\n  py-spy dump --pid 4187 --json > a.json; sleep 1; py-spy dump --pid 4187 --json > b.json\n  hangdoc analyze a.json b.json",
+from dump_traceback_later) and printed sys._current_frames() dumps, gzipped
+or not. py-spy --subprocesses dumps are one moment of several processes.
+
+A file has no CPU or kernel evidence, and the report says "not in a dump"
+where a live 'hangdoc PID' would measure: what says a thread runs is
+py-spy's active flag (where py-spy could read the OS thread), its +gil, or
+a line of Python that calls nothing; one dump of something running cannot
+tell a loop from work. The lines the frames stand at are read from the
+files the dump names (--src maps them to a checkout). Input that does not
+end (a FIFO, a terminal) is read until --timeout, and the report is of what
+was read, marked partial.`,
+		Example: "  curl -s localhost:6060/debug/pprof/goroutine?debug=2 > a.txt; sleep 1; curl -s localhost:6060/debug/pprof/goroutine?debug=2 > b.txt\n  hangdoc analyze a.txt b.txt\n  py-spy dump --pid 4187 --json > a.json; sleep 1; py-spy dump --pid 4187 --json > b.json\n  hangdoc analyze a.json b.json\n  hangdoc analyze --src /build/app=$HOME/src/app --src ./scripts pyspy.txt",
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageError{errors.New("which dumps? give one or more files, or - for standard input")}
@@ -39,40 +60,73 @@ has no CPU or kernel evidence: a live 'hangdoc PID' says more.`,
 			return nil
 		},
 		RunE: func(_ *cobra.Command, args []string) error {
-			if err := out.validate(); err != nil {
+			if err := opts.validate(); err != nil {
 				return err
 			}
-			read, err := sourceReader(srcMaps)
+			r, err := runAnalyze(args, opts, ios)
 			if err != nil {
-				return err
-			}
-			rec, err := replay.Dumps(args, ios.In, version.Version)
-			if err != nil {
-				return err
-			}
-			if len(srcMaps) > 0 {
-				rec.Sources = sampler.ReadSources(rec.Samples, read)
-			}
-			r := report.New(rec, classify.Classify(rec, classify.DefaultOptions()))
-			if err := out.write(r, ios); err != nil {
 				return err
 			}
 			return exitError{ExitFor(r)}
 		},
 	}
-	out.register(cmd)
-	cmd.Flags().StringArrayVar(&srcMaps, "src", nil, "read the source files the stacks name from elsewhere: `FROM=TO` maps a path prefix of the dump (where it was built) to this machine's checkout; repeatable")
+	opts.out.register(cmd)
+	f := cmd.Flags()
+	f.DurationVar(&opts.timeout, "timeout", time.Minute, "hard bound on reading the dumps; input that has not ended by then (a FIFO, a terminal) is analysed as far as it was read, marked partial")
+	f.StringArrayVar(&opts.src, "src", nil, "read the source files the stacks name from elsewhere: `FROM=TO` maps a path prefix of the dump (where it was built) to this machine's checkout; a DIR alone is searched for each file by the last elements of its path (py-spy's short names, a relative script); repeatable")
 	return cmd
 }
 
+func (o *analyzeOptions) validate() error {
+	if err := o.out.validate(); err != nil {
+		return err
+	}
+	if o.timeout <= 0 {
+		return usageError{fmt.Errorf("--timeout %s: want a positive duration", o.timeout)}
+	}
+	var err error
+	o.read, err = sourceReader(o.src)
+	return err
+}
+
+// runAnalyze reads the dumps, diagnoses them and writes the report.
+func runAnalyze(paths []string, opts *analyzeOptions, ios *IO) (*report.Report, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), opts.timeout)
+	defer cancel()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	rec, err := replay.ReadDumps(ctx, replay.DumpOptions{Paths: paths, Stdin: ios.In, Version: version.Version, ReadSource: opts.read})
+	if err != nil {
+		return nil, err
+	}
+	r := report.New(rec, classify.Classify(rec, classify.DefaultOptions()))
+	return r, opts.out.write(r, ios)
+}
+
 // sourceReader reads the files stacks point into, with the --src
-// prefixes mapped: a dump names the files where the program was built.
+// prefixes mapped: a dump names the files where the program was built. A
+// --src DIR (no "=") is searched for a file the path does not find, by
+// the last elements of its path, the most of them first: py-spy's text
+// names files by their short names ("app.py"), Python 3.8 the script by
+// the path it was run by.
 func sourceReader(maps []string) (func(string) ([]string, error), error) {
 	type prefix struct{ from, to string }
 	var ps []prefix
+	var dirs []string
 	for _, m := range maps {
 		from, to, ok := strings.Cut(m, "=")
-		if !ok || from == "" || to == "" {
+		if !ok {
+			if fi, err := os.Stat(m); err != nil || !fi.IsDir() {
+				return nil, usageError{fmt.Errorf("--src %q: want FROM=TO, like /build/app=/home/me/app, or a directory", m)}
+			}
+			abs, err := filepath.Abs(m)
+			if err != nil {
+				return nil, usageError{fmt.Errorf("--src %q: %w", m, err)}
+			}
+			dirs = append(dirs, abs)
+			continue
+		}
+		if from == "" || to == "" {
 			return nil, usageError{fmt.Errorf("--src %q: want FROM=TO, like /build/app=/home/me/app", m)}
 		}
 		ps = append(ps, prefix{filepath.Clean(from), filepath.Clean(to)})
@@ -83,6 +137,22 @@ func sourceReader(maps []string) (func(string) ([]string, error), error) {
 				return sampler.ReadLocalSource(p.to + rest)
 			}
 		}
-		return sampler.ReadLocalSource(path)
+		lines, err := sampler.ReadLocalSource(path)
+		if err == nil || len(dirs) == 0 {
+			return lines, err
+		}
+		parts := strings.Split(filepath.ToSlash(filepath.Clean(path)), "/")
+		for len(parts) > 0 && (parts[0] == "" || parts[0] == "." || parts[0] == "..") {
+			parts = parts[1:]
+		}
+		for _, dir := range dirs {
+			for k := range parts {
+				p := filepath.Join(append([]string{dir}, parts[k:]...)...)
+				if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+					return sampler.ReadLocalSource(p)
+				}
+			}
+		}
+		return nil, err
 	}, nil
 }

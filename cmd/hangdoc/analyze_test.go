@@ -3,12 +3,14 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"github.com/hangdoc/hangdoc/model"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler/replay"
 )
 
@@ -188,5 +190,49 @@ func TestAnalyzeSourceMap(t *testing.T) {
 	}
 	if _, stderr, code := hangdoc(t, "analyze", "--src", "nothing", dump); code != ExitUsage || !strings.Contains(stderr, "FROM=TO") {
 		t.Errorf("a bad --src: exit %d, %q", code, stderr)
+	}
+}
+
+// TestAnalyzeBounded: input that is not text stops with one clear line; a
+// FIFO that never ends is read until --timeout and reported, partial.
+func TestAnalyzeBounded(t *testing.T) {
+	_, stderr, code := hangdoc(t, "analyze", "/dev/zero")
+	if code != ExitError || !strings.Contains(stderr, "not text") {
+		t.Errorf("/dev/zero: exit %d, %q; want an error that it is not text", code, stderr)
+	}
+	oneLine(t, stderr)
+	if _, stderr, code := hangdoc(t, "analyze", "--timeout", "0s", "x"); code != ExitUsage {
+		t.Errorf("--timeout 0s: exit %d\n%s", code, stderr)
+	}
+	if _, stderr, code := hangdoc(t, "analyze", "--src", "/nonexistent/dir", "x"); code != ExitUsage {
+		t.Errorf("--src of no directory: exit %d\n%s", code, stderr)
+	}
+
+	fifo := filepath.Join(t.TempDir(), "dump")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	written := make(chan error, 1)
+	go func() {
+		// Opening blocks until analyze opens the other end; the dump is
+		// written, and the FIFO is held open until the test ends.
+		w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err != nil {
+			written <- err
+			return
+		}
+		t.Cleanup(func() { w.Close() })
+		_, err = w.WriteString("goroutine 1 [running]:\nmain.main()\n\t/src/main.go:10 +0x1\n\ngoroutine 5 [chan receive]:\nmain.worker()\n\t/src/main.go:20 +0x2\n\n")
+		written <- err
+	}()
+	// The timeout is long enough for the write on a loaded machine; what is
+	// checked is what was read, not when.
+	out, stderr, code := hangdoc(t, "analyze", "--json", "--timeout", "3s", fifo)
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+	c := decode(t, out)
+	if code == ExitError || !c.Sampling.Partial || !strings.Contains(c.Sampling.PartialReason, "--timeout") {
+		t.Fatalf("exit %d, partial %v %q\n%s", code, c.Sampling.Partial, c.Sampling.PartialReason, stderr)
 	}
 }

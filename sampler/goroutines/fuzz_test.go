@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 )
 
@@ -44,10 +45,24 @@ func FuzzParse(f *testing.F) {
 				}
 			}
 		}
-		// Parse is ParseFunc keeping everything.
+		// Parse is ParseFunc keeping everything; ParseView hands out the
+		// same goroutines without copying them.
 		m := 0
 		if _, err := ParseFunc(bytes.NewReader(b), func(int, Goroutine) { m++ }); err != nil || m != n {
 			t.Fatalf("ParseFunc: %d goroutines, %v; Parse: %d", m, err, n)
+		}
+		i := 0
+		all := make([]Goroutine, 0, n)
+		for _, d := range dumps {
+			all = append(all, d.Goroutines...)
+		}
+		if _, err := ParseView(bytes.NewReader(b), func(_ int, g *Goroutine) {
+			if i >= len(all) || !reflect.DeepEqual(*g, all[i]) {
+				t.Fatalf("ParseView's goroutine %d differs from Parse's", i)
+			}
+			i++
+		}); err != nil || i != n {
+			t.Fatalf("ParseView: %d goroutines, %v; Parse: %d", i, err, n)
 		}
 	})
 }

@@ -46,6 +46,16 @@ type Dump struct {
 	// error's text ("all goroutines are asleep - deadlock!"), a panic's
 	// value, a signal's name; "" for none.
 	Message string
+	// BadHeaders counts the lines that start like a goroutine header
+	// ("goroutine 12 ") but could not be read, and FirstBad is the first
+	// of them: those goroutines are missing, not silently dropped.
+	BadHeaders int
+	FirstBad   string
+	// Repeats counts the goroutines a GOTRACEBACK=crash dump printed
+	// again in a later M's section: read once, the repeats skipped.
+	Repeats int
+	// LongLines counts the lines longer than 1 MiB, skipped unread.
+	LongLines int
 }
 
 // RuntimeDeadlock is the fatal error the Go runtime dies with when no
@@ -118,12 +128,31 @@ func Parse(r io.Reader) ([]Dump, error) {
 // The returned Dumps carry everything but Goroutines. A read error ends
 // parsing; the dumps read so far are returned with it.
 func ParseFunc(r io.Reader, fn func(dump int, g Goroutine)) ([]Dump, error) {
-	p := &parser{fn: fn, cur: -1, names: newStrtab()}
+	p := &parser{fn: func(dump int, g *Goroutine) { fn(dump, *g) }}
+	return p.run(r)
+}
+
+// ParseView is ParseFunc without the copy: the Goroutine fn is handed is
+// the parser's own and valid only until fn returns. Its Frames, their
+// Args and its CreatedBy alias buffers the next record reuses; its
+// strings but Args (State, Func, File, Offset, Labels) are the parser's
+// interned copies and stay valid. A caller that keeps only what it
+// interns (a stack shared by many goroutines) saves copying each record.
+func ParseView(r io.Reader, fn func(dump int, g *Goroutine)) ([]Dump, error) {
+	p := &parser{fn: fn, view: true}
+	return p.run(r)
+}
+
+func (p *parser) run(r io.Reader) ([]Dump, error) {
+	p.cur, p.names, p.seen = -1, newStrtab(), map[int64]struct{}{}
 	br := bufio.NewReaderSize(r, 64<<10)
 	var long []byte
 	for {
-		line, nl, err := readLine(br, &long)
-		if len(line) > 0 || nl {
+		line, nl, cut, err := readLine(br, &long)
+		switch {
+		case cut:
+			p.longLine()
+		case len(line) > 0 || nl:
 			p.line(transient(trimCR(line)), nl)
 		}
 		if err == io.EOF {
@@ -135,6 +164,11 @@ func ParseFunc(r io.Reader, fn func(dump int, g Goroutine)) ([]Dump, error) {
 		}
 	}
 	p.finish(true)
+	if len(p.dumps) == 0 && p.bad > 0 {
+		// Every header was unreadable: say so, rather than that there is
+		// no dump.
+		p.newDump(ProducerUnknown, false)
+	}
 	if len(p.dumps) == 0 {
 		return nil, fmt.Errorf("parsing goroutine dump: %w", ErrNoDump)
 	}
@@ -152,41 +186,50 @@ func transient(b []byte) string {
 }
 
 // maxLine bounds one line: longer ones (a huge panic value, binary junk)
-// are cut and read as non-dump text.
+// are skipped and counted (Dump.LongLines): no dump line is that long.
 const maxLine = 1 << 20
 
 // readLine returns the next line, without its "\n". nl reports the
-// newline was there; a line without one was cut by the input's end. The
+// newline was there; a line without one was cut by the input's end. cut
+// reports a line longer than maxLine, read to its end and dropped. The
 // line is valid until the next call: it is the reader's own buffer when
 // the line fits in it, else *long, where a longer line is put together.
-func readLine(br *bufio.Reader, long *[]byte) (line []byte, nl bool, err error) {
+func readLine(br *bufio.Reader, long *[]byte) (line []byte, nl, cut bool, err error) {
 	chunk, err := br.ReadSlice('\n')
 	switch {
 	case err == nil:
-		return chunk[:len(chunk)-1], true, nil
+		return chunk[:len(chunk)-1], true, false, nil
 	case err != bufio.ErrBufferFull:
-		return chunk, false, err
+		return chunk, false, false, err
 	}
 	buf := append((*long)[:0], chunk...)
 	defer func() { *long = buf[:0] }()
 	for {
 		chunk, err := br.ReadSlice('\n')
-		if len(buf)+len(chunk) <= maxLine {
+		cut = cut || len(buf)+len(chunk) > maxLine+1
+		if !cut {
 			buf = append(buf, chunk...)
-		} else if len(buf) < maxLine {
-			buf = append(buf, chunk[:maxLine-len(buf)]...)
 		}
 		switch {
 		case err == bufio.ErrBufferFull:
 			continue
+		case cut:
+			return nil, err == nil, true, err
 		case err != nil:
-			return buf, false, err
+			return buf, false, false, err
 		}
-		if n := len(buf); n > 0 && buf[n-1] == '\n' {
-			return buf[:n-1], true, nil
-		}
-		return buf, true, nil // cut at maxLine
+		return buf[:len(buf)-1], true, false, nil
 	}
+}
+
+// longLine counts a line too long to read: on the current dump, or the
+// next one to begin.
+func (p *parser) longLine() {
+	if p.cur < 0 {
+		p.long++
+		return
+	}
+	p.dumps[p.cur].LongLines++
 }
 
 func trimCR(b []byte) []byte {
@@ -199,7 +242,8 @@ func trimCR(b []byte) []byte {
 // ---- the state machine ----
 
 type parser struct {
-	fn    func(int, Goroutine)
+	fn    func(int, *Goroutine)
+	view  bool // hand fn the parser's own record, not a copy
 	dumps []Dump
 	cur   int // index of the current dump, -1 before the first
 	curN  int // goroutines handed out in the current dump
@@ -239,6 +283,26 @@ type parser struct {
 	// lastCut: the last line had no newline and was no dump line or was
 	// inside a record, so the input ended in the middle of it.
 	lastCut bool
+
+	// indent is the leading blanks of the open record's header: a dump
+	// that a test framework (t.Logf) or a paste indented keeps them on
+	// every line, and they are cut before the line is read.
+	indent string
+	// seen holds the ids of the current dump's goroutines: a repeated id
+	// starts a new dump (another runtime.Stack call in the same log), or
+	// in a GOTRACEBACK=crash dump is the same goroutine printed again.
+	seen map[int64]struct{}
+	// separator: the last dump line was "-----", which GOTRACEBACK=crash
+	// prints between the sections of one dump; crash: the current dump
+	// has such sections, so repeats are skipped.
+	separator, crash bool
+	// skip: the open record is a repeat in a crash dump, read and
+	// dropped.
+	skip bool
+	// bad counts unreadable headers, long the lines too long to read,
+	// seen before any dump began.
+	bad, long int
+	firstBad  string
 }
 
 // location is a location line (without its indentation) and what it
@@ -258,6 +322,7 @@ const (
 	kOther kind = iota
 	kBlank
 	kHeader
+	kBadHeader // "goroutine 12 …" that parseHeader cannot read
 	kFunc
 	kLocation
 	kCreatedBy
@@ -282,6 +347,10 @@ type parsed struct {
 
 // line takes one line, s, which is transient: see transient.
 func (p *parser) line(s string, nl bool) {
+	raw := s
+	if p.indent != "" && strings.HasPrefix(s, p.indent) {
+		s = s[len(p.indent):]
+	}
 	if p.quick(s, nl) {
 		return
 	}
@@ -296,13 +365,17 @@ func (p *parser) line(s string, nl bool) {
 			}
 		}
 	}
-	if !nl && k == kBlank {
-		// Trailing spaces cut from a longer line: not a record separator.
+	if !nl && (k == kBlank || k == kBadHeader) {
+		// Trailing spaces cut from a longer line: not a record separator;
+		// a header cut short: a cut, not a form to count.
 		k = kOther
 	}
 	// The runtime ends every line with a newline: one without was cut
 	// (runtime.Stack's full buffer, an excerpt), unless it closes nothing.
-	p.lastCut = !nl && (k == kOther || p.g != nil || k == kHeader)
+	p.lastCut = !nl && (k == kOther || p.g != nil || k == kHeader || k == kBadHeader)
+	if k != kBlank {
+		p.separator = p.separator && k == kSignal
+	}
 	switch k {
 	case kBlank:
 		p.closeRecord()
@@ -311,7 +384,38 @@ func (p *parser) line(s string, nl bool) {
 		if p.cur < 0 || p.closed || p.dumps[p.cur].Aggregated {
 			p.newDump(model.FormatNone, false)
 		}
+		if id := v.g.ID; id != 0 {
+			if _, again := p.seen[id]; again && p.crash {
+				p.dumps[p.cur].Repeats++
+				p.skip = true
+			} else if again {
+				// A goroutine of this dump again: the next dump of a log
+				// that holds several (runtime.Stack called twice, two
+				// pprof fetches appended to one file).
+				p.newDump(model.FormatNone, false)
+			}
+			p.seen[id] = struct{}{}
+		}
+		if t := trimLeftBlank(raw); stripped {
+			p.indent = ""
+		} else if len(t) != len(raw)-len(p.indent) {
+			p.indent = strings.Clone(raw[:len(raw)-len(t)])
+		}
 		p.open(v.g)
+	case kBadHeader:
+		// Its frames belong to no goroutine hangdoc can name: they are
+		// skipped with it, and it is counted.
+		p.closeRecord()
+		if p.cur < 0 {
+			if p.bad++; p.bad == 1 {
+				p.firstBad = strings.Clone(trimLeftBlank(s))
+			}
+			return
+		}
+		d := &p.dumps[p.cur]
+		if d.BadHeaders++; d.BadHeaders == 1 {
+			d.FirstBad = strings.Clone(trimLeftBlank(s))
+		}
 	case kFunc:
 		if p.g == nil || p.inAncestors {
 			return
@@ -324,6 +428,7 @@ func (p *parser) line(s string, nl bool) {
 		if p.g == nil || p.inAncestors {
 			return
 		}
+		p.flushPending()
 		p.pending, p.pendingCrt = true, true
 		var fn string
 		fn, p.slot = p.names.slot(v.frame.Func)
@@ -355,6 +460,12 @@ func (p *parser) line(s string, nl bool) {
 		}
 	case kSignal, kPanic, kFatal, kProfile:
 		p.closeRecord()
+		if k == kSignal && p.separator && p.cur >= 0 && !p.dumps[p.cur].Aggregated {
+			// GOTRACEBACK=crash: after "-----" each M prints a section of
+			// its own, "SIGQUIT: quit" again: the same dump goes on.
+			p.separator, p.crash, p.closed, p.preamble = false, true, false, true
+			return
+		}
 		producer := ProducerFatal
 		switch {
 		case k == kSignal && v.text == "SIGQUIT":
@@ -384,6 +495,7 @@ func (p *parser) line(s string, nl bool) {
 		if p.cur >= 0 && p.curN > 0 {
 			p.closed = true
 		}
+		p.separator = s == "-----"
 	case kPreamble:
 		p.closeRecord()
 	case kOther:
@@ -397,6 +509,7 @@ func (p *parser) entry() *entry { return &p.names.tab[p.slot] }
 // pend makes fn(args) the function waiting for its location line; args
 // alias the line.
 func (p *parser) pend(fn string, slot uint64, args string) {
+	p.flushPending()
 	p.pending, p.pendingCrt, p.slot = true, false, slot
 	p.pendFrame = Frame{Frame: model.Frame{Func: fn}, Inlined: args == "(...)"}
 	p.pendArgs = append(p.pendArgs[:0], args...)
@@ -480,18 +593,29 @@ func (p *parser) addFrame(file string, line int, off string) {
 
 func (p *parser) dropPending() { p.pending, p.pendingCrt = false, false }
 
-func (p *parser) newDump(producer model.Format, preamble bool) {
-	p.dumps = append(p.dumps, Dump{Producer: producer})
-	p.cur, p.curN, p.preamble, p.closed = len(p.dumps)-1, 0, preamble, false
+// flushPending keeps a function line whose location line never came (a
+// dump cut or edited there) as a frame without a location: the same
+// wherever it happens, mid-record, at a record's end or the input's.
+func (p *parser) flushPending() {
+	if p.pending {
+		p.addFrame("", 0, "")
+	}
 }
 
-// closeRecord ends the open record and hands it out. A function line
-// still waiting for its location is dropped: mid-input it was not a frame.
+func (p *parser) newDump(producer model.Format, preamble bool) {
+	p.dumps = append(p.dumps, Dump{Producer: producer, BadHeaders: p.bad, FirstBad: p.firstBad, LongLines: p.long})
+	p.cur, p.curN, p.preamble, p.closed, p.crash = len(p.dumps)-1, 0, preamble, false, false
+	p.bad, p.firstBad, p.long = 0, "", 0
+	clear(p.seen)
+}
+
+// closeRecord ends the open record and hands it out, with a function line
+// still waiting for its location as a frame without one.
 func (p *parser) closeRecord() {
 	if p.g == nil {
 		return
 	}
-	p.dropPending()
+	p.flushPending()
 	p.emit()
 }
 
@@ -522,22 +646,42 @@ func (p *parser) record() Goroutine {
 	return g
 }
 
+// viewRecord is the open record over the parser's buffers: see ParseView.
+func (p *parser) viewRecord() Goroutine {
+	g := p.rec
+	if p.hasCrt {
+		g.CreatedBy = &p.created
+	}
+	if len(p.frames) > 0 {
+		g.Frames = p.frames
+	}
+	if len(p.spans) > 0 {
+		text := unsafe.String(unsafe.SliceData(p.args), len(p.args))
+		for _, s := range p.spans {
+			p.frames[s.frame].Args = text[s.start:s.end]
+		}
+	}
+	return g
+}
+
 func (p *parser) emit() {
-	g := p.record()
+	if p.skip {
+		p.g, p.inAncestors, p.skip = nil, false, false
+		return
+	}
+	var g Goroutine
+	if p.view {
+		g = p.viewRecord()
+	} else {
+		g = p.record()
+	}
 	p.g, p.inAncestors = nil, false
 	d := &p.dumps[p.cur]
 	if !p.preamble {
-		// runtime.Stack and pprof debug=2 put the caller first, running;
-		// another such record starts the next dump of a log that holds
-		// several.
-		starts := g.State == "running"
-		if starts && p.curN > 0 && (d.Producer == ProducerStack || d.Producer == ProducerPprofDebug2) {
-			p.newDump(model.FormatNone, false)
-			d = &p.dumps[p.cur]
-		}
+		// runtime.Stack and pprof debug=2 put the caller first, running.
 		if p.curN == 0 {
 			d.Producer = ProducerUnknown
-			if starts {
+			if g.State == "running" {
 				d.Producer = ProducerStack
 				for _, f := range g.Frames {
 					if strings.HasPrefix(f.Func, "runtime/pprof.writeGoroutineStacks") {
@@ -549,7 +693,7 @@ func (p *parser) emit() {
 		}
 	}
 	p.curN++
-	p.fn(p.cur, g)
+	p.fn(p.cur, &g)
 }
 
 // finish ends the input. eof: it ended cleanly, so a record left open
@@ -688,6 +832,11 @@ func classify(s string, v *parsed) kind {
 		if strings.HasPrefix(t, "goroutine profile: total ") && !indented {
 			return kProfile
 		}
+		// "goroutine 12 " and a bracket: a header in a form this parser
+		// does not know (a newer Go), not prose that mentions a goroutine.
+		if rest := t[len("goroutine "):]; len(rest) > 0 && rest[0] >= '0' && rest[0] <= '9' && strings.Contains(rest, " [") {
+			return kBadHeader
+		}
 		return kOther
 	}
 	if indented {
@@ -735,6 +884,12 @@ func classify(s string, v *parsed) kind {
 	case 'P':
 		if strings.HasPrefix(s, "PC=0x") {
 			return kPreamble
+		}
+	case '^':
+		// A terminal's echo of the Ctrl-\ that sent SIGQUIT, on the
+		// line the dump starts on.
+		if rest, ok := strings.CutPrefix(s, `^\`); ok && rest != "" {
+			return classify(rest, v)
 		}
 	case 'r', 's', 'i':
 		if s == "runtime stack:" || strings.HasPrefix(s, "signal arrived during cgo execution") ||
@@ -784,7 +939,7 @@ func classifyCreatedBy(fn string, v *parsed) kind {
 	if fn == "" || strings.IndexByte(fn, ' ') >= 0 || strings.IndexByte(fn, '\t') >= 0 {
 		return kOther
 	}
-	v.frame = Frame{Frame: model.Frame{Func: fn}}
+	v.frame = Frame{Frame: model.Frame{Func: unescapePath(fn)}}
 	return kCreatedBy
 }
 
@@ -832,7 +987,7 @@ func parseHeader(t string) (Goroutine, bool) {
 		i++
 	}
 	id, err := strconv.ParseInt(rest[:i], 10, 64)
-	if err != nil || !strings.HasSuffix(rest, "]:") {
+	if err != nil || !strings.HasSuffix(rest, "]:") && !strings.HasSuffix(rest, "}:") {
 		return g, false
 	}
 	g.ID = id
@@ -849,8 +1004,21 @@ func parseHeader(t string) (Goroutine, bool) {
 	if !strings.HasPrefix(rest, " [") || len(rest) < len(" []:") {
 		return g, false
 	}
+	// No part of the bracket but labels holds a "]": the first one ends
+	// it, unless Go 1.26's labels are inside it.
 	body := rest[2 : len(rest)-2]
-	if i := strings.Index(body, " labels:{"); i >= 0 && strings.HasSuffix(body, "}") {
+	if end := strings.IndexByte(rest, ']'); end >= 0 && end < len(rest)-2 && !strings.Contains(rest[:end], " labels:{") {
+		// Go 1.27: "[chan receive] {request: r4, tenant: \"acme\"}:".
+		labels, ok := rest[end+1:], false
+		if labels, ok = strings.CutPrefix(labels, " {"); !ok || !strings.HasSuffix(labels, "}:") {
+			return g, false
+		}
+		if g.Labels, ok = parseLabels(labels[:len(labels)-2]); !ok {
+			return g, false
+		}
+		body = rest[2:end]
+	} else if i := strings.Index(body, " labels:{"); i >= 0 && strings.HasSuffix(body, "}") {
+		// Go 1.26 with GODEBUG=tracebacklabels=1, inside the bracket.
 		labels, ok := parseLabels(body[i+len(" labels:{") : len(body)-1])
 		if !ok {
 			return g, false
@@ -884,15 +1052,17 @@ func parseHeader(t string) (Goroutine, bool) {
 	return g, true
 }
 
-// parseLabels parses `"k": "v", "k2": "v2"` (Go-quoted keys and values).
+// parseLabels parses `"k": "v", "k2": "v2"`: keys and values quoted as
+// Go quotes them (Go 1.26), or, from Go 1.27, bare when they hold only
+// letters, digits, '.', '/' and '_'.
 func parseLabels(s string) (map[string]string, bool) {
 	m := map[string]string{}
 	for s != "" {
-		k, rest, ok := unquotePrefix(s)
+		k, rest, ok := labelPrefix(s)
 		if !ok || !strings.HasPrefix(rest, ": ") {
 			return nil, false
 		}
-		v, rest, ok := unquotePrefix(rest[2:])
+		v, rest, ok := labelPrefix(rest[2:])
 		if !ok {
 			return nil, false
 		}
@@ -906,6 +1076,22 @@ func parseLabels(s string) (map[string]string, bool) {
 		return nil, true
 	}
 	return m, true
+}
+
+// labelPrefix reads one label key or value off the front of s: quoted, or
+// the bare run of the characters the runtime leaves unquoted.
+func labelPrefix(s string) (val, rest string, ok bool) {
+	if strings.HasPrefix(s, `"`) {
+		return unquotePrefix(s)
+	}
+	i := 0
+	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z' || s[i] >= '0' && s[i] <= '9' || s[i] == '.' || s[i] == '/' || s[i] == '_') {
+		i++
+	}
+	if i == 0 {
+		return "", "", false
+	}
+	return s[:i], s[i:], true
 }
 
 func unquotePrefix(s string) (val, rest string, ok bool) {
@@ -932,9 +1118,38 @@ func parseFunc(s string) (Frame, bool) {
 	if i <= 0 || strings.IndexByte(s[:i], ' ') >= 0 || strings.IndexByte(s[:i], '\t') >= 0 {
 		return f, false
 	}
-	f.Func, f.Args = s[:i], s[i:]
+	f.Func, f.Args = unescapePath(s[:i]), s[i:]
 	f.Inlined = f.Args == "(...)"
 	return f, true
+}
+
+// unescapePath decodes the %xx escapes the linker puts in a symbol's
+// import path ("gopkg.in/yaml%2ev2.(*decoder).unmarshal": a '.' in the
+// last path element), so the name reads as the package is imported.
+func unescapePath(fn string) string {
+	if strings.IndexByte(fn, '%') < 0 {
+		return fn
+	}
+	b := make([]byte, 0, len(fn))
+	for i := 0; i < len(fn); i++ {
+		if fn[i] == '%' && i+2 < len(fn) && isHexDigit(fn[i+1]) && isHexDigit(fn[i+2]) {
+			b = append(b, unhex(fn[i+1])<<4|unhex(fn[i+2]))
+			i += 2
+			continue
+		}
+		b = append(b, fn[i])
+	}
+	return string(b)
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
 }
 
 // parseLocation parses "/path/file.go:123 +0x1d fp=… sp=… pc=…" (t has
@@ -996,10 +1211,13 @@ func isHexDigit(c byte) bool {
 }
 
 // Log prefixes that wrap dump lines: CRI (containerd/kubelet) log lines,
-// bare RFC 3339 timestamps, and syslog/journald lines.
+// bare RFC 3339 timestamps, syslog/journald lines, and Go's own log
+// package ("2026/12/01 22:55:49.782008 app[12]: ", a supervisor that
+// relays a child's stderr through log.Printf).
 var prefixREs = []*regexp.Regexp{
 	regexp.MustCompile(`^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)? (?:(?:stdout|stderr) [FP] )?`),
 	regexp.MustCompile(`^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d(?: [^\s:]+ [^\s:\[]+(?:\[\d+\])?:)? ?`),
+	regexp.MustCompile(`^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:[^\s:\[]+(?:\[\d+\])?: )?`),
 }
 
 // stripPrefix removes a log prefix from s, if it has one.

@@ -236,7 +236,17 @@ func TestHeader(t *testing.T) {
 		{"bubble", "goroutine 9 [sync.WaitGroup.Wait (durable), synctest bubble 1]:", Goroutine{ID: 9, State: "sync.WaitGroup.Wait (durable)"}, true},
 		{"labels", `goroutine 24 [select (no cases), 2 minutes labels:{"a": "x]:y", "b\"": "\u00e9\n"}]:`,
 			Goroutine{ID: 24, State: "select (no cases)", WaitMinutes: 2, Labels: map[string]string{"a": "x]:y", `b"`: "é\n"}}, true},
+		{"go1.27 labels", `goroutine 25 gp=0xcb2fa2810e0 m=nil [chan receive] {request: r4, tenant: "acme, inc. [eu]"}:`,
+			Goroutine{ID: 25, State: "chan receive", Labels: map[string]string{"request": "r4", "tenant": "acme, inc. [eu]"}}, true},
+		{"go1.27 labels after minutes", `goroutine 7 [sync.Mutex.Lock, 3 minutes] {a.b/c_d: "x\ty"}:`,
+			Goroutine{ID: 7, State: "sync.Mutex.Lock", WaitMinutes: 3, Labels: map[string]string{"a.b/c_d": "x\ty"}}, true},
+		{"leaked", "goroutine 8 gp=0x1 m=nil [chan send (leaked)]:", Goroutine{ID: 8, State: "chan send (leaked)"}, true},
+		{"leaked, bubble, locked", "goroutine 9 [sync.Mutex.Lock (leaked), 2 minutes, locked to thread, synctest bubble 3]:",
+			Goroutine{ID: 9, State: "sync.Mutex.Lock (leaked)", WaitMinutes: 2, LockedToThread: true}, true},
+		{"durable", "goroutine 10 [chan receive (durable), synctest bubble 1]:", Goroutine{ID: 10, State: "chan receive (durable)"}, true},
 		{"trailing space", "goroutine 3 [runnable]: ", Goroutine{ID: 3, State: "runnable"}, true},
+		{"go1.27 labels unquoted junk", "goroutine 3 [runnable] {a: b c}:", Goroutine{}, false},
+		{"go1.27 labels no brace", "goroutine 3 [runnable] x:", Goroutine{}, false},
 		{"no colon", "goroutine 3 [runnable]", Goroutine{}, false},
 		{"no id", "goroutine [runnable]:", Goroutine{}, false},
 		{"empty state", "goroutine 3 []:", Goroutine{}, false},
@@ -385,6 +395,123 @@ func TestMixed(t *testing.T) {
 	}
 }
 
+// TestForms: what the toolchains and the tools around them print, each
+// read as the dumps it holds.
+func TestForms(t *testing.T) {
+	type short struct {
+		Producer  model.Format
+		IDs       []int64
+		Frames    []int
+		Bad       int
+		Repeats   int
+		Message   string
+		Truncated bool
+	}
+	tests := []struct {
+		name string
+		in   []string
+		want []short
+	}{
+		{"several running, no header: one dump", []string{
+			"goroutine 5 [running]:", "main.a()", "\t/x.go:1 +0x1", "",
+			"goroutine 7 [running]:", "main.b()", "\t/x.go:2 +0x1", "",
+			"goroutine 1 [chan receive]:", "main.main()", "\t/x.go:3 +0x1", "",
+		}, []short{{Producer: ProducerStack, IDs: []int64{5, 7, 1}, Frames: []int{1, 1, 1}}}},
+		{"runtime.Stack twice: a repeated id starts the next", []string{
+			"goroutine 1 [running]:", "main.a()", "\t/x.go:1 +0x1", "",
+			"goroutine 6 [select]:", "main.b()", "\t/x.go:2 +0x1", "",
+			"goroutine 1 [running]:", "main.a()", "\t/x.go:1 +0x1", "",
+		}, []short{{Producer: ProducerStack, IDs: []int64{1, 6}, Frames: []int{1, 1}}, {Producer: ProducerStack, IDs: []int64{1}, Frames: []int{1}}}},
+		{"GOTRACEBACK=crash: the sections are one dump, repeats read once", []string{
+			"SIGQUIT: quit", "PC=0x1 m=0 sigcode=0", "",
+			"goroutine 22 gp=0x1 m=0 mp=0x2 [running]:", "main.spin()", "\t/x.go:1 +0x1", "",
+			"goroutine 1 gp=0x3 m=nil [IO wait]:", "main.main()", "\t/x.go:2 +0x1", "",
+			"rax    0x0", "rip    0x1", "", "-----", "",
+			"SIGQUIT: quit", "PC=0x2 m=2 sigcode=0", "",
+			"goroutine 0 gp=0x4 m=2 mp=0x5 [idle]:", "runtime.usleep(0x2710)", "\t/r.s:1 +0x1", "",
+			"goroutine 22 gp=0x1 m=0 mp=0x2 [running]:", "main.spin()", "\t/x.go:1 +0x1", "",
+			"rax    0x0", "", "-----", "",
+		}, []short{{Producer: ProducerSIGQUIT, IDs: []int64{22, 1, 0}, Frames: []int{1, 1, 1}, Repeats: 1, Message: "SIGQUIT"}}},
+		{"a terminal's ^\\ echo, CR LF ends", []string{
+			"Script started on 2026-12-01 [COMMAND=\"./x\"]\r", "ready pid=1\r", "^\\SIGQUIT: quit\r", "PC=0x40b2ee m=0 sigcode=128\r", "\r",
+			"goroutine 1 gp=0x1 m=nil [IO wait]:\r", "main.main()\r", "\t/x.go:2 +0x1\r", "\r",
+		}, []short{{Producer: ProducerSIGQUIT, IDs: []int64{1}, Frames: []int{1}, Message: "SIGQUIT"}}},
+		{"indented by t.Logf", []string{
+			"=== RUN   TestX",
+			"    x_test.go:49: goroutines:",
+			"        goroutine 20 [running]:",
+			"        main.TestX(0x1)",
+			"        \t/x_test.go:48 +0x30d",
+			"        created by testing.(*T).Run in goroutine 1",
+			"        \t/testing.go:2101 +0x4c5",
+			"        ",
+			"        goroutine 21 [chan receive]:",
+			"        main.(*pool).drain(0x0?)",
+			"        \t/x_test.go:25 +0x9c",
+			"        ",
+			"--- FAIL: TestX (0.00s)",
+		}, []short{{Producer: ProducerStack, IDs: []int64{20, 21}, Frames: []int{1, 1}}}},
+		{"go log package prefix", []string{
+			"2026/12/01 23:03:51.112294 app[14973]: SIGQUIT: quit",
+			"2026/12/01 23:03:51.112470 app[14973]: PC=0x40b2ee m=0 sigcode=0",
+			"2026/12/01 23:03:51.112472 app[14973]: ",
+			"2026/12/01 23:03:51.112503 app[14973]: goroutine 1 gp=0x10a41024c1e0 m=nil [IO wait]:",
+			"2026/12/01 23:03:51.112504 app[14973]: runtime.gopark(0x0?, 0x0?)",
+			"2026/12/01 23:03:51.112505 app[14973]: \t/proc.go:462 +0xce fp=0x1 sp=0x2 pc=0x3",
+			"2026/12/01 23:03:51.112505 app[14973]: ",
+		}, []short{{Producer: ProducerSIGQUIT, IDs: []int64{1}, Frames: []int{1}, Message: "SIGQUIT"}}},
+		{"an unreadable header is counted, its frames not given to another", []string{
+			"goroutine 1 [running]:", "main.a()", "\t/x.go:1 +0x1", "",
+			"goroutine 2 <future form> [chan receive]:", "main.b()", "\t/x.go:2 +0x1", "",
+			"goroutine 3 [select]:", "main.c()", "\t/x.go:3 +0x1", "",
+		}, []short{{Producer: ProducerStack, IDs: []int64{1, 3}, Frames: []int{1, 1}, Bad: 1}}},
+		{"only unreadable headers", []string{
+			"goroutine 2 <future form> [chan receive]:", "main.b()", "\t/x.go:2 +0x1", "",
+		}, []short{{Producer: ProducerUnknown, Bad: 1}}},
+		{"a function line without its location, anywhere", []string{
+			"goroutine 1 [running]:", "main.a()", "main.b()", "\t/x.go:1 +0x1", "main.c()", "",
+			"goroutine 2 [select]:", "main.d()", "\t/x.go:4 +0x1", "created by main.main in goroutine 1", "",
+		}, []short{{Producer: ProducerStack, IDs: []int64{1, 2}, Frames: []int{3, 1}}}},
+		{"fatal error message kept", []string{
+			"fatal error: all goroutines are asleep - deadlock!", "",
+			"goroutine 1 [sync.Mutex.Lock]:", "main.main()", "\t/x.go:3 +0x1", "",
+		}, []short{{Producer: ProducerFatal, IDs: []int64{1}, Frames: []int{1}, Message: "all goroutines are asleep - deadlock!"}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			in := strings.Join(tc.in, "\n") + "\n"
+			dumps, err := Parse(strings.NewReader(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []short
+			for _, d := range dumps {
+				s := short{Producer: d.Producer, Bad: d.BadHeaders, Repeats: d.Repeats, Message: d.Message, Truncated: d.Truncated}
+				for _, g := range d.Goroutines {
+					s.IDs = append(s.IDs, g.ID)
+					s.Frames = append(s.Frames, len(g.Frames))
+				}
+				got = append(got, s)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("dumps (-want +got):\n%s\ninput:\n%s", diff, in)
+			}
+		})
+	}
+}
+
+func TestUnescapedNames(t *testing.T) {
+	in := "goroutine 1 [running]:\ngopkg.in/yaml%2ev2.(*decoder).unmarshal(0x1)\n\t/y.go:1 +0x1\ncreated by gopkg.in/yaml%2ev2.run in goroutine 2\n\t/y.go:2 +0x1\n"
+	dumps, err := Parse(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := dumps[0].Goroutines[0]
+	if g.Frames[0].Func != "gopkg.in/yaml.v2.(*decoder).unmarshal" || g.CreatedBy.Func != "gopkg.in/yaml.v2.run" {
+		t.Errorf("got %q, created by %q", g.Frames[0].Func, g.CreatedBy.Func)
+	}
+}
+
 func TestTruncated(t *testing.T) {
 	full := "goroutine 1 [running]:\nmain.main()\n\t/tmp/main.go:53 +0x265\n\ngoroutine 2 [select]:\nmain.f(0x1)\n\t/tmp/main.go:9 +0x1\ncreated by main.main in goroutine 1\n\t/tmp/main.go:8 +0x2\n"
 	// Cut at every byte: never an error, and a cut inside a record says so.
@@ -428,6 +555,9 @@ func TestLongLine(t *testing.T) {
 	g := dumps[0].Goroutines[0]
 	if len(g.Frames) != 1 || g.Frames[0].Func != "main.g" {
 		t.Errorf("got %+v", g.Frames)
+	}
+	if dumps[0].LongLines != 1 {
+		t.Errorf("%d long lines counted, want 1", dumps[0].LongLines)
 	}
 }
 

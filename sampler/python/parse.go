@@ -31,13 +31,21 @@ var ErrNoDump = errors.New("no python stack dump found")
 type Dump struct {
 	Format model.Format // one of the Format constants
 	PID    int          // 0 when the dump does not say
-	Python string       // version, "" when unknown
+	// Command is the process's command line as py-spy's header prints it
+	// (its first line: a -c script's newlines continue it); "" when the
+	// dump does not say.
+	Command string
+	Python  string // version, "" when unknown
 	// Threads in the order the dump prints them: py-spy's text puts
 	// MainThread first, its JSON and faulthandler last.
 	Threads []Thread
 	// Truncated: the input ended mid-dump (or turned to garbage there);
 	// Threads holds what parsed up to that point.
 	Truncated bool
+	// Parent is the process that py-spy --subprocesses names as this
+	// one's parent ("Parent Process 19850: …"): this dump is of the same
+	// moment as the dumps before it, another process of the tree.
+	Parent int
 }
 
 // Thread is one thread's stack in a Dump. Which ids are known depends on
@@ -59,6 +67,10 @@ type Thread struct {
 // unknownFunc stands for a frame whose function name the dump left empty,
 // so that every Frame has a Func. faulthandler prints the same.
 const unknownFunc = "???"
+
+// Detect returns the Python dump format of b by its first distinctive
+// line, FormatNone when b holds none: what Parse would read b as.
+func Detect(b []byte) model.Format { return detect(b) }
 
 // Parse detects the format of b from its first distinctive line and parses
 // every dump in it, in file order. Lines before and between dumps (shell
@@ -140,6 +152,7 @@ func stripANSI(b []byte) string {
 
 var (
 	pySpyProcessRE  = regexp.MustCompile(`^Process (\d+): `)
+	pySpyParentRE   = regexp.MustCompile(`^Parent Process (\d+): `)
 	pySpyPythonRE   = regexp.MustCompile(`^Python v(\d+\.\d+\S*)(?: \(.*\))?$`)
 	pySpyThreadRE   = regexp.MustCompile(`^Thread(?: (0[xX][0-9A-Fa-f]+|\d+))?(?: \((idle|active|active\+gil|gil)\))?(?:: "(.*)")?$`)
 	fhThreadRE      = regexp.MustCompile(`(Current thread|Thread) 0x([0-9a-fA-F]+)(?: \[(.*)\])? \(most recent call first\):$`)
@@ -147,7 +160,7 @@ var (
 	fhFrameRE       = regexp.MustCompile(`^  File (?:"(.*)"|\?\?\?), line (\d+|\?\?\?) in (.*)$`)
 	cfThreadRE      = regexp.MustCompile(`# Thread: (.*)\((\d+)\)\s*$`)
 	cfThreadIDRE    = regexp.MustCompile(`# ThreadID: (\d+)\s*$`)
-	cfPlainThreadRE = regexp.MustCompile(`^\s*Thread (\d+):?\s*$`)
+	cfPlainThreadRE = regexp.MustCompile(`^\s*Thread (\d+)(?: \((.*)\))?:?\s*$`)
 	cfRecipeFrameRE = regexp.MustCompile(`File: "(.*)", line (\d+), in (.*)$`)
 	cfTraceFrameRE  = regexp.MustCompile(`^\s*File "(.*)", line (\d+), in (.*)$`)
 )
@@ -298,6 +311,9 @@ type builder struct {
 	idents  map[uint64]bool
 	natives map[int]bool
 	current bool
+	// texts are the source lines the current-frames recipes print under
+	// the current thread's frames, one per frame ("" for none).
+	texts []string
 }
 
 func (p *builder) dump() *Dump {
@@ -363,6 +379,7 @@ func parsePySpyTexts(b []byte) ([]Dump, error) {
 		if m := pySpyProcessRE.FindStringSubmatch(l); m != nil {
 			d := p.newDump(FormatPySpyText)
 			d.PID = atoi(m[1])
+			d.Command = strings.TrimSpace(l[len(m[0]):])
 			continue
 		}
 		if m := pySpyPythonRE.FindStringSubmatch(l); m != nil {
@@ -371,6 +388,12 @@ func parsePySpyTexts(b []byte) ([]Dump, error) {
 				d = p.newDump(FormatPySpyText)
 			}
 			d.Python = m[1]
+			continue
+		}
+		if m := pySpyParentRE.FindStringSubmatch(l); m != nil {
+			if d := p.dump(); d != nil && len(d.Threads) == 0 {
+				d.Parent = atoi(m[1])
+			}
 			continue
 		}
 		if t, ok := parsePySpyThread(l); ok {
@@ -538,13 +561,19 @@ func parsePySpyJSON(b []byte) (d Dump, end int, err error) {
 		return d, len(b), fmt.Errorf("parsing py-spy json dump: %w", err)
 	}
 	var bad error
+	objects := 0
 	for bad == nil && dec.More() {
 		var t Thread
 		var got bool
+		objects++
 		got, bad = decodeThread(dec, &d, &t)
 		if got {
 			d.Threads = append(d.Threads, t)
 		}
+	}
+	if bad == nil && objects > 0 && len(d.Threads) == 0 {
+		// Objects with none of py-spy's fields: some other program's JSON.
+		return d, len(b), fmt.Errorf("parsing py-spy json dump: %d objects with none of py-spy's fields (thread_id, frames): %w", objects, ErrNoDump)
 	}
 	if bad == nil {
 		tok, err := dec.Token()
@@ -569,7 +598,7 @@ func parsePySpyJSON(b []byte) (d Dump, end int, err error) {
 }
 
 // decodeThread decodes one StackTrace object into t, keeping what it read
-// before any error; got reports that any field was read.
+// before any error; got reports that any of py-spy's fields was read.
 func decodeThread(dec *json.Decoder, d *Dump, t *Thread) (got bool, err error) {
 	tok, err := dec.Token()
 	if err != nil {
@@ -613,7 +642,9 @@ func decodeThread(dec *json.Decoder, d *Dump, t *Thread) (got bool, err error) {
 			err = decodeFrames(dec, t)
 		default:
 			var skip json.RawMessage
-			err = dec.Decode(&skip)
+			if err = dec.Decode(&skip); err == nil {
+				continue
+			}
 		}
 		got = true
 		if err != nil {
@@ -796,7 +827,12 @@ func parseCurrentFrames(b []byte) ([]Dump, error) {
 				f.Func = unknownFunc
 			}
 			p.addFrame(f)
+			p.texts = append(p.texts, "")
 			continue
+		}
+		if p.thread != nil && len(p.texts) == len(p.thread.Frames) && len(p.texts) > 0 && p.texts[len(p.texts)-1] == "" &&
+			(strings.HasPrefix(l, "  ") || strings.HasPrefix(l, "\t")) {
+			p.texts[len(p.texts)-1] = strings.TrimSpace(l)
 		}
 		if anonymous && (strings.TrimSpace(l) == "" || strings.HasPrefix(l, "Traceback (most recent call last):")) {
 			p.endRecipeThread()
@@ -814,13 +850,35 @@ func parseCurrentFrames(b []byte) ([]Dump, error) {
 	return p.dumps, nil
 }
 
-// endRecipeThread puts the current thread's frames innermost first.
+// endRecipeThread puts the current thread's frames innermost first, and
+// drops the frames of the code that printed them: the recipes run in a
+// signal handler, on top of the frame the signal interrupted.
 func (p *builder) endRecipeThread() {
-	if p.thread != nil {
-		slices.Reverse(p.thread.Frames)
+	if t := p.thread; t != nil {
+		slices.Reverse(t.Frames)
+		if len(p.texts) == len(t.Frames) {
+			slices.Reverse(p.texts)
+			// The outermost of the innermost few frames whose line prints
+			// stacks is the handler's, and the frame below it was running,
+			// unless its line calls the handler: then the thread itself
+			// prints the dump, and its stack is as it is.
+			cut := -1
+			for i := 0; i < len(t.Frames)-1 && i < 4; i++ {
+				if dumperLineRE.MatchString(p.texts[i]) {
+					cut = i
+				}
+			}
+			if cut >= 0 && !strings.Contains(p.texts[cut+1], t.Frames[cut].Func+"(") {
+				t.Frames = t.Frames[cut+1:]
+			}
+		}
 	}
-	p.thread = nil
+	p.thread, p.texts = nil, p.texts[:0]
 }
+
+// dumperLineRE matches a source line that prints or walks stacks: the
+// handler that wrote a current-frames dump.
+var dumperLineRE = regexp.MustCompile(`\b(?:_current_frames|format_stack|print_stack|extract_stack|walk_stack|dump_traceback)\b`)
 
 func parseCurrentFramesThread(l string) (Thread, bool) {
 	var t Thread
@@ -830,7 +888,9 @@ func parseCurrentFramesThread(l string) (Thread, bool) {
 	} else if m := cfThreadIDRE.FindStringSubmatch(l); m != nil {
 		id = m[1]
 	} else if m := cfPlainThreadRE.FindStringSubmatch(l); m != nil {
-		id = m[1]
+		// "Thread 140677819672256 (submit-2):", a handler printing each
+		// ident of sys._current_frames() with its thread's name.
+		t.Name, id = m[2], m[1]
 	} else {
 		return t, false
 	}

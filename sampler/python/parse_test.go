@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/google/go-cmp/cmp/cmpopts"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hangdoc/hangdoc/model"
 )
 
@@ -139,12 +139,16 @@ func TestCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Parse: %v\ninput:\n%s", err, in)
 			}
-			if diff := cmp.Diff(tc.want, got, noVars); diff != "" {
+			if diff := cmp.Diff(tc.want, got, noVars, ignoreCommand); diff != "" {
 				t.Errorf("Parse (-want +got):\n%s\ninput:\n%s", diff, in)
 			}
 		})
 	}
 }
+
+// ignoreCommand leaves py-spy's command line out of comparisons of whole
+// dumps: TestLiveSubprocesses checks it.
+var ignoreCommand = cmpopts.IgnoreFields(Dump{}, "Command")
 
 // victimIDs is what testdata/live/victim.py records of itself.
 type victimIDs struct {
@@ -446,7 +450,8 @@ func TestLiveSubprocesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Dump{
-		Format: FormatPySpyText, PID: ids.Child, Python: "3.12.1",
+		Format: FormatPySpyText, PID: ids.Child, Python: "3.12.1", Parent: ids.PID,
+		Command: "/root/.pyenv/versions/3.12.1/bin/python -c import sys; sys.stdin.read()",
 		// The child never imported threading, so it has no thread name.
 		Threads: []Thread{{NativeID: ids.Child, Frames: []model.Frame{fr("<module>", "<string>", 1)}}},
 	}
@@ -650,7 +655,7 @@ func TestParsePySpyText(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParsePySpyText: %v\ninput:\n%s", err, tc.in)
 			}
-			if diff := cmp.Diff(tc.want, got, noVars); diff != "" {
+			if diff := cmp.Diff(tc.want, got, noVars, ignoreCommand); diff != "" {
 				t.Errorf("ParsePySpyText (-want +got):\n%s\ninput:\n%s", diff, tc.in)
 			}
 		})
@@ -998,6 +1003,56 @@ func TestParse(t *testing.T) {
 				"Stack (most recent call first):\n" +
 				"  File \"/a.py\", line 1 in a\n",
 			want: []Dump{{Format: FormatFaulthandler, Threads: []Thread{{Current: true, Frames: []model.Frame{fr("a", "/a.py", 1)}}}}},
+		},
+		{
+			// Python 3.14 prints each thread's OS name (pthread_getname_np,
+			// at most 15 bytes: Thread.name cut, the process's comm for
+			// the main thread) between the id and "(most recent call
+			// first)", and the current thread's C stack after it.
+			name: "faulthandler 3.14 thread names",
+			in: "Thread 0x00007f1af6ee96c0 [worker-2] (most recent call first):\n" +
+				"  File \"/a.py\", line 9 in worker\n" +
+				"\n" +
+				"Current thread 0x00007f1af76ea6c0 [python3] (most recent call first):\n" +
+				"  File \"/a.py\", line 20 in <module>\n" +
+				"\n" +
+				"Current thread's C stack trace (most recent call first):\n" +
+				"  Binary file \"python3\", at _Py_DumpStack+0x2d [0x5a7e1c]\n",
+			want: []Dump{{Format: FormatFaulthandler, Threads: []Thread{
+				{Ident: 0x00007f1af6ee96c0, Name: "worker-2", Frames: []model.Frame{fr("worker", "/a.py", 9)}},
+				{Ident: 0x00007f1af76ea6c0, Name: "python3", Current: true, Frames: []model.Frame{fr("<module>", "/a.py", 20)}},
+			}}},
+		},
+		{
+			// A JSON array of objects with none of py-spy's fields is not
+			// a dump of threads without frames.
+			name:    "json that is not py-spy's",
+			in:      "[{\"a\":1}]\n",
+			wantErr: ErrNoDump,
+		},
+		{
+			// A handler that heads each ident of sys._current_frames() with
+			// its thread's name, traceback.format_stack below it.
+			name: "current-frames with names in parentheses",
+			in: "Thread 140677819672256 (submit-2):\n" +
+				"  File \"/a.py\", line 25, in submit\n" +
+				"    job_lock.acquire()\n",
+			want: []Dump{{Format: FormatCurrentFrames, Threads: []Thread{
+				{Ident: 140677819672256, Name: "submit-2", Frames: []model.Frame{fr("submit", "/a.py", 25)}},
+			}}},
+		},
+		{
+			// Printed from a signal handler: its frame is innermost, on
+			// top of the one the signal interrupted, which is the thread's.
+			name: "current-frames from a signal handler",
+			in: "Thread 140064058022784 (MainThread):\n" +
+				"  File \"/s.py\", line 13, in wait_for_file\n" +
+				"    time.sleep(0.5)\n" +
+				"  File \"/v.py\", line 36, in _dump_frames\n" +
+				"    out.write(\"\".join(traceback.format_stack(f)))\n",
+			want: []Dump{{Format: FormatCurrentFrames, Threads: []Thread{
+				{Ident: 140064058022784, Name: "MainThread", Frames: []model.Frame{fr("wait_for_file", "/s.py", 13)}},
+			}}},
 		},
 		{
 			name:    "nothing",

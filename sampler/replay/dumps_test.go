@@ -1,8 +1,16 @@
 package replay
 
 import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
+
+	"github.com/hangdoc/hangdoc/model"
 )
 
 func TestAnalyzeStdinAndThreadMatching(t *testing.T) {
@@ -29,4 +37,118 @@ Thread 4250 (idle): "worker-0"
 	if len(s.Threads) != 2 || s.Threads[1].TID != 4250 || s.Threads[1].Python.ThreadName != "worker-0" || !s.Threads[1].Syscall.Unknown {
 		t.Errorf("threads %+v: want the OS thread ids, names, and no kernel evidence", s.Threads)
 	}
+}
+
+// goDump is a runtime.Stack-style dump of n goroutines parked at one
+// place, goroutine 1 writing it.
+func goDump(n int, distinct bool) string {
+	var b strings.Builder
+	b.WriteString("goroutine 1 [running]:\nmain.main()\n\t/src/main.go:10 +0x1\n\n")
+	for i := 2; i <= n; i++ {
+		line := 20
+		if distinct {
+			line += i
+		}
+		fmt.Fprintf(&b, "goroutine %d [chan receive]:\nmain.worker(0xc000010000)\n\t/src/main.go:%d +0x2\ncreated by main.main in goroutine 1\n\t/src/main.go:12 +0x3\n\n", i, line)
+	}
+	return b.String()
+}
+
+// TestBoundedInput: whatever the input, the reading stops with a clear
+// error or keeps a bounded amount, and says what it left out.
+func TestBoundedInput(t *testing.T) {
+	read := func(in []byte) (model.Recording, error) {
+		return ReadDumps(context.Background(), DumpOptions{Paths: []string{"-"}, Stdin: bytes.NewReader(in), Version: "test"})
+	}
+	t.Run("binary", func(t *testing.T) {
+		if _, err := read(make([]byte, 4096)); !errors.Is(err, ErrNotText) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("zeros: %v, want ErrNotText in one line", err)
+		}
+		junk := make([]byte, 4096)
+		for i := range junk {
+			junk[i] = byte(i*7+1) | 0x80
+		}
+		if _, err := read(junk); !errors.Is(err, ErrNotText) {
+			t.Errorf("junk: %v, want ErrNotText", err)
+		}
+	})
+	t.Run("gzip", func(t *testing.T) {
+		var z bytes.Buffer
+		w := gzip.NewWriter(&z)
+		w.Write([]byte(goDump(5, false)))
+		w.Close()
+		rec, err := read(z.Bytes())
+		if err != nil || len(rec.Samples) != 1 || goroutineCount(rec.Samples[0]) != 5 {
+			t.Fatalf("gzipped dump: %v, %+v", err, rec.Samples)
+		}
+	})
+	t.Run("long lines", func(t *testing.T) {
+		in := "junk " + strings.Repeat("x", maxLine+10) + "\n" + goDump(3, false)
+		rec, err := read([]byte(in))
+		if err != nil || goroutineCount(rec.Samples[0]) != 3 || !strings.Contains(strings.Join(rec.Notes, "\n"), "longer than 1 MiB were skipped") {
+			t.Errorf("%v; notes %q", err, rec.Notes)
+		}
+	})
+	t.Run("twins are kept as ids", func(t *testing.T) {
+		rec, err := read([]byte(goDump(1000, false)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gs := rec.Samples[0].Goroutines; len(gs) != 2 || len(gs[1].Twins) != 998 || goroutineCount(rec.Samples[0]) != 1000 {
+			t.Errorf("%d readings, want goroutine 1 and one worker with 998 twins", len(gs))
+		}
+	})
+	t.Run("more than is kept", func(t *testing.T) {
+		defer func(s, g, r int) { maxSamples, maxGoroutines, maxReadings = s, g, r }(maxSamples, maxGoroutines, maxReadings)
+		maxGoroutines, maxReadings = 500, 50
+		rec, err := read([]byte(goDump(400, true) + goDump(300, false)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, s := range rec.Samples {
+			n += goroutineCount(s)
+			if len(s.Goroutines) > maxReadings {
+				t.Errorf("%d readings kept, bound %d", len(s.Goroutines), maxReadings)
+			}
+		}
+		if n > maxGoroutines || !strings.Contains(strings.Join(rec.Notes, "\n"), "counted, not read") {
+			t.Errorf("%d goroutines kept (bound %d); notes %q", n, maxGoroutines, rec.Notes)
+		}
+	})
+	t.Run("a stream that never ends", func(t *testing.T) {
+		// The writer hands over a dump and never closes: the reading ends
+		// when its context does, with what was read, marked partial. An
+		// io.Pipe write returns once the reader took it, and the reader
+		// asks for more only when it has handed the last out: once the
+		// second write returns, the dump is read, without a clock.
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		var rec model.Recording
+		var err error
+		go func() {
+			defer close(done)
+			rec, err = ReadDumps(ctx, DumpOptions{Paths: []string{"-"}, Stdin: pr, Version: "test"})
+		}()
+		for _, part := range []string{goDump(10, false), "\n"} {
+			if _, err := pw.Write([]byte(part)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cancel()
+		<-done
+		if err != nil || rec.PartialReason == "" || goroutineCount(rec.Samples[0]) != 10 {
+			t.Errorf("%v, partial %q, %+v: want the 10 goroutines written, marked partial", err, rec.PartialReason, rec.Samples)
+		}
+	})
+}
+
+func goroutineCount(s model.Sample) int {
+	n := 0
+	for _, g := range s.Goroutines {
+		n += 1 + len(g.Twins)
+	}
+	return n
 }
