@@ -121,6 +121,11 @@ type Cause struct {
 	HolderIO *IOChain
 	// RuntimeSaid: the Go runtime itself reported the deadlock.
 	RuntimeSaid bool
+	// Leaked: the runtime's goroutine leak detector (Go 1.26+) marked the
+	// blocked goroutines "(leaked)": no live goroutine can reach what they
+	// wait on, so they never proceed — the runtime's proof of a partial
+	// deadlock.
+	Leaked bool
 	// Stop is how a stopped process is stopped (CauseStopped).
 	Stop *StopFact
 	// Throttle is the cgroup quota that starves the process (CauseStarved).
@@ -209,7 +214,7 @@ const (
 	CauseHolderBlocked                    // a lock's holder is blocked
 	CauseSpinning                         // something spins
 	CauseWorking                          // something works
-	CauseChanDeadlock                     // goroutines blocked sending, nothing left to receive
+	CauseSendersStuck                     // goroutines blocked sending, none running to receive: blocked, no cycle proved
 	CausePool                             // a pool of workers whose feeder is gone
 	CauseStranded                         // waits that no live actor is left to end: a lock whose owner is gone, a condition nobody can signal
 	CauseBlocked                          // blocked
@@ -354,6 +359,9 @@ type Basis struct {
 	// waiters; Ranked are every candidate, strongest first.
 	Expr, HeldExpr string
 	Sourced, Self  bool
+	// Reentry, for a self-deadlock: the calls from the frame that holds
+	// the lock to the one that waits for it, outermost first.
+	Reentry []model.Frame
 	// Stale: the source was read but does not match the stacks.
 	Stale  bool
 	Ranked []RankedHolder

@@ -203,7 +203,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				third.ChanRefs = []string{"0xa"}
 				return []model.Goroutine{ping, pong, third}
 			}),
-			verdict: classify.Deadlock, summary: "a probable channel deadlock", goroutine: 8, class: classify.ClassIdle,
+			verdict: classify.Blocked, summary: "no goroutine is running to receive", goroutine: 8, class: classify.ClassIdle,
 		},
 		{
 			name: "receivers of one channel are a pool, not a cycle, even with memory evidence",
@@ -221,7 +221,7 @@ func TestClassifyGoroutines(t *testing.T) {
 			verdict: classify.Idle, goroutine: 21, class: classify.ClassIdle,
 		},
 		{
-			name: "channel senders without memory evidence are a probable deadlock",
+			name: "channel senders without memory evidence are blocked: no cycle is proved",
 			samples: goSamples(2, []model.Thread{parked}, func(int) []model.Goroutine {
 				return []model.Goroutine{
 					gr(5, "chan send", []model.Frame{{Func: "main.ping", File: "/src/main.go", Line: 10}}),
@@ -229,7 +229,7 @@ func TestClassifyGoroutines(t *testing.T) {
 					gr(1, "IO wait", acceptStack),
 				}
 			}),
-			verdict: classify.Deadlock, summary: "2 goroutines are blocked sending on channels (goroutine 5 (main.ping), goroutine 6 (main.pong)), and no goroutine is running",
+			verdict: classify.Blocked, summary: "2 goroutines are blocked sending on channels (goroutine 5 (main.ping), goroutine 6 (main.pong)), and no goroutine is running",
 			goroutine: 6, class: classify.ClassBlocked,
 		},
 		{

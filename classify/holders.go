@@ -324,8 +324,15 @@ func pickHolder(l *Lock, g *lockGroup, cands []candidate) Basis {
 		if c.site && first.recv != "" && first.recv == c.hold.lock.recv {
 			b.Receiver = first.recv
 		}
-		if c.hold.a == g.waits[0].a || slices.ContainsFunc(g.waits, func(w lockWait) bool { return w.a == c.hold.a }) {
+		if i := slices.IndexFunc(g.waits, func(w lockWait) bool { return w.a == c.hold.a }); i >= 0 {
 			b.Self = true
+			// The calls between the frame that holds it and the one that
+			// waits for it, outermost first: how it came back to the lock
+			// (a callback, a signal handler run on top of it).
+			between := c.hold.a.Stack[g.waits[i].frame+1 : c.hold.frame]
+			for k := len(between) - 1; k >= 0; k-- {
+				b.Reentry = append(b.Reentry, between[k])
+			}
 		}
 	default:
 		b.Kind, b.Rule = best, BasisCandidates

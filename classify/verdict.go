@@ -174,8 +174,17 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 			}
 		}
 	case len(senders) > 0 && len(pool) == 0:
-		v, conf = Deadlock, Medium
-		c.Rule, c.Actors = CauseChanDeadlock, refs(senders)
+		// Blocked, not deadlocked: no cycle is proved (a parked goroutine
+		// may yet receive; a listener may start one), and the runtime,
+		// which would know, has not said so.
+		v, conf = Blocked, Medium
+		c.Rule, c.Actors = CauseSendersStuck, refs(senders)
+		if slices.ContainsFunc(senders, func(a *Actor) bool { return strings.HasSuffix(a.GoState, "(leaked)") }) {
+			// The leak detector proved it: nothing live can reach their
+			// channels.
+			v, conf, c.Leaked = Deadlock, High, true
+			runtimeSays = true
+		}
 	case len(pool) > 0:
 		v, conf = Idle, High
 		c.Rule, c.Actors = CausePool, pool

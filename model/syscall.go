@@ -75,13 +75,31 @@ func FDArg(sc Syscall) (int, bool) {
 }
 
 // GoStd reports a function of Go's standard library (or runtime): its
-// import path's first element has no dot, and it is not package main.
+// import path's first element is one of the standard library's. A dot in
+// it does not decide: a module path needs none ("myapp/db" is a
+// program's), so the table below, not the dot, says what is the
+// standard library's.
 func GoStd(fn string) bool {
 	first, _, _ := strings.Cut(fn, "/")
 	if !strings.Contains(fn, "/") {
 		first, _, _ = strings.Cut(fn, ".")
 	}
-	return first != "main" && !strings.Contains(first, ".") && first != "command-line-arguments"
+	return stdRoots[first]
+}
+
+// stdRoots are the first elements of the standard library's import paths
+// in Go 1.22–1.27 (go list std), with "vendor" for the modules it vendors
+// (vendor/golang.org/x/net/…). A table of names rather than a list from
+// the toolchain: hangdoc reads dumps on machines without Go.
+var stdRoots = map[string]bool{
+	"archive": true, "bufio": true, "bytes": true, "cmp": true, "compress": true, "container": true,
+	"context": true, "crypto": true, "database": true, "debug": true, "embed": true, "encoding": true,
+	"errors": true, "expvar": true, "flag": true, "fmt": true, "go": true, "hash": true, "html": true,
+	"image": true, "index": true, "internal": true, "io": true, "iter": true, "log": true, "maps": true,
+	"math": true, "mime": true, "net": true, "os": true, "path": true, "plugin": true, "reflect": true,
+	"regexp": true, "runtime": true, "slices": true, "sort": true, "strconv": true, "strings": true,
+	"structs": true, "sync": true, "syscall": true, "testing": true, "text": true, "time": true,
+	"unicode": true, "unique": true, "unsafe": true, "weak": true, "vendor": true,
 }
 
 // RuntimeGoroutine reports a goroutine the Go runtime started for itself:

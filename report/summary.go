@@ -107,8 +107,12 @@ func (w *words) summary(c classify.Cause) string {
 			return fmt.Sprintf("%s working: their stacks move between the dumps; slow, not stopped", plural(len(as), "thread is", "threads are"))
 		}
 		return fmt.Sprintf("%s working (%.0f%% CPU in all) and the waits move: slow, not stopped", plural(len(as), "thread is", "threads are"), c.CPU)
-	case classify.CauseChanDeadlock:
-		return fmt.Sprintf("%s blocked sending on channels (%s), and no goroutine is running or can run to receive: a probable channel deadlock, which the runtime does not report because something (a listener, a timer) keeps the program alive",
+	case classify.CauseSendersStuck:
+		if c.Leaked {
+			return fmt.Sprintf("%s blocked sending on channels (%s) that no live goroutine can reach: the Go runtime's leak detector marked them leaked, so they never proceed — a partial deadlock",
+				plural(len(as), "goroutine is", "goroutines are"), goList(as))
+		}
+		return fmt.Sprintf("%s blocked sending on channels (%s), and no goroutine is running to receive: the receiver returned or is parked elsewhere (the runtime does not call it a deadlock: something, a listener or a timer, keeps the program alive)",
 			plural(len(as), "goroutine is", "goroutines are"), goList(as))
 	case classify.CausePool:
 		if goroutines {
@@ -267,8 +271,8 @@ func (w *words) hint(c classify.Cause) string {
 			return "It is making progress. Look for what makes it slow (go tool pprof on /debug/pprof/profile, or perf) rather than for a hang."
 		}
 		return "It is making progress. Look for what makes it slow (perf top -p PID, a profiler) rather than for a hang."
-	case classify.CauseChanDeadlock:
-		return "Goroutines wait on channels nobody will serve: find which goroutine was meant to receive (the dump does not say which channel each waits on; --no-stop off lets hangdoc read it with Delve). One side must not block: a buffered channel, or a select with a way out."
+	case classify.CauseSendersStuck:
+		return "Goroutines wait on channels nobody will serve: find which goroutine was meant to receive (a goroutine profile does not say which channel each waits on; --source delve reads it, stopping the target for an instant). One side must not block: a buffered channel, or a select with a way out."
 	case classify.CausePool:
 		if goroutines {
 			return "The goroutine that sent work to the pool returned or died without closing the channel: find why it stopped (a recovered panic, an early return on error), and close the channel (or cancel a context) on every exit path so the pool ends loudly."
@@ -493,6 +497,9 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 			said = "; the Go runtime itself reported it (all goroutines are asleep)"
 		}
 		if len(cycle) == 1 {
+			if l := w.lock(w.actor(cycle[0]).WaitsFor); l != nil && len(l.Basis.Reentry) > 0 {
+				said = "; it came back to the mutex through " + reentryText(l.Basis.Reentry) + said
+			}
 			return fmt.Sprintf("self-deadlock: %s%s", strings.Join(parts, "; "), said)
 		}
 		return fmt.Sprintf("deadlock between %s: %s%s%s", plural(len(cycle), "goroutine", "goroutines"), strings.Join(parts, "; "), more, said)
@@ -512,7 +519,13 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 		parts = append(parts, fmt.Sprintf("%s %s", threadName(t), detail))
 	}
 	if len(cycle) == 1 {
-		return fmt.Sprintf("self-deadlock: %s (itself)%s", strings.Join(parts, "; "), more)
+		back := ""
+		if t := w.actor(cycle[0]); t != nil {
+			if l := w.lock(t.WaitsFor); l != nil && len(l.Basis.Reentry) > 0 {
+				back = "; it came back to the lock through " + reentryText(l.Basis.Reentry)
+			}
+		}
+		return fmt.Sprintf("self-deadlock: %s (itself)%s%s", strings.Join(parts, "; "), back, more)
 	}
 	return fmt.Sprintf("deadlock between %s: %s%s", plural(len(cycle), "thread", "threads"), strings.Join(parts, "; "), more)
 }

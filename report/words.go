@@ -620,6 +620,9 @@ func (w *words) frameBasis(l *classify.Lock) string {
 	}
 	if b.Self {
 		s += "; the holder is itself one of the waiters: it waits for a lock it already holds, a self-deadlock"
+		if len(b.Reentry) > 0 {
+			s += ", back to it through " + reentryText(b.Reentry)
+		}
 	}
 	if b.Futex != "" {
 		s += fmt.Sprintf("; the kernel agrees that the %d waiters wait on one lock: they share futex %s", b.Waiters, b.Futex)
@@ -632,4 +635,33 @@ func (w *words) frameBasis(l *classify.Lock) string {
 func shortFunc(fn string) string {
 	f, _, _ := strings.Cut(fn, "@")
 	return f
+}
+
+// reentryText is the path by which a thread that holds a lock came back
+// to it, outermost first: the call made while holding it, and the one
+// after, say most (a callback, a signal handler run on top of it); the
+// rest is counted.
+// Native frames (py-spy --native: no line) are passed over when there
+// are others, and counted.
+func reentryText(frames []model.Frame) string {
+	shown := frames
+	if slices.ContainsFunc(frames, func(f model.Frame) bool { return f.Line > 0 }) {
+		shown = nil
+		for _, f := range frames {
+			if f.Line > 0 {
+				shown = append(shown, f)
+			}
+		}
+	}
+	var parts []string
+	for i, f := range shown {
+		if len(shown) > 3 && i == 2 {
+			break
+		}
+		parts = append(parts, frameWhere(f))
+	}
+	if rest := len(frames) - len(parts); rest > 0 {
+		parts = append(parts, fmt.Sprintf("… %d more calls", rest))
+	}
+	return strings.Join(parts, " → ")
 }
