@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hangdoc/hangdoc/internal/deadline"
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/delve"
@@ -83,17 +84,34 @@ func (p *pprofSource) Notes() []string {
 // memSource reads the goroutines from the target's memory while it runs
 // (sampler/gomem): no stop, no signal, stripped builds included.
 type memSource struct {
-	fs    sampler.FS
-	t     *sampler.Target
-	r     *gomem.Reader
-	notes []string
+	fs     sampler.FS
+	t      *sampler.Target
+	r      *gomem.Reader
+	broken error // an open given up: its read may still be blocked
+	notes  []string
 }
+
+// exeTimeout bounds the memory reader's read of the target's executable
+// (its symbols and pclntab): generous for a large binary on a loaded
+// machine, so that a read this long is stuck, not slow.
+const exeTimeout = 10 * time.Second
 
 func (m *memSource) Name() model.Format { return model.SourceMemory }
 
 func (m *memSource) Stacks(ctx context.Context, s *model.Sample) error {
+	if m.broken != nil {
+		return m.broken
+	}
 	if m.r == nil {
-		r, err := gomem.Open(m.fs, m.t.PID)
+		// The executable is read through /proc/PID/exe, which blocks on a
+		// hung filesystem: given up at exeTimeout, and not tried again
+		// (the read is left blocked, see internal/deadline).
+		r, err := deadline.Within(ctx, exeTimeout, fmt.Sprintf("reading pid %d's executable (/proc/%d/exe)", m.t.PID, m.t.PID), func() (*gomem.Reader, error) {
+			return gomem.Open(m.fs, m.t.PID)
+		})
+		if errors.Is(err, deadline.ErrAbandoned) {
+			m.broken = err
+		}
 		if err != nil {
 			return err
 		}
