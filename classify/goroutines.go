@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hangdoc/hangdoc/internal/strhash"
 	"github.com/hangdoc/hangdoc/model"
 )
 
@@ -372,13 +373,13 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 // with equal ones are one group (as goStackKey has them, without building
 // the key).
 func (f *goFold) index(st []model.Frame) int32 {
-	h := uint64(14695981039346656037)
+	h := strhash.Offset
 	for _, fr := range st {
-		h = hashMix(h, fr.Func)
-		h = hashMix(h, fr.File)
-		h = (h ^ uint64(fr.Line)) * 1099511628211
+		h = strhash.String(h, fr.Func)
+		h = strhash.String(h, fr.File)
+		h = strhash.Word(h, uint64(fr.Line))
 	}
-	h = (h ^ uint64(len(st))) * 1099511628211
+	h = strhash.Word(h, uint64(len(st)))
 	for _, i := range f.byHash[h] {
 		if sameNoArgs(f.stacks[i], st) {
 			return i
@@ -401,24 +402,6 @@ func sameNoArgs(a, b []model.Frame) bool {
 		}
 	}
 	return true
-}
-
-// hashMix mixes s's length and at most its first and last 16 bytes into
-// h: names and paths that differ, differ there; a collision only costs a
-// comparison.
-func hashMix(h uint64, s string) uint64 {
-	h = (h ^ uint64(len(s))) * 1099511628211
-	head, tail := s, ""
-	if len(s) > 32 {
-		head, tail = s[:16], s[len(s)-16:]
-	}
-	for i := 0; i < len(head); i++ {
-		h = (h ^ uint64(head[i])) * 1099511628211
-	}
-	for i := 0; i < len(tail); i++ {
-		h = (h ^ uint64(tail[i])) * 1099511628211
-	}
-	return h
 }
 
 // labelKey is pprof labels as one comparable string.
@@ -456,12 +439,12 @@ func (in *stackIntern) canon(st []model.Frame) []model.Frame {
 	if c, ok := in.byPtr[&st[0]]; ok && len(c) == len(st) {
 		return c
 	}
-	h := uint64(14695981039346656037)
+	h := strhash.Offset
 	for _, f := range st {
-		h = hashMix(h, f.Func)
-		h = hashMix(h, f.File)
-		h = hashMix(h, f.Args)
-		h = (h ^ uint64(f.Line)) * 1099511628211
+		h = strhash.String(h, f.Func)
+		h = strhash.String(h, f.File)
+		h = strhash.String(h, f.Args)
+		h = strhash.Word(h, uint64(f.Line))
 	}
 	for _, c := range in.byHash[h] {
 		if slices.Equal(c, st) {

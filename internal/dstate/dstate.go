@@ -45,7 +45,7 @@ const (
 // Check returns nil, or an *Error for a thread of pid that stays in D over
 // Rechecks rechecks. A thread or process that vanishes is not in D.
 func Check(pid int) error {
-	tids, err := tasks(pid)
+	tids, err := Tasks(pid)
 	if err != nil {
 		return nil // gone, or unreadable: the source that follows says which
 	}
@@ -95,7 +95,8 @@ func State(pid, tid int) (state byte, wchan string) {
 	return state, wchan
 }
 
-func tasks(pid int) ([]int, error) {
+// Tasks lists the thread ids of pid, from /proc/PID/task.
+func Tasks(pid int) ([]int, error) {
 	ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
 	if err != nil {
 		return nil, err

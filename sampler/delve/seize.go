@@ -46,7 +46,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
 	"sync"
 	"time"
 
@@ -376,20 +375,11 @@ var errPermission = unix.EPERM
 
 // taskIDs lists /proc/PID/task.
 func taskIDs(pid int) ([]int, error) {
-	ents, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("pid %d: %w", pid, errGone)
-		}
-		return nil, err
+	tids, err := dstate.Tasks(pid)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("pid %d: %w", pid, errGone)
 	}
-	tids := make([]int, 0, len(ents))
-	for _, e := range ents {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			tids = append(tids, tid)
-		}
-	}
-	return tids, nil
+	return tids, err
 }
 
 // process is a Go target as Delve's proc package sees it: memory it can

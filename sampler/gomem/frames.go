@@ -1,6 +1,7 @@
 package gomem
 
 import (
+	"github.com/hangdoc/hangdoc/internal/strhash"
 	"github.com/hangdoc/hangdoc/model"
 	"slices"
 	"strconv"
@@ -211,9 +212,9 @@ type shape struct {
 const maxShapes = 1 << 16
 
 func (r *Reader) shapeOf(phys []physFrame) *shape {
-	h := uint64(14695981039346656037)
+	h := strhash.Offset
 	for i := range phys {
-		h = (h ^ phys[i].pc) * 1099511628211
+		h = strhash.Word(h, phys[i].pc)
 	}
 	for _, sh := range r.shapes[h] {
 		if len(sh.pcs) == len(phys) && slices.EqualFunc(sh.pcs, phys, func(pc uint64, f physFrame) bool { return pc == f.pc }) {

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/hangdoc/hangdoc/internal/strhash"
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/goroutines"
@@ -468,7 +469,7 @@ func (t *stackTab) goroutine(g *goroutines.Goroutine) model.Goroutine {
 // buffer and are copied once, with the stack.
 func (t *stackTab) stack(frames []goroutines.Frame) []model.Frame {
 	fs := t.scratch[:0]
-	h := uint64(14695981039346656037)
+	h := strhash.Offset
 	for _, f := range frames {
 		m := f.Frame
 		if f.Args == "(...)" {
@@ -483,8 +484,8 @@ func (t *stackTab) stack(frames []goroutines.Frame) []model.Frame {
 		// comparison or a second entry, never a wrong stack.
 		h = hashPtr(h, m.Func)
 		h = hashPtr(h, m.File)
-		h = hashString(h, m.Args)
-		h = (h ^ uint64(m.Line)) * 1099511628211
+		h = strhash.String(h, m.Args)
+		h = strhash.Word(h, uint64(m.Line))
 	}
 	t.scratch = fs
 	for _, s := range t.stacks[h] {
@@ -521,26 +522,8 @@ func sameFrames(a, b []model.Frame) bool {
 
 // hashPtr mixes where s is and its length into h.
 func hashPtr(h uint64, s string) uint64 {
-	h = (h ^ uint64(uintptr(unsafe.Pointer(unsafe.StringData(s))))) * 1099511628211
-	return (h ^ uint64(len(s))) * 1099511628211
-}
-
-// hashString is FNV-1a over s's length and at most its first and last 16
-// bytes: names and paths that differ, differ there, and a collision only
-// costs a comparison.
-func hashString(h uint64, s string) uint64 {
-	h = (h ^ uint64(len(s))) * 1099511628211
-	head, tail := s, ""
-	if len(s) > 32 {
-		head, tail = s[:16], s[len(s)-16:]
-	}
-	for i := 0; i < len(head); i++ {
-		h = (h ^ uint64(head[i])) * 1099511628211
-	}
-	for i := 0; i < len(tail); i++ {
-		h = (h ^ uint64(tail[i])) * 1099511628211
-	}
-	return h
+	h = strhash.Word(h, uint64(uintptr(unsafe.Pointer(unsafe.StringData(s)))))
+	return strhash.Word(h, uint64(len(s)))
 }
 
 // ---- Python ----
