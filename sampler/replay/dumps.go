@@ -489,7 +489,7 @@ func (t *stackTab) stack(frames []goroutines.Frame) []model.Frame {
 	}
 	t.scratch = fs
 	for _, s := range t.stacks[h] {
-		if sameFrames(s, fs) {
+		if slices.Equal(s, fs) {
 			return s
 		}
 	}
@@ -506,18 +506,6 @@ func (t *stackTab) stack(frames []goroutines.Frame) []model.Frame {
 	}
 	t.stacks[h] = append(t.stacks[h], kept)
 	return kept
-}
-
-func sameFrames(a, b []model.Frame) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // hashPtr mixes where s is and its length into h.

@@ -23,15 +23,11 @@
 package main
 
 import (
-	"bufio"
 	"flag"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"runtime"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -51,7 +47,7 @@ func main() {
 		govictim.Fatal(fmt.Errorf("-beat PATH is required"))
 	}
 	if *fork {
-		forkVictim()
+		govictim.Fork()
 	}
 	f, err := os.OpenFile(*beat, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
@@ -127,37 +123,4 @@ func main() {
 	}
 	fmt.Printf("ready pid=%d beat=%s holder=%d addr=%s%s\n", os.Getpid(), *beat, holderID, addr, extra)
 	select {}
-}
-
-// forkVictim starts this program again without -fork, forwards its ready
-// line with target=PID and stays until the child's stdout closes, never
-// waiting for it.
-func forkVictim() {
-	var args []string
-	for _, a := range os.Args[1:] {
-		if a != "-fork" && a != "--fork" {
-			args = append(args, a)
-		}
-	}
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		govictim.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		govictim.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		govictim.Fatal(fmt.Errorf("child: %v", err))
-	}
-	rest, ok := strings.CutPrefix(line, fmt.Sprintf("ready pid=%d ", cmd.Process.Pid))
-	if !ok {
-		govictim.Fatal(fmt.Errorf("child printed %q", line))
-	}
-	fmt.Printf("ready pid=%d target=%d %s", os.Getpid(), cmd.Process.Pid, rest)
-	io.Copy(io.Discard, out)
-	os.Exit(0)
 }

@@ -174,7 +174,10 @@ func main() {
 }
 
 // relay runs this program again without -fork, prints the child's ready
-// line as "ready pid=SELF target=CHILD ..." and waits for ever.
+// line as "ready pid=SELF target=CHILD ..." and waits for ever. It is
+// govictim.Fork written again, as is the goroutine listing below
+// govictim.Goroutines: this victim is a module of its own, built with
+// every toolchain from Go 1.22, and govictim is the main module's (Go 1.26).
 func relay() {
 	var args []string
 	for _, a := range os.Args[1:] {

@@ -1,20 +1,25 @@
-// Package govictim is what the Go victims of testdata/victims share: the
-// listener that keeps each alive, and the reading of its own goroutines
-// with which each checks its hang is reached before it says ready.
+// Package govictim is what the Go victims share: the listener that keeps
+// each alive, the reading of its own goroutines with which each checks its
+// hang is reached before it says ready, and the relay (-fork) that makes a
+// victim nobody's child but its own.
 //
 // It is under testdata, so `go build ./...` and `go vet ./...` skip it, as
 // they skip the victims that import it.
 package govictim
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	_ "net/http/pprof" // registers /debug/pprof/ on http.DefaultServeMux
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Listen keeps the process alive with a listener on 127.0.0.1:0 (the
@@ -94,4 +99,40 @@ func Goroutines() []Goroutine {
 func Fatal(err error) {
 	fmt.Fprintf(os.Stderr, "error: %v\n", err)
 	os.Exit(1)
+}
+
+// Fork starts this program again without -fork, forwards its ready line
+// as "ready pid=SELF target=CHILD ..." and stays until the child's stdout
+// closes, never wait(2)ing for it: the victim is then not the child of
+// the test that started this relay, whose own wait would take the victim's
+// ptrace stops. The child dies with the relay (PR_SET_PDEATHSIG).
+func Fork() {
+	var args []string
+	for _, a := range os.Args[1:] {
+		if a != "-fork" && a != "--fork" {
+			args = append(args, a)
+		}
+	}
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		Fatal(fmt.Errorf("child: %v", err))
+	}
+	rest, ok := strings.CutPrefix(line, fmt.Sprintf("ready pid=%d ", cmd.Process.Pid))
+	if !ok {
+		Fatal(fmt.Errorf("child printed %q", line))
+	}
+	fmt.Printf("ready pid=%d target=%d %s", os.Getpid(), cmd.Process.Pid, rest)
+	// Blocks while the child lives: it writes nothing more.
+	io.Copy(io.Discard, out)
+	os.Exit(0)
 }

@@ -20,20 +20,18 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hangdoc/hangdoc/testdata/victims/govictim"
 )
 
 func main() {
@@ -42,7 +40,7 @@ func main() {
 	fork := flag.Bool("fork", false, "run the victim as a child, report it as target=PID")
 	flag.Parse()
 	if *fork {
-		forkVictim()
+		govictim.Fork()
 	}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -94,38 +92,6 @@ func main() {
 	fmt.Printf("ready pid=%d holder=%d ping=%d pong=%d mutex=%p a=%p b=%p sys=%d systid=%d\n",
 		os.Getpid(), holderID, pingID, pongID, &mu, a, b, sysIDs[0], sysIDs[1])
 	select {}
-}
-
-// forkVictim starts this program again without -fork, forwards its ready
-// line and stays until the child's stdout closes, never wait(2)ing for it.
-func forkVictim() {
-	var args []string
-	for _, a := range os.Args[1:] {
-		if a != "-fork" && a != "--fork" {
-			args = append(args, a)
-		}
-	}
-	cmd := exec.Command(os.Args[0], args...)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		fatal(fmt.Errorf("child: %v", err))
-	}
-	rest, ok := strings.CutPrefix(line, fmt.Sprintf("ready pid=%d ", cmd.Process.Pid))
-	if !ok {
-		fatal(fmt.Errorf("child printed %q", line))
-	}
-	fmt.Printf("ready pid=%d target=%d %s", os.Getpid(), cmd.Process.Pid, rest)
-	// Blocks while the child lives: it writes nothing more.
-	io.Copy(io.Discard, out)
-	os.Exit(0)
 }
 
 func accept(ln net.Listener) {
