@@ -120,4 +120,20 @@ func TestHarnessAndRequests(t *testing.T) {
 			}
 		}
 	})
+	t.Run("requests in flight among clients", func(t *testing.T) {
+		// panicweb: 13 requests in two handlers, beside its own clients
+		// waiting for their responses.
+		text, c := minorityCase(t, "testdata/harness/panicweb-pprof-debug2.txt")
+		if c.Verdict != "blocked" {
+			t.Errorf("verdict %s, want blocked: %s", c.Verdict, c.Summary)
+		}
+		if s := "13 requests in flight have not returned, 10 of them in the handler github.com/maruel/panicparse/cmd/panicweb/internal.URL1Handler"; !strings.Contains(c.Summary, s) {
+			t.Errorf("the summary does not say %q: %s", s, c.Summary)
+		}
+		for _, s := range []string{"feeder", "no goroutine is left"} {
+			if strings.Contains(text, s) {
+				t.Errorf("the report says %q:\n%s", s, text)
+			}
+		}
+	})
 }
