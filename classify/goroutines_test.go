@@ -97,6 +97,22 @@ func TestClassifyGoroutines(t *testing.T) {
 			summary: "goroutine 7 probably holds sync.Mutex 0xc0000120b0 and is waiting for network or file I/O (netpoll) in os.(*File).Write ← main.(*Store).Put; 8 goroutines wait",
 		},
 		{
+			// A holder parked in a sleep keeps its waiters blocked: it does
+			// not make them idle, nor the pool beside them the verdict.
+			name: "holder asleep beside an idle pool",
+			samples: goSamples(3, []model.Thread{parked}, func(int) []model.Goroutine {
+				sleep := []model.Frame{{Func: "time.Sleep", File: "/go/src/runtime/time.go", Line: 363}, {Func: "main.(*Store).Put", File: "/src/main.go", Line: 23, Args: "(0x0?, 0xc000010058)"}}
+				gs := append(mutexWaiters(3), gr(7, "sleep", sleep))
+				for i := range 6 {
+					gs = append(gs, gr(int64(20+i), "chan receive", recvStack))
+				}
+				return gs
+			}),
+			verdict: classify.Blocked, holder: 7, goroutine: 20, class: classify.ClassIdle,
+			summary: "goroutine 7 probably holds sync.Mutex 0xc0000120b0 and is parked (sleeping) in time.Sleep ← main.(*Store).Put; 3 goroutines wait for the mutex; beside it, 6 goroutines [chan receive] in main.worker wait for work, and no goroutine is sending to them",
+			not:     "feeder",
+		},
+		{
 			name: "holder caught runnable by a spurious wake-up still blocks",
 			samples: goSamples(3, []model.Thread{parked}, func(i int) []model.Goroutine {
 				state := "IO wait"

@@ -68,7 +68,7 @@ func (w *words) summary(c classify.Cause) string {
 			case h.Class == classify.ClassIdle && h.GoState == "select (no cases)":
 				what = "parked for good in select {} in " + Where(h.Stack)
 			case h.Class == classify.ClassIdle:
-				what = fmt.Sprintf("parked (%s) in %s, and holds it while parked", goKindWords(h.Wait), Where(h.Stack))
+				what = fmt.Sprintf("parked (%s) in %s", goKindWords(h.Wait), Where(h.Stack))
 			}
 			return fmt.Sprintf("goroutine %d probably holds %s and is %s; %s for the mutex%s",
 				h.Ref.Goroutine, l.ID, what, plural(len(l.Waiters), "goroutine waits", "goroutines wait"), w.beside(c))

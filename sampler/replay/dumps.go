@@ -318,6 +318,9 @@ func (r *dumpReader) golang(path string, in io.Reader, saved time.Time) error {
 		if i, ok := index[n]; ok && i >= 0 {
 			r.rec.Samples[i].StackSource, r.rec.Samples[i].Message = d.Producer, d.Message
 			r.rec.Samples[i].Excerpt = excerpt(d, withMain[i], cut[i] || timedOut && n == len(dumps)-1, read[i])
+			if !withMain[i] && !d.Truncated {
+				r.note("%s: %s has no goroutine 1, which every whole dump of a running program has: an excerpt, so what it does not show proves nothing", name(path), dumpName(len(dumps) > 1, n))
+			}
 			r.rec.StackSource = d.Producer
 		}
 	}
