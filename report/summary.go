@@ -363,7 +363,7 @@ func (w *words) hint(c classify.Cause) string {
 		return w.strandedHint(as[0])
 	case classify.CauseBlocked:
 		if goroutines && c.Handler != "" {
-			return "Requests in flight do not return: their handler waits on something nobody serves. Find who should answer what " + c.Handler + " waits for, and give the handler a way out (select on r.Context().Done(), a deadline) so a stuck request ends instead of piling up."
+			return "Requests in flight do not return: their handler waits for something that does not come. Find who should answer what " + c.Handler + " waits for, and give the handler a way out (select on r.Context().Done(), a deadline) so a stuck request ends instead of piling up."
 		}
 		if goroutines {
 			return goBlockedHint(c.Kinds)
