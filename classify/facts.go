@@ -88,6 +88,8 @@ const (
 	WhyGoBlockedOnce   // blocked in the only sample it was seen in (Kind)
 	WhyGoBlocked       // blocked, unchanged in N samples (Kind)
 	WhyGoPool          // parked receiving at Site with N others, nothing left that could send
+	WhyGoIdleWorkers   // parked receiving with N others at one place, none sending; whether any goroutine is left that could, the evidence does not prove
+	WhyGoExcerpt       // waits (Kind) for others to end it, and the dump is an excerpt: it does not show them
 	// Threads read from dumps: no kernel evidence.
 	WhyDumpRunning // on a CPU in the only dump it is in (OnCPU says how it shows)
 	WhyDumpSpins   // on a CPU with the same stack in all N dumps (OnCPU)
@@ -130,6 +132,26 @@ type Cause struct {
 	Stop *StopFact
 	// Throttle is the cgroup quota that starves the process (CauseStarved).
 	Throttle *Throttle
+	// Beside is, for a blocked verdict on goroutines, the biggest group of
+	// the program's goroutines that are idle around what stops work: said
+	// after it, never instead of it. Nil for none.
+	Beside *Group
+	// BesidePool: Beside are a pool's workers, to which no goroutine sends.
+	BesidePool bool
+	// Requests counts the goroutines of a server's requests in flight
+	// that are blocked (handlers that do not return), and Handler names
+	// the handler of the group the verdict leads with (CauseBlocked).
+	Requests int
+	Handler  string
+	// For CausePool: NobodyLeft, the evidence proves that no goroutine is
+	// left that could feed the pool (a whole dump or a live source, and no
+	// goroutine of the program outside the pool but those parked for
+	// good); else Excerpt, the dump is an excerpt, and Outside, the
+	// program's goroutines outside the pool (OutsideN of them).
+	NobodyLeft bool
+	Excerpt    bool
+	Outside    []Ref
+	OutsideN   int
 }
 
 // Throttle is what a cgroup's CPU quota did to a process over the run.

@@ -133,6 +133,7 @@ func (p *proc) addGoroutines(opts Options, files map[string][]string) {
 	s.chanEdges()
 	s.idlePools()
 	s.settle()
+	s.excerptWaits()
 	s.socketWaits()
 	p.groups = s.groups()
 }
@@ -625,7 +626,7 @@ func (s *goScene) goroutine(h *goHistory) Actor {
 		g.Class, g.Why = ClassIdle, Why{Rule: WhyGoParked, Kind: g.Wait}
 	case g.Wait == model.WaitIO && accepting(last.Stack):
 		g.Class, g.Why, g.Wait = ClassIdle, Why{Rule: WhyGoAccept}, model.WaitAccept
-	case g.Wait == model.WaitIO && serverRead(last.Stack):
+	case g.Wait == model.WaitIO && serverRead(last.Stack) && InFlight(last.Stack) < 0:
 		g.Class, g.Why = ClassIdle, Why{Rule: WhyGoServerRead}
 	case last.State == "select (no cases)":
 		g.Class, g.Why = ClassIdle, Why{Rule: WhyGoSelectForever}
@@ -720,7 +721,11 @@ func accepting(stack []model.Frame) bool {
 
 // idlePools marks workers parked receiving at one place as idle when no
 // goroutine could send them work: none works, spins or is blocked sending.
-// What feeds them stopped.
+// What feeds them stopped. That no goroutine is *left* that could feed
+// them is a further claim (WhyGoPool): it needs every goroutine of the
+// program in view (not an excerpt of a dump) and none outside the pool
+// but goroutines parked for good; otherwise they are idle workers whose
+// feeder the evidence does not account for (WhyGoIdleWorkers).
 func (s *goScene) idlePools() {
 	gs := s.p.goroutines
 	for _, g := range gs {
@@ -736,18 +741,80 @@ func (s *goScene) idlePools() {
 			count[s.lastStack(i)] += g.Count()
 		}
 	}
+	member := func(i int) bool { return receiving(gs[i]) && count[s.lastStack(i)] >= 2 }
+	proven := !s.p.excerpt()
+	for i := range gs {
+		if g := &gs[i]; proven && !member(i) && g.Aside == AsideNone && !parkedForGood(g) {
+			proven = false
+		}
+	}
+	rule := WhyGoIdleWorkers
+	if proven {
+		rule = WhyGoPool
+	}
 	for i := range gs {
 		g := &gs[i]
-		if n := count[s.lastStack(i)]; receiving(*g) && n >= 2 {
+		if member(i) {
 			s.p.pool = append(s.p.pool, g.Refs()...)
 			g.Class = ClassIdle
-			g.Why = Why{Rule: WhyGoPool, N: n - 1}
+			g.Why = Why{Rule: rule, N: count[s.lastStack(i)] - 1}
 		}
 	}
 }
 
+// receiving reports a goroutine parked receiving that could be a pool's
+// worker waiting for work: not one waiting for a lock, nor one holding a
+// lock others wait for (a holder blocked on a channel), nor a server's
+// request in flight (a handler that has not returned is not waiting for
+// work).
 func receiving(g Actor) bool {
-	return g.Class == ClassBlocked && (g.GoState == "chan receive" || g.GoState == "select") && g.WaitsFor == ""
+	return g.Class == ClassBlocked && (g.GoState == "chan receive" || g.GoState == "select") && g.WaitsFor == "" &&
+		len(g.Holds) == 0 && InFlight(g.Stack) < 0
+}
+
+// parkedForGood reports a goroutine that can never run again: select {}
+// or a nil channel. It can feed nobody.
+func parkedForGood(g *Actor) bool {
+	return g.GoState == "select (no cases)" || strings.Contains(g.GoState, "(nil chan)")
+}
+
+// InFlight is, for a goroutine of an HTTP server's request in flight (a
+// handler called by net/http.(*conn).serve that has not returned), the
+// index of the handler's outermost frame of the program's; -1 for any
+// other goroutine.
+func InFlight(stack []model.Frame) int {
+	serve := slices.IndexFunc(stack, func(f model.Frame) bool { return f.Func == "net/http.(*conn).serve" })
+	for i := serve - 1; i >= 0; i-- {
+		if !std(stack[i].Func) {
+			return i
+		}
+	}
+	return -1
+}
+
+// excerpt reports goroutine samples of which one at least is an excerpt
+// of a dump (model.Sample.Excerpt): what it does not show proves nothing.
+func (p *proc) excerpt() bool {
+	for _, sm := range p.samples {
+		if sm.Goroutines != nil && sm.Excerpt {
+			return true
+		}
+	}
+	return false
+}
+
+// excerptWaits takes back settle's "nobody left" from an excerpt of a
+// dump: the goroutines that could end the wait may be among those it
+// does not show.
+func (s *goScene) excerptWaits() {
+	if !s.p.excerpt() {
+		return
+	}
+	for i := range s.p.goroutines {
+		if g := &s.p.goroutines[i]; g.Why.Rule == WhyNobodyLeft {
+			g.Why = Why{Rule: WhyGoExcerpt, Kind: g.Why.Kind}
+		}
+	}
 }
 
 // maxGroupIDs bounds the ids a group lists.

@@ -82,7 +82,8 @@ func TestClassifyGoroutines(t *testing.T) {
 		holder     int64 // of the first lock; 0 for none
 		cycle      []int64
 		summary    string
-		goroutine  int64 // and its class
+		not        string // the summary and evidence must not say it
+		goroutine  int64  // and its class
 		class      classify.Class
 		evidence   string
 		noLockByID bool
@@ -94,6 +95,22 @@ func TestClassifyGoroutines(t *testing.T) {
 			}),
 			verdict: classify.Blocked, holder: 7, goroutine: 1, class: classify.ClassIdle,
 			summary: "goroutine 7 probably holds sync.Mutex 0xc0000120b0 and is waiting for network or file I/O (netpoll) in os.(*File).Write ← main.(*Store).Put; 8 goroutines wait",
+		},
+		{
+			// A holder parked in a sleep keeps its waiters blocked: it does
+			// not make them idle, nor the pool beside them the verdict.
+			name: "holder asleep beside an idle pool",
+			samples: goSamples(3, []model.Thread{parked}, func(int) []model.Goroutine {
+				sleep := []model.Frame{{Func: "time.Sleep", File: "/go/src/runtime/time.go", Line: 363}, {Func: "main.(*Store).Put", File: "/src/main.go", Line: 23, Args: "(0x0?, 0xc000010058)"}}
+				gs := append(mutexWaiters(3), gr(7, "sleep", sleep))
+				for i := range 6 {
+					gs = append(gs, gr(int64(20+i), "chan receive", recvStack))
+				}
+				return gs
+			}),
+			verdict: classify.Blocked, holder: 7, goroutine: 20, class: classify.ClassIdle,
+			summary: "goroutine 7 probably holds sync.Mutex 0xc0000120b0 and is parked (sleeping) in time.Sleep ← main.(*Store).Put; 3 goroutines wait for the mutex; beside it, 6 goroutines [chan receive] in main.worker wait for work, and no goroutine is sending to them",
+			not:     "feeder",
 		},
 		{
 			name: "holder caught runnable by a spurious wake-up still blocks",
@@ -206,6 +223,8 @@ func TestClassifyGoroutines(t *testing.T) {
 			verdict: classify.Blocked, summary: "no goroutine is running to receive", goroutine: 8, class: classify.ClassIdle,
 		},
 		{
+			// main in wg.Wait beside them: blocked (it waits for them, they
+			// for a sender), never an idle pool.
 			name: "receivers of one channel are a pool, not a cycle, even with memory evidence",
 			samples: goSamples(2, []model.Thread{parked}, func(int) []model.Goroutine {
 				main := gr(1, "sync.WaitGroup.Wait", waitStack)
@@ -218,7 +237,7 @@ func TestClassifyGoroutines(t *testing.T) {
 				}
 				return gs
 			}),
-			verdict: classify.Idle, goroutine: 21, class: classify.ClassIdle,
+			verdict: classify.Blocked, goroutine: 21, class: classify.ClassIdle,
 		},
 		{
 			name: "channel senders without memory evidence are blocked: no cycle is proved",
@@ -233,7 +252,9 @@ func TestClassifyGoroutines(t *testing.T) {
 			goroutine: 6, class: classify.ClassBlocked,
 		},
 		{
-			name: "pool with its feeder gone",
+			// The case: main is alive in wg.Wait for the workers,
+			// so somebody is left; and it waits for them: blocked.
+			name: "workers beside main in wg.Wait are blocked, not a pool whose feeder is gone",
 			samples: goSamples(3, []model.Thread{parked}, func(int) []model.Goroutine {
 				gs := []model.Goroutine{gr(1, "sync.WaitGroup.Wait", waitStack), gr(2, "IO wait", acceptStack)}
 				for i := range 6 {
@@ -241,8 +262,61 @@ func TestClassifyGoroutines(t *testing.T) {
 				}
 				return gs
 			}),
+			verdict: classify.Blocked, goroutine: 20, class: classify.ClassIdle,
+			summary: "beside it, 6 goroutines [chan receive] in main.worker wait for work",
+			not:     "feeder goroutine is gone",
+		},
+		{
+			name: "pool with its feeder gone: no goroutine of the program outside it but main parked for good",
+			samples: goSamples(3, []model.Thread{parked}, func(int) []model.Goroutine {
+				gs := []model.Goroutine{gr(1, "select (no cases)", []model.Frame{{Func: "main.main", File: "/src/main.go", Line: 60}})}
+				for i := range 6 {
+					gs = append(gs, gr(int64(20+i), "chan receive", recvStack))
+				}
+				return gs
+			}),
 			verdict: classify.Idle, goroutine: 20, class: classify.ClassIdle,
-			summary: "all 6 workers wait in main.worker [chan receive] and no goroutine is left that could send",
+			summary: "all 6 workers wait in main.worker [chan receive] and no goroutine is left that could send: whatever feeds the pool stopped — the feeder goroutine is gone",
+		},
+		{
+			name: "an idle pool beside a listener: idle, but nobody left is not proved",
+			samples: goSamples(3, []model.Thread{parked}, func(int) []model.Goroutine {
+				gs := []model.Goroutine{gr(2, "IO wait", acceptStack)}
+				for i := range 6 {
+					gs = append(gs, gr(int64(20+i), "chan receive", recvStack))
+				}
+				return gs
+			}),
+			verdict: classify.Idle, goroutine: 20, class: classify.ClassIdle,
+			summary: "6 workers wait in main.worker [chan receive] for work and no goroutine is sending to them; whether one is left that could, the evidence does not show: other goroutines of the program are alive (goroutine 2 [IO wait] in net.(*TCPListener).Accept ← main.serve)",
+			not:     "feeder goroutine is gone",
+		},
+		{
+			name: "an excerpt of a dump proves nobody left of nothing",
+			samples: func() []model.Sample {
+				ss := goSamples(1, nil, func(int) []model.Goroutine {
+					gs := []model.Goroutine{gr(1, "select (no cases)", []model.Frame{{Func: "main.main", File: "/src/main.go", Line: 60}})}
+					for i := range 6 {
+						gs = append(gs, gr(int64(20+i), "chan receive", recvStack))
+					}
+					return gs
+				})
+				ss[0].Excerpt = true
+				return ss
+			}(),
+			verdict: classify.Idle, goroutine: 20, class: classify.ClassIdle,
+			summary: "the dump is an excerpt, so it cannot show whether a goroutine that could send is left",
+			not:     "feeder goroutine is gone",
+		},
+		{
+			name: "a WaitGroup in an excerpt: nobody left is not said",
+			samples: func() []model.Sample {
+				ss := goSamples(1, nil, func(int) []model.Goroutine { return []model.Goroutine{gr(7, "sync.WaitGroup.Wait", waitStack)} })
+				ss[0].Excerpt = true
+				return ss
+			}(),
+			verdict: classify.Blocked, goroutine: 7, class: classify.ClassBlocked,
+			not: "no live goroutine is left",
 		},
 		{
 			name: "stacks that move are work",
@@ -331,6 +405,9 @@ func TestClassifyGoroutines(t *testing.T) {
 			}
 			if tc.summary != "" && !strings.Contains(d.Summary, tc.summary) {
 				t.Errorf("summary %q\nwant it to contain %q", d.Summary, tc.summary)
+			}
+			if tc.not != "" && strings.Contains(d.Summary+strings.Join(d.Evidence, "\n"), tc.not) {
+				t.Errorf("summary %q or evidence says %q\nevidence:\n%s", d.Summary, tc.not, strings.Join(d.Evidence, "\n"))
 			}
 			var holder int64
 			if len(d.Locks) > 0 && d.Locks[0].Holder != nil {

@@ -27,7 +27,7 @@ func aside(g model.Goroutine, source model.Format) Aside {
 		// runtime.Stack(buf, true) stops the world: the one goroutine it
 		// shows running is its caller, writing this dump.
 		return AsideDumper
-	case crashing(g, source):
+	case crashing(g, source), testAlarm(g):
 		return AsideDumper
 	}
 	return AsideNone
@@ -48,6 +48,17 @@ func crashing(g model.Goroutine, source model.Format) bool {
 		}
 		return false
 	})
+}
+
+// testAlarm reports go test's alarm by its role, whatever its function is
+// called (testing.(*M).startAlarm.func1, testing.startAlarm.func1, old
+// Go's testing.func·008): a running goroutine a timer started (created by
+// time.goFunc) with testing's frames and none of the program's. It runs
+// because the test's time is up and it panics to print the dump: the
+// harness's, never the program's work.
+func testAlarm(g model.Goroutine) bool {
+	return strings.HasPrefix(g.State, "running") && g.CreatedBy != nil && g.CreatedBy.Func == "time.goFunc" &&
+		UserFrame(g.Stack) < 0 && slices.ContainsFunc(g.Stack, func(f model.Frame) bool { return strings.HasPrefix(f.Func, "testing.") })
 }
 
 // RuntimeGoroutine reports a goroutine the runtime started for itself

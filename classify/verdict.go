@@ -123,7 +123,9 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 	case holder != nil && holder.Class == ClassSpinning:
 		v, conf = Spinning, basisConfidence(held.Basis.Kind)
 		c.Rule, c.Actors, c.Lock = CauseHolderSpins, []Ref{holder.Ref}, held.ID
-	case holder != nil && holder.Class == ClassBlocked:
+	case holder != nil && (holder.Class == ClassBlocked || holder.Class == ClassIdle && l.kind == ActorGoroutine):
+		// A holder parked for good (select {}, a sleep, a receive nothing
+		// feeds) keeps its waiters blocked: it does not make them idle.
 		v, conf = Blocked, basisConfidence(held.Basis.Kind)
 		c.Rule, c.Actors, c.Lock = CauseHolderBlocked, []Ref{holder.Ref}, held.ID
 		if holder.Kind == ActorGoroutine && g != nil {
@@ -185,14 +187,23 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 			v, conf, c.Leaked = Deadlock, High, true
 			runtimeSays = true
 		}
-	case len(pool) > 0:
+	case len(pool) > 0 && !slices.ContainsFunc(l.byClass[ClassBlocked], stopsWork):
 		v, conf = Idle, High
 		c.Rule, c.Actors = CausePool, pool
+		if l.kind == ActorGoroutine {
+			p.poolProof(l, &c)
+		}
 	case len(l.byClass[ClassBlocked]) > 0:
+		// The worst proven state decides: goroutines blocked behind a
+		// holder, requests in flight, a join beside an idle pool make the
+		// verdict blocked, whatever idle crowd stands around them.
 		b := l.byClass[ClassBlocked]
 		v, conf = Blocked, High
 		c.Rule, c.Actors, c.Kinds = CauseBlocked, refs(b), kindCounts(b)
 		c.Group = p.biggestGroup(ClassBlocked)
+		if l.kind == ActorGoroutine {
+			p.leadGroup(b, &c)
+		}
 	default:
 		idle := l.byClass[ClassIdle]
 		c.Rule, c.Actors, c.Kinds = CauseIdle, refs(idle), kindCounts(idle)
@@ -206,7 +217,95 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 	if l.samples < 2 && !runtimeSays {
 		conf = Low
 	}
+	if v == Blocked && l.kind == ActorGoroutine {
+		c.Beside, c.BesidePool = p.idleBeside(l)
+	}
 	return v, conf, c
+}
+
+// stopsWork reports a blocked goroutine that an idle pool beside it does
+// not excuse: one waiting for a lock, a join (a WaitGroup, a condition:
+// others it waits for), I/O or a request in flight — anything but a plain
+// receive or select of its own.
+func stopsWork(a *Actor) bool {
+	if a.Kind != ActorGoroutine {
+		return false
+	}
+	return a.WaitsFor != "" || InFlight(a.Stack) >= 0 || a.Wait != model.WaitChannel && a.Wait != model.WaitSelect && a.Wait != model.WaitOther
+}
+
+// leadGroup picks the group a blocked verdict on goroutines leads with:
+// the chain that stops work first — the waiters of the lock most wait
+// for, then the requests in flight, then the biggest blocked group — and
+// counts the requests in flight and names their handler.
+func (p *proc) leadGroup(blocked []*Actor, c *Cause) {
+	waiters := map[int]int{} // group → goroutines in it that wait for a lock
+	requests := map[int]int{}
+	for _, a := range blocked {
+		if a.WaitsFor != "" {
+			waiters[a.Group] += a.Count()
+		}
+		if InFlight(a.Stack) >= 0 {
+			requests[a.Group] += a.Count()
+			c.Requests += a.Count()
+		}
+	}
+	pick := func(m map[int]int) int {
+		best := -1
+		for g, n := range m {
+			if best < 0 || n > m[best] || n == m[best] && g < best {
+				best = g
+			}
+		}
+		return best
+	}
+	if g := pick(waiters); g >= 0 {
+		c.Group = g
+		return
+	}
+	if g := pick(requests); g >= 0 {
+		c.Group = g
+		if st := p.groups[g].Stack; InFlight(st) >= 0 {
+			c.Handler = st[InFlight(st)].Func
+		}
+	}
+}
+
+// idleBeside is the biggest group of the program's idle goroutines (with
+// frames of its own: a library's connection loops are not its crowd), for
+// a blocked verdict to say what else waits, and whether they are a pool's
+// workers; nil for none.
+func (p *proc) idleBeside(l *layer) (*Group, bool) {
+	best, pool := -1, false
+	for _, a := range l.byClass[ClassIdle] {
+		if UserFrame(a.Stack) >= 0 && a.Group >= 0 && a.Group < len(p.groups) && (best < 0 || p.groups[a.Group].Count > p.groups[best].Count) {
+			best, pool = a.Group, a.Why.Rule == WhyGoPool || a.Why.Rule == WhyGoIdleWorkers
+		}
+	}
+	if best < 0 || p.groups[best].Count < 2 {
+		return nil, false
+	}
+	g := p.groups[best]
+	return &g, pool
+}
+
+// poolProof says what a pool's verdict rests on: whether the evidence
+// proves nobody is left to feed it (classify's WhyGoPool), and if not why
+// not — an excerpt of a dump, or the program's goroutines outside the
+// pool, which may yet feed it.
+func (p *proc) poolProof(l *layer, c *Cause) {
+	c.Excerpt = p.excerpt()
+	c.NobodyLeft = !c.Excerpt
+	for _, a := range l.actors {
+		if a.Why.Rule == WhyGoPool || a.Why.Rule == WhyGoIdleWorkers || parkedForGood(a) {
+			continue
+		}
+		c.NobodyLeft = false
+		c.OutsideN += a.Count()
+		if len(c.Outside) < 3 {
+			c.Outside = append(c.Outside, a.Ref)
+		}
+	}
 }
 
 func refs(as []*Actor) []Ref {

@@ -21,6 +21,12 @@ type Sample struct {
 	// Goroutines are a Go target's goroutines from a goroutine stack
 	// source (pprof, Delve, a SIGQUIT dump); nil when there was none.
 	Goroutines []Goroutine `json:"goroutines,omitempty"`
+	// Excerpt: the goroutines are not the whole program's, or may not be:
+	// a dump cut short, one with goroutines it could not read or did not
+	// keep, one without goroutine 1 (a paste of some records), a panic's
+	// that printed only the panicking goroutine. What is absent from an
+	// excerpt proves nothing: no "nobody left" rests on it.
+	Excerpt bool `json:"excerpt,omitempty"`
 	// Frozen is how long a stack source kept the target stopped for this
 	// sample (Delve's first interrupt to last detach); 0 for sources that do not stop it.
 	Frozen time.Duration `json:"frozen_ns,omitempty"`

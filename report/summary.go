@@ -62,11 +62,16 @@ func (w *words) summary(c classify.Cause) string {
 		h, l := as[0], w.lock(c.Lock)
 		if goroutines {
 			what := fmt.Sprintf("%s in %s", goKindWords(h.Wait), Where(h.Stack))
-			if c.HolderIO != nil {
+			switch {
+			case c.HolderIO != nil:
 				what = fmt.Sprintf("blocked in %s on %s", Where(h.Stack), w.ioChainText(c.HolderIO))
+			case h.Class == classify.ClassIdle && h.GoState == "select (no cases)":
+				what = "parked for good in select {} in " + Where(h.Stack)
+			case h.Class == classify.ClassIdle:
+				what = fmt.Sprintf("parked (%s) in %s", goKindWords(h.Wait), Where(h.Stack))
 			}
-			return fmt.Sprintf("goroutine %d probably holds %s and is %s; %s for the mutex",
-				h.Ref.Goroutine, l.ID, what, plural(len(l.Waiters), "goroutine waits", "goroutines wait"))
+			return fmt.Sprintf("goroutine %d probably holds %s and is %s; %s for the mutex%s",
+				h.Ref.Goroutine, l.ID, what, plural(len(l.Waiters), "goroutine waits", "goroutines wait"), w.beside(c))
 		}
 		what := kindWords(h.Wait)
 		if call := callText(h.Syscall); call != "" {
@@ -115,9 +120,13 @@ func (w *words) summary(c classify.Cause) string {
 		return fmt.Sprintf("%s blocked sending on channels (%s), and no goroutine is running to receive: the receiver returned or is parked elsewhere (the runtime does not call it a deadlock: something, a listener or a timer, keeps the program alive)",
 			plural(len(as), "goroutine is", "goroutines are"), goList(as))
 	case classify.CausePool:
-		if goroutines {
+		if goroutines && c.NobodyLeft {
 			return fmt.Sprintf("all %s wait in %s and no goroutine is left that could send: whatever feeds the pool stopped — the feeder goroutine is gone",
 				plural(len(as), "worker", "workers"), Where(as[0].Stack)+" ["+as[0].GoState+"]")
+		}
+		if goroutines {
+			return fmt.Sprintf("%s wait in %s for work and no goroutine is sending to them; %s",
+				plural(len(as), "worker", "workers"), Where(as[0].Stack)+" ["+as[0].GoState+"]", w.poolUnproven(c))
 		}
 		return fmt.Sprintf("all %d workers (%s) wait in queue.get() and no thread is left that could feed the queue: whatever feeds the pool stopped — the feeder thread is gone", len(as), namesOf(as))
 	case classify.CauseStranded:
@@ -125,9 +134,17 @@ func (w *words) summary(c classify.Cause) string {
 	case classify.CauseBlocked:
 		if goroutines {
 			if s := w.goroutineBeyond(as); s != "" {
-				return s
+				return s + w.beside(c)
 			}
-			return fmt.Sprintf("%s blocked and none runs; the biggest group: %s", plural(len(as), "goroutine is", "goroutines are"), w.groupTitle(c.Group))
+			if s := w.blockedLead(c, len(as)); s != "" {
+				return fmt.Sprintf("%s blocked and none runs; %s%s", plural(len(as), "goroutine is", "goroutines are"), s, w.beside(c))
+			}
+			if len(as) == 1 && c.Beside != nil {
+				// One goroutine stops work (a join, a wait) beside an idle
+				// crowd: it leads.
+				return fmt.Sprintf("goroutine %d is %s in %s, and none runs%s", as[0].Ref.Goroutine, goKindWords(as[0].Wait), ownFunc(as[0].Stack), w.beside(c))
+			}
+			return fmt.Sprintf("%s blocked and none runs; the biggest group: %s%s", plural(len(as), "goroutine is", "goroutines are"), w.groupTitle(c.Group), w.beside(c))
 		}
 		if w.dumps() {
 			// A dump has no CPU: it cannot say none is used.
@@ -173,6 +190,67 @@ func (w *words) summary(c classify.Cause) string {
 			said, plural(len(as), "goroutine is", "goroutines are"), w.groupTitle(c.Group))
 	}
 	return ""
+}
+
+// blockedLead words the group a blocked verdict on goroutines leads with,
+// when it is not just the biggest: requests in flight, or, among other
+// blocked goroutines (total in all), the waiters of a lock whose holder
+// is not named. "" otherwise.
+func (w *words) blockedLead(c classify.Cause, total int) string {
+	if c.Group < 0 || c.Group >= len(w.d.Groups) {
+		return ""
+	}
+	g := w.d.Groups[c.Group]
+	if c.Handler != "" {
+		if g.Count < c.Requests {
+			return fmt.Sprintf("%s in flight have not returned, %d of them in the handler %s, waiting [%s] in %s",
+				plural(c.Requests, "request", "requests"), g.Count, c.Handler, g.State, Where(g.Stack))
+		}
+		return fmt.Sprintf("%s in flight %s not returned: their handler %s waits [%s] in %s",
+			plural(c.Requests, "request", "requests"), map[bool]string{true: "has", false: "have"}[c.Requests == 1], c.Handler, g.State, Where(g.Stack))
+	}
+	for i := range w.d.Goroutines {
+		a := &w.d.Goroutines[i]
+		if a.Group != c.Group || a.WaitsFor == "" || g.Count >= total {
+			continue
+		}
+		if l := w.lock(a.WaitsFor); l != nil {
+			return fmt.Sprintf("first %s, which wait for %s, whose holder the stacks do not name", groupTitle(g), l.ID)
+		}
+	}
+	return ""
+}
+
+// beside says what else waits around the chain that stops work: the
+// biggest idle group of the program's goroutines; "" for none.
+func (w *words) beside(c classify.Cause) string {
+	if c.Beside == nil {
+		return ""
+	}
+	if c.BesidePool {
+		return fmt.Sprintf("; beside it, %s wait for work, and no goroutine is sending to them", groupTitle(*c.Beside))
+	}
+	return fmt.Sprintf("; beside it, %s wait for work", groupTitle(*c.Beside))
+}
+
+// poolUnproven says why an idle pool's feeder is not said to be gone: the
+// dump is an excerpt, or goroutines of the program outside the pool are
+// alive and may yet send.
+func (w *words) poolUnproven(c classify.Cause) string {
+	if c.Excerpt {
+		return "the dump is an excerpt, so it cannot show whether a goroutine that could send is left"
+	}
+	var parts []string
+	for _, a := range w.actorsOf(c.Outside) {
+		parts = append(parts, fmt.Sprintf("goroutine %d [%s] in %s", a.Ref.Goroutine, a.GoState, Where(a.Stack)))
+	}
+	if more := c.OutsideN - len(parts); more > 0 {
+		parts = append(parts, fmt.Sprintf("%d more", more))
+	}
+	if len(parts) == 0 {
+		return "whether one is left that could, the evidence does not show"
+	}
+	return fmt.Sprintf("whether one is left that could, the evidence does not show: other goroutines of the program are alive (%s)", strings.Join(parts, ", "))
 }
 
 // runningInOneDump words a working verdict from one dump: what is on a CPU
@@ -274,6 +352,9 @@ func (w *words) hint(c classify.Cause) string {
 	case classify.CauseSendersStuck:
 		return "Goroutines wait on channels nobody will serve: find which goroutine was meant to receive (a goroutine profile does not say which channel each waits on; --source delve reads it, stopping the target for an instant). One side must not block: a buffered channel, or a select with a way out."
 	case classify.CausePool:
+		if goroutines && !c.NobodyLeft {
+			return "The workers wait for work nobody sends. Find the goroutine meant to feed them: if it returned or died, close the channel (or cancel a context) on every exit path so the pool ends loudly; if one of those alive should send, look at why it does not."
+		}
 		if goroutines {
 			return "The goroutine that sent work to the pool returned or died without closing the channel: find why it stopped (a recovered panic, an early return on error), and close the channel (or cancel a context) on every exit path so the pool ends loudly."
 		}
@@ -281,6 +362,9 @@ func (w *words) hint(c classify.Cause) string {
 	case classify.CauseStranded:
 		return w.strandedHint(as[0])
 	case classify.CauseBlocked:
+		if goroutines && c.Handler != "" {
+			return "Requests in flight do not return: their handler waits for something that does not come. Find who should answer what " + c.Handler + " waits for, and give the handler a way out (select on r.Context().Done(), a deadline) so a stuck request ends instead of piling up."
+		}
 		if goroutines {
 			return goBlockedHint(c.Kinds)
 		}
@@ -620,6 +704,9 @@ func holderHint(holder *classify.Actor) string {
 }
 
 func goHolderHint(h *classify.Actor) string {
+	if h.GoState == "select (no cases)" {
+		return "One goroutine holds the mutex the others want and has parked for good in select {}: it never unlocks it. Unlock before parking (or take the lock in a function that returns), and keep a goroutine that parks for ever from holding anything."
+	}
 	switch h.Wait {
 	case model.WaitIO, model.WaitSyscall:
 		return "One goroutine holds the mutex the others want and is itself blocked on I/O: never hold a lock across blocking I/O. Find who should drain (or answer) the other end and why it stopped, and put a deadline on the I/O."

@@ -399,6 +399,10 @@ func (w *words) whyText(a *classify.Actor) string {
 		s = fmt.Sprintf("%s, unchanged in %d %ss", goKindWords(y.Kind), y.N, w.sampleWord())
 	case classify.WhyGoPool:
 		s = fmt.Sprintf("parked receiving in %s with %d others at the same place; nothing is left that could send", Where(a.Stack), y.N)
+	case classify.WhyGoIdleWorkers:
+		s = fmt.Sprintf("parked receiving in %s with %d others at the same place, waiting for work; no goroutine is sending to them", Where(a.Stack), y.N)
+	case classify.WhyGoExcerpt:
+		s = fmt.Sprintf("%s; the dump is an excerpt: it does not show the goroutines that could %s", goKindWords(y.Kind), missingWords(y.Kind))
 	}
 	if a.Kind == classify.ActorThread && !a.CPU.Known && y.Kind == model.WaitPython && y.Rule != classify.WhyDumpOffCPU {
 		s += " (the dump does not say whether it runs there or waits in a call its line makes)"

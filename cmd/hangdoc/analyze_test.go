@@ -113,8 +113,8 @@ func TestAnalyzeGoDumps(t *testing.T) {
 		{victim: "gomutexpipe", one: true, verdict: "blocked", holder: 9},
 		{victim: "gomutexpipe", verdict: "blocked", holder: 9},
 		{victim: "gospinholder", verdict: "spinning", holder: 22},
-		{victim: "gochancycle", verdict: "blocked"}, // a profile does not say which channels each refers to: no cycle proved
-		{victim: "godeadfeeder", verdict: "idle"},
+		{victim: "gochancycle", verdict: "blocked"},  // a profile does not say which channels each refers to: no cycle proved
+		{victim: "godeadfeeder", verdict: "blocked"}, // main in wg.Wait for the workers: not an idle pool
 		{victim: "goworking", verdict: "working"},
 	} {
 		t.Run(fmt.Sprintf("%s/one=%v", tc.victim, tc.one), func(t *testing.T) {

@@ -160,7 +160,9 @@ func TestGoVictims(t *testing.T) {
 			{victim: "gomutexpipe", verdict: "blocked", code: ExitBlocked, holder: "holder"},
 			{victim: "gospinholder", verdict: "spinning", code: ExitSpinning, holder: "holder", class: map[string]string{"holder": "spinning"}},
 			{victim: "gochancycle", verdict: "deadlock", code: ExitDeadlock, class: map[string]string{"ping": "blocked", "pong": "blocked"}},
-			{victim: "godeadfeeder", verdict: "idle", code: ExitIdle},
+			// main is alive in wg.Wait for the workers: somebody is left,
+			// and it waits for them — blocked, not an idle pool.
+			{victim: "godeadfeeder", verdict: "blocked", code: ExitBlocked},
 			{victim: "goworking", verdict: "working", code: ExitWorking},
 		} {
 			t.Run(source+"/"+tc.victim, func(t *testing.T) {
@@ -302,8 +304,8 @@ func TestGoPprofFlag(t *testing.T) {
 	out, _, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "200ms", "--pprof", "http://"+v.Info["addr"]+"/")
 	wantUnharmed(t, v.PID)
 	c := godecode(t, out)
-	if c.Sampling.StackSource != "pprof" || c.Verdict != "idle" || code != ExitIdle {
-		t.Errorf("--pprof: stack_source %q, verdict %s (exit %d), want pprof and idle; notes %v", c.Sampling.StackSource, c.Verdict, code, c.Sampling.Notes)
+	if c.Sampling.StackSource != "pprof" || c.Verdict != "blocked" || code != ExitBlocked {
+		t.Errorf("--pprof: stack_source %q, verdict %s (exit %d), want pprof and blocked; notes %v", c.Sampling.StackSource, c.Verdict, code, c.Sampling.Notes)
 	}
 
 	w := testvictim.Start(t, testvictim.BuildGo(t, "godeadfeeder"))

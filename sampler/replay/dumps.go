@@ -270,6 +270,9 @@ func (r *dumpReader) golang(path string, in io.Reader, saved time.Time) error {
 	// hands them out; a dump past maxSamples is counted, not kept.
 	index := map[int]int{} // the parser's dump → sample, -1 for one not kept
 	skipped := 0
+	// What makes a sample an excerpt: goroutine 1 never seen, goroutines
+	// read but not kept, how many were read.
+	withMain, cut, read := map[int]bool{}, map[int]bool{}, map[int]int{}
 	dumps, err := goroutines.ParseView(in, func(dump int, g *goroutines.Goroutine) {
 		if g.ID == 0 {
 			// g0, an M's scheduler stack (SIGQUIT and crash dumps): not a
@@ -291,8 +294,11 @@ func (r *dumpReader) golang(path string, in io.Reader, saved time.Time) error {
 		if i < 0 {
 			return
 		}
+		withMain[i] = withMain[i] || g.ID == 1
+		read[i]++
 		if r.kept >= maxGoroutines || !r.stacks.add(&r.rec.Samples[i], i, g, r.stacks.distinct < maxReadings) {
 			r.dropped++
+			cut[i] = true
 			return
 		}
 		r.kept++
@@ -311,6 +317,10 @@ func (r *dumpReader) golang(path string, in io.Reader, saved time.Time) error {
 		r.goNotes(path, d, len(dumps) > 1, n)
 		if i, ok := index[n]; ok && i >= 0 {
 			r.rec.Samples[i].StackSource, r.rec.Samples[i].Message = d.Producer, d.Message
+			r.rec.Samples[i].Excerpt = excerpt(d, withMain[i], cut[i] || timedOut && n == len(dumps)-1, read[i])
+			if !withMain[i] && !d.Truncated {
+				r.note("%s: %s has no goroutine 1, which every whole dump of a running program has: an excerpt, so what it does not show proves nothing", name(path), dumpName(len(dumps) > 1, n))
+			}
 			r.rec.StackSource = d.Producer
 		}
 	}
@@ -333,6 +343,17 @@ func (r *dumpReader) golang(path string, in io.Reader, saved time.Time) error {
 		return fmt.Errorf("%s: only pprof goroutine?debug=1 profiles, which count stacks without ids or states: fetch /debug/pprof/goroutine?debug=2 instead", name(path))
 	}
 	return fmt.Errorf("%s: no goroutine in the dumps", name(path))
+}
+
+// excerpt reports a dump that may not hold every goroutine of its
+// program: cut short, with goroutines unread (headers in an unknown form,
+// lines too long) or not kept, without goroutine 1 (every whole dump of a
+// live program has it: a paste of some records does not), or a panic's
+// with one goroutine (GOTRACEBACK=single, the default, prints only the
+// panicking one).
+func excerpt(d goroutines.Dump, withMain, cut bool, read int) bool {
+	return d.Truncated || d.BadHeaders > 0 || d.LongLines > 0 || cut || !withMain ||
+		d.Producer == goroutines.ProducerPanic && read == 1
 }
 
 // whatAnalyzeReads ends the error for an input that holds no dump.

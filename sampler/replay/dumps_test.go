@@ -152,3 +152,31 @@ func goroutineCount(s model.Sample) int {
 	}
 	return n
 }
+
+// TestExcerpt: a dump that may not hold every goroutine of its program is
+// marked an excerpt, so that no "nobody left" rests on what it does not
+// show; a whole one is not.
+func TestExcerpt(t *testing.T) {
+	worker := "goroutine 7 [chan receive]:\nmain.worker(0xc000010000)\n\t/src/main.go:20 +0x2\ncreated by main.main in goroutine 1\n\t/src/main.go:12 +0x3\n"
+	for _, tc := range []struct {
+		name    string
+		dump    string
+		excerpt bool
+	}{
+		{"whole runtime.Stack", goDump(5, false), false},
+		{"whole SIGQUIT", "SIGQUIT: quit\nPC=0x1 m=0 sigcode=0\n\n" + goDump(3, false), false},
+		{"cut mid-record", goDump(5, false) + "goroutine 9 [chan receive]:\nmain.wor", true},
+		{"a paste without goroutine 1", worker + "\n" + strings.Replace(worker, "goroutine 7", "goroutine 8", 1), true},
+		{"a panic's one goroutine", "panic: boom\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:10 +0x1\nexit status 2\n", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec, err := Dumps([]string{"-"}, strings.NewReader(tc.dump), "test")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.Samples) != 1 || rec.Samples[0].Excerpt != tc.excerpt {
+				t.Errorf("%d samples, excerpt %v; want 1, excerpt %v", len(rec.Samples), len(rec.Samples) > 0 && rec.Samples[0].Excerpt, tc.excerpt)
+			}
+		})
+	}
+}
