@@ -24,6 +24,9 @@ func (w *words) waits() []Wait {
 			x.To = &r
 		}
 		x.Basis = wt.Basis.String()
+		if x.Chain == "" && wt.Basis == classify.EdgeCandidate {
+			x.Chain = w.candidateChain(wt)
+		}
 		if len(wt.Candidates) > 0 {
 			x.Candidates, x.CandidateCount = refs(wt.Candidates), wt.CandidateCount
 			x.Wakers = x.Candidates
@@ -61,6 +64,21 @@ func (w *words) candidatesText(wt *classify.Wait) string {
 		return s + "; each of them waits itself"
 	}
 	return s
+}
+
+// candidateChain is where a blocked thread's wait that names no one
+// leads: to the threads that could end it, none of them proven to —
+// "tid 12 futex(…) → could be woken by tid 13 (peer), which waits itself".
+func (w *words) candidateChain(wt *classify.Wait) string {
+	t := w.actor(wt.From)
+	if t == nil || t.Kind != classify.ActorThread || t.Class != classify.ClassBlocked {
+		return ""
+	}
+	s := fmt.Sprintf("tid %d", wt.From.TID)
+	if c := callText(t.Syscall); c != "" {
+		s += " " + c
+	}
+	return s + " → " + w.candidatesText(wt)
 }
 
 func ref(r classify.Ref) Ref { return Ref{PID: r.PID, TID: r.TID, Goroutine: r.Goroutine} }
