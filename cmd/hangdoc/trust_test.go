@@ -342,6 +342,8 @@ func TestIdleOnlyForWaitsForWork(t *testing.T) {
 			"blocked", []string{"Event.wait()", "no live thread is left that could call set()"}, "Set the event in a finally"},
 		{"Python Thread.join() of a thread waiting for its joiner", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "join") }, "",
 			"blocked", []string{"waits for another thread to exit (join)", "Event.wait()", "(waiter)"}, "signal before joining"},
+		{"Python join of a thread waiting on an Event nobody sets", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "eventjoin") }, "",
+			"blocked", []string{"a lost wake-up, not a proven deadlock", "(waiter) waiting in Event.wait()", "(joiner) waiting for another thread to exit (join)"}, "who should have set it"},
 		{"Python executor waiting for a future it cannot run", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "future") }, "",
 			"blocked", []string{"future's result", "a lost wake-up, not a proven deadlock"}, "never wait for a future from inside the executor"},
 		{"Python multiprocessing.Pool result whose worker hangs", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "pool") }, "",
