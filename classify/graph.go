@@ -341,7 +341,7 @@ func (g *graph) deadlocked() map[Ref]bool {
 			counts[r.PID] = c
 		}
 		c.all += d
-		c.at[placeOf(t)] += d
+		c.at[g.procs[r.PID].settledAt[r.TID]] += d
 	}
 	for n := range in {
 		add(n, 1)
@@ -351,7 +351,7 @@ func (g *graph) deadlocked() map[Ref]bool {
 		for n := range in {
 			var stuck bool
 			if w := g.cand[n]; w != nil {
-				stuck = g.nobody[n] || counts[n.PID].candidates(g.liveThread(n)) == w.CandidateCount
+				stuck = g.liveThread(n) != nil && counts[n.PID].candidates(g.procs[n.PID].settledAt[n.TID]) == w.CandidateCount
 			} else {
 				out := g.edges[n]
 				stuck = !slices.ContainsFunc(out, func(o Ref) bool { return !in[o] })
@@ -376,13 +376,13 @@ type placeCount struct {
 	at  map[place]int
 }
 
-// candidates is how many of the set could end t's wait (t in the set):
-// all but those at its place, or but itself.
-func (c *placeCount) candidates(t *Actor) int {
-	if c == nil || t == nil {
+// candidates is how many of the set could end the wait of a thread in
+// it at place k: all but those at k, or but itself at none.
+func (c *placeCount) candidates(k place) int {
+	if c == nil {
 		return -1
 	}
-	if k := placeOf(t); k != (place{}) {
+	if k != (place{}) {
 		return c.all - c.at[k]
 	}
 	return c.all - 1

@@ -69,6 +69,9 @@ type proc struct {
 	// that alone could serve it; chanWhy says which channels.
 	chanEdges map[int64][]int64
 	chanWhy   map[int64]*ChanWait
+	// settledAt is each live thread's place when settle counted the
+	// candidates, so the graph counts them the same way.
+	settledAt map[int]place
 	// verdict is a peer's own, from its threads.
 	verdict Verdict
 	// runtimeDeadlock: the Go runtime itself said no goroutine can ever
@@ -279,6 +282,7 @@ type places struct {
 
 func (p *proc) places() *places {
 	pl := &places{at: map[place]int{}, freeAt: map[place]int{}, listed: map[place][]Ref{}, liveByTID: map[int]bool{}}
+	p.settledAt = map[int]place{}
 	for i := range p.threads {
 		o := &p.threads[i]
 		if o.Class == ClassExited || !p.live[o.Ref.TID] {
@@ -287,6 +291,7 @@ func (p *proc) places() *places {
 		pl.live = append(pl.live, o)
 		pl.liveByTID[o.Ref.TID] = true
 		k := placeOf(o)
+		p.settledAt[o.Ref.TID] = k
 		pl.all++
 		pl.at[k]++
 		if o.Class != ClassBlocked {
