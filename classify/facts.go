@@ -244,6 +244,7 @@ const (
 	CauseThreadsWork                      // goroutines parked in every dump, but the threads work
 	CauseNoLive                           // no live actor
 	CauseRuntimeDeadlock                  // the Go runtime said "all goroutines are asleep - deadlock!"
+	CauseLostWakeup                       // threads wait on each other with no proof of who would end the waits: each waits on a condition, a future, a join whose every candidate waits itself (Actors: all of them, Kinds)
 )
 
 // IOChain is what the kernel says of the pipe a goroutine in IO wait is

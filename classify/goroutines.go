@@ -172,35 +172,57 @@ func (s *goScene) socketWaits() {
 
 // settle is the goroutines' part of the thread adapter's settle: a wait
 // that names nobody (a WaitGroup, a Cond, a pool's free connection, a
-// semaphore) is an "or" over the program's other goroutines that could end
-// it — not the runtime's, not a library's own machinery (a goroutine with
-// none of the program's frames), not one waiting in the same place. None
-// left: nobody can end it.
+// semaphore) is no edge: its candidates are the program's other
+// goroutines that could end it — not the runtime's, not a library's own
+// machinery (a goroutine with none of the program's frames), not one
+// waiting at the same place (the same wait on the same stack). None left:
+// nobody can end it. Candidates are counted once per place, and the
+// program test is made once per stack, so settle is linear in goroutines.
 func (s *goScene) settle() {
 	gs := s.p.goroutines
+	type goPlace struct {
+		wait  model.WaitKind
+		stack int32
+	}
+	program := map[int32]bool{} // by stack: it has a frame of the program's own
+	all := 0
+	at := map[goPlace]int{}
+	for i := range gs {
+		o := &gs[i]
+		if o.Aside != AsideNone {
+			continue
+		}
+		si := s.hists[i].lastWaitingStack()
+		own, ok := program[si]
+		if !ok {
+			own = UserFrame(o.Stack) >= 0
+			program[si] = own
+		}
+		if own {
+			all += o.Count()
+			at[goPlace{o.Wait, si}] += o.Count()
+		}
+	}
 	for i := range gs {
 		g := &gs[i]
 		if g.Class != ClassBlocked || g.Wait.Role() != model.RoleWokenBy {
 			continue
 		}
-		key := goStackKey(g.Stack)
-		var wakers []int64
-		for j := range gs {
-			o := &gs[j]
-			if o.Ref == g.Ref || o.Aside != AsideNone || UserFrame(o.Stack) < 0 || o.Wait == g.Wait && goStackKey(o.Stack) == key {
-				continue
-			}
-			wakers = append(wakers, o.Ref.Goroutine)
-		}
-		if len(wakers) == 0 {
+		// Its own place holds itself when it counts at all.
+		if all-at[goPlace{g.Wait, s.hists[i].lastWaitingStack()}] == 0 {
 			g.Why = Why{Rule: WhyNobodyLeft, Kind: g.Wait}
-			continue
 		}
-		if s.p.goWakers == nil {
-			s.p.goWakers = map[int64][]int64{}
-		}
-		s.p.goWakers[g.Ref.Goroutine] = wakers
 	}
+}
+
+// lastWaitingStack is the stack index of the reading lastWaiting returns.
+func (h *goHistory) lastWaitingStack() int32 {
+	for i := len(h.readings) - 1; i >= 0; i-- {
+		if goWait(h.readings[i]) != model.WaitNone {
+			return h.stack[i]
+		}
+	}
+	return h.stack[len(h.stack)-1]
 }
 
 // goFold is what goHistories learned of the stacks: each distinct stack

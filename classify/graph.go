@@ -15,7 +15,7 @@ const maxChain = 4
 // graph is the one wait-for graph over actors (threads and goroutines) and
 // processes. An actor points at what it waits for — a lock's holder, a
 // joined thread, the process at the other end of a pipe or socket, a
-// waited-for child, the goroutines that could complete its channel
+// waited-for child, the goroutines that alone could complete its channel
 // operation — and a process in which no thread works points at its
 // blocked threads, since only they could do what the others wait for.
 //
@@ -37,12 +37,17 @@ type graph struct {
 	// nobody are the actors whose wait no live actor is left to end: an
 	// "or" over nothing, stuck for good.
 	nobody map[Ref]bool
+	// cand are the blocked threads whose wait names no one (a condition,
+	// a semaphore, a future): no edge, but an "or" over its candidates
+	// for whether it is stuck — stuck while every candidate is. Cycles
+	// never run through them.
+	cand map[Ref]*Wait
 	// first and last are the times of the target's first and last samples.
 	first, last time.Time
 }
 
 func newGraph(target *proc, rec *model.Recording, opts Options) *graph {
-	g := &graph{target: target.pid, rec: rec, procs: map[int]*proc{}, edges: map[Ref][]Ref{}, free: map[Ref]bool{}, and: map[Ref]bool{}, nobody: map[Ref]bool{},
+	g := &graph{target: target.pid, rec: rec, procs: map[int]*proc{}, edges: map[Ref][]Ref{}, free: map[Ref]bool{}, and: map[Ref]bool{}, nobody: map[Ref]bool{}, cand: map[Ref]*Wait{},
 		first: target.samples[0].Time, last: target.samples[len(target.samples)-1].Time}
 	g.procs[target.pid] = target
 	g.order = append(g.order, target.pid)
@@ -97,6 +102,9 @@ func (g *graph) addProcess(p *proc) {
 			}
 			g.edges[wt.From] = append(g.edges[wt.From], to)
 		}
+		if t := p.byTID[wt.From.TID]; wt.Basis == EdgeCandidate && t != nil && t.Class == ClassBlocked {
+			g.cand[wt.From] = wt
+		}
 		// A process none of whose threads works can only be moved by
 		// its blocked threads (idle ones wake for reasons of their own
 		// and are left out, which errs towards no cycle).
@@ -116,9 +124,6 @@ func (g *graph) addProcess(p *proc) {
 			g.edges[gr.Ref] = append(g.edges[gr.Ref], lockEdges(l, gr.Ref, g.and)...)
 		}
 		for _, o := range p.chanEdges[gr.Ref.Goroutine] {
-			g.edges[gr.Ref] = append(g.edges[gr.Ref], Ref{PID: p.pid, Goroutine: o})
-		}
-		for _, o := range p.goWakers[gr.Ref.Goroutine] {
 			g.edges[gr.Ref] = append(g.edges[gr.Ref], Ref{PID: p.pid, Goroutine: o})
 		}
 		if gr.Why.Rule == WhyNobodyLeft {
@@ -162,23 +167,39 @@ func lockEdges(l *Lock, w Ref, and map[Ref]bool) []Ref {
 	return writers
 }
 
-// resolve finds what a wait points at across processes, sets its To and
-// Ends, and returns every node it waits for.
+// resolve finds what a wait points at across processes, sets its To,
+// Ends and Basis, and returns every node it waits for. Only proven and
+// inferred edges are returned: a wait that names no one (a condition, a
+// semaphore, a future) points at nobody, whatever its candidates, so no
+// cycle or deadlock is ever claimed through a thread that merely could
+// end a wait.
 func (g *graph) resolve(w *Wait) []Ref {
 	res := g.rec.Resources[w.Resource]
 	var pids []int
 	switch w.Kind.Role() {
 	case model.RoleHeldBy, model.RoleJoining, model.RoleTracedBy:
 		if w.To != nil {
+			w.Basis, w.Candidates, w.CandidateCount = g.heldBasis(w), nil, 0
 			return []Ref{*w.To}
 		}
-		return w.Wakers
+		if w.CandidateCount == 1 && !w.Nobody {
+			// A lock is held by someone, a joined thread exists: the only
+			// live thread left that could be it is.
+			w.Basis = EdgeInferred
+			return slices.Clone(w.Candidates)
+		}
+		return w.candidateEdge()
 	case model.RoleWokenBy:
-		return w.Wakers
+		return w.candidateEdge()
 	case model.RolePolled:
-		return g.polled(w)
+		refs := g.polled(w)
+		if len(w.Ends) > 0 {
+			w.Basis = EdgeProven
+		}
+		return refs
 	case model.RoleChild:
 		if w.To != nil {
+			w.Basis = EdgeProven
 			return []Ref{*w.To}
 		}
 		for _, p := range g.rec.Family {
@@ -207,7 +228,29 @@ func (g *graph) resolve(w *Wait) []Ref {
 	}
 	w.Ends = pids
 	w.To = &refs[0]
+	w.Basis = EdgeProven
 	return refs
+}
+
+// candidateEdge is a wait that names no one: no edge, its candidates
+// listed as such.
+func (w *Wait) candidateEdge() []Ref {
+	if w.CandidateCount > 0 {
+		w.Basis = EdgeCandidate
+	}
+	return nil
+}
+
+// heldBasis is how sure a wait's named other end is: a lock's holder as
+// sure as the lock says (by expression or site: inferred), anything else
+// the kernel or the lock recorded.
+func (g *graph) heldBasis(w *Wait) EdgeBasis {
+	if p := g.procs[w.From.PID]; p != nil && w.Lock != "" {
+		if l := p.lockByID(w.Lock); l != nil && (l.Basis.Kind == BasisProbable || l.Basis.Kind == BasisInferred) {
+			return EdgeInferred
+		}
+	}
+	return EdgeProven
 }
 
 // polled resolves a poll or select on pipes and sockets like a read or
@@ -266,8 +309,11 @@ func (g *graph) polled(w *Wait) []Ref {
 // deadlocked is the set of nodes that can never move: each waits for at
 // least one node, and every node it waits for is in the set (for a node
 // that waits for all it points at, one of them is); or its wait is an "or"
-// over nothing (nobody). It is found from all the nodes that wait, by
-// dropping any that waits for one that can move, until none does.
+// over nothing (nobody); or it waits on something no one is named for and
+// every candidate that could end it is in the set. It is found from all
+// the nodes that wait, by dropping any that waits for one that can move,
+// until none does. Candidates are counted by place, per process, as
+// settle counts them.
 func (g *graph) deadlocked() map[Ref]bool {
 	in := map[Ref]bool{}
 	for n, out := range g.edges {
@@ -278,21 +324,107 @@ func (g *graph) deadlocked() map[Ref]bool {
 	for n := range g.nobody {
 		in[n] = true
 	}
+	for n := range g.cand {
+		in[n] = true
+	}
+	// How many of each process's live threads are in the set, in all and
+	// by place.
+	counts := map[int]*placeCount{}
+	add := func(r Ref, d int) {
+		t := g.liveThread(r)
+		if t == nil {
+			return
+		}
+		c := counts[r.PID]
+		if c == nil {
+			c = &placeCount{at: map[place]int{}}
+			counts[r.PID] = c
+		}
+		c.all += d
+		c.at[g.procs[r.PID].settledAt[r.TID]] += d
+	}
+	for n := range in {
+		add(n, 1)
+	}
 	for changed := true; changed; {
 		changed = false
 		for n := range in {
-			out := g.edges[n]
-			stuck := !slices.ContainsFunc(out, func(o Ref) bool { return !in[o] })
-			if g.and[n] {
-				stuck = slices.ContainsFunc(out, func(o Ref) bool { return in[o] })
+			var stuck bool
+			if w := g.cand[n]; w != nil {
+				stuck = g.liveThread(n) != nil && counts[n.PID].candidates(g.procs[n.PID].settledAt[n.TID]) == w.CandidateCount
+			} else {
+				out := g.edges[n]
+				stuck = !slices.ContainsFunc(out, func(o Ref) bool { return !in[o] })
+				if g.and[n] {
+					stuck = slices.ContainsFunc(out, func(o Ref) bool { return in[o] })
+				}
 			}
 			if !stuck {
 				delete(in, n)
+				add(n, -1)
 				changed = true
 			}
 		}
 	}
 	return in
+}
+
+// placeCount is how many live threads of a process are in a set, in all
+// and by place.
+type placeCount struct {
+	all int
+	at  map[place]int
+}
+
+// candidates is how many of the set could end the wait of a thread in
+// it at place k: all but those at k, or but itself at none.
+func (c *placeCount) candidates(k place) int {
+	if c == nil {
+		return -1
+	}
+	if k != (place{}) {
+		return c.all - c.at[k]
+	}
+	return c.all - 1
+}
+
+// liveThread is the thread a node is when it is a live thread of a
+// sampled process, else nil.
+func (g *graph) liveThread(r Ref) *Actor {
+	p := g.procs[r.PID]
+	if p == nil || r.Goroutine != 0 || r.TID == 0 || p.byTID == nil {
+		return nil
+	}
+	if t := p.byTID[r.TID]; t != nil && t.Class != ClassExited && p.live[r.TID] {
+		return t
+	}
+	return nil
+}
+
+// lostWakeup is the process's threads that can never move although no
+// cycle of proven edges holds them: some wait on something no one is
+// named for (a condition, a semaphore, an event, a future, a join they
+// cannot name) whose every candidate waits itself, and the others wait
+// for them. Nothing is left to move them and none of them is bound to: a
+// lost wake-up (the signal came before the wait, or the one meant to send
+// it waits too), blocked but not proved a deadlock. Nil when none of them
+// waits on a candidate.
+func (g *graph) lostWakeup(p *proc) []Ref {
+	stuck := g.deadlocked()
+	var out []Ref
+	woken := false
+	for i := range p.threads {
+		r := p.threads[i].Ref
+		if !stuck[r] || p.threads[i].Class != ClassBlocked {
+			continue
+		}
+		out = append(out, r)
+		woken = woken || g.cand[r] != nil
+	}
+	if !woken {
+		return nil
+	}
+	return out
 }
 
 // cycles finds the wait-for cycles among the deadlocked nodes and returns

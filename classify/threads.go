@@ -68,10 +68,10 @@ type proc struct {
 	// chanEdges tie a goroutine blocked on a channel to the goroutines
 	// that alone could serve it; chanWhy says which channels.
 	chanEdges map[int64][]int64
-	// goWakers are, for a goroutine in a wait that names nobody, the
-	// program's goroutines that could end it.
-	goWakers map[int64][]int64
-	chanWhy  map[int64]*ChanWait
+	chanWhy   map[int64]*ChanWait
+	// settledAt is each live thread's place when settle counted the
+	// candidates, so the graph counts them the same way.
+	settledAt map[int]place
 	// verdict is a peer's own, from its threads.
 	verdict Verdict
 	// runtimeDeadlock: the Go runtime itself said no goroutine can ever
@@ -177,18 +177,20 @@ func (p *proc) stopped() *StopFact {
 
 // settle decides the waits that name nobody at their other end: a futex
 // with no recorded owner (a condition, a semaphore), a Python queue's
-// join, an event, a future, a join of a thread it cannot name. Such a
-// wait is not idle in itself — a lone thread on a futex waits for what
-// nothing is left to do — but an "or" over the other live threads that
-// could end it (its Wakers). Nobody left: it waits for good. One of them
-// moves, or waits for work: the wait is parked behind it, idle as that
-// one is. All of them blocked: it stays blocked, and the graph decides
-// whether they are all stuck together. A lock with no recorded holder
-// keeps its waiters blocked (the holder may be any of the others), and
-// one whose recorded owner is no live thread can never be released.
+// join, an event, a future, a join of a thread it cannot name, a lock
+// with no recorded holder. Such a wait is no edge: nobody is proven to end
+// it. Its candidates are the other live threads that could (every one but
+// those waiting at its own place), counted, a few listed. None left: it
+// waits for good. One of them moves, or waits for work: the wait is
+// parked behind it, idle as that one is. All of them blocked: it stays
+// blocked, and the graph says whether that is a lost wake-up. A lock with
+// no recorded holder keeps its waiters blocked (the holder may be any of
+// the others), and one whose recorded owner is no live thread can never be
+// released. Candidates are counted by place, so settle is linear in
+// threads.
 func (p *proc) settle() {
-	dep := map[int]*Wait{}
-	var order []int
+	pl := p.places()
+	var deps []*Wait
 	for i := range p.waits {
 		w := &p.waits[i]
 		t := p.byTID[w.From.TID]
@@ -206,13 +208,13 @@ func (p *proc) settle() {
 		}
 		switch {
 		case w.Kind == model.WaitThreadExit && w.Joined > 0:
-			w.Wakers = []Ref{{PID: p.pid, TID: w.Joined}}
+			// A named thread: its edge is proven (wait set To).
 		case w.Kind.Role() == model.RoleWokenBy || w.Kind == model.WaitThreadExit || lockWait && w.To == nil:
-			w.Wakers = p.others(t)
+			w.CandidateCount, w.Candidates = pl.candidates(t)
 			if l := p.lockOf[t.Ref.TID]; l != nil && l.Basis.Rule == BasisOwnerGone {
-				w.Wakers = nil
+				w.CandidateCount, w.Candidates = 0, nil
 			}
-			if len(w.Wakers) == 0 {
+			if w.CandidateCount == 0 {
 				w.Nobody = true
 				t.Why = Why{Rule: WhyNobodyLeft, Kind: w.Kind}
 				continue
@@ -221,44 +223,150 @@ func (p *proc) settle() {
 			continue
 		}
 		if !lockWait {
-			dep[t.Ref.TID] = w
-			order = append(order, t.Ref.TID)
+			deps = append(deps, w)
 		}
 	}
+	// Each pass frees the waits behind a thread that moves; a wait freed
+	// frees those behind it in the next. Threads only ever leave blocked,
+	// so this ends.
 	for changed := true; changed; {
 		changed = false
-		for _, tid := range order {
-			t, w := p.byTID[tid], dep[tid]
+		for _, w := range deps {
+			t := p.byTID[w.From.TID]
 			if t.Class != ClassBlocked {
 				continue
 			}
-			for _, r := range w.Wakers {
-				if o := p.byTID[r.TID]; o != nil && o.Class != ClassBlocked {
-					t.Class, t.Why = ClassIdle, Why{Rule: WhyBehind, Kind: w.Kind, Other: &o.Ref, N: len(w.Wakers)}
-					changed = true
-					break
+			var o *Actor
+			n := w.CandidateCount
+			if w.Joined > 0 {
+				if j := p.byTID[w.Joined]; j != nil && j.Class != ClassBlocked {
+					o = j
 				}
+				n = 1
+			} else {
+				o = pl.firstFree(t)
+			}
+			if o != nil {
+				t.Class, t.Why = ClassIdle, Why{Rule: WhyBehind, Kind: w.Kind, Other: &o.Ref, N: n}
+				pl.freed(t)
+				changed = true
 			}
 		}
 	}
 }
 
-// others are the live threads of the process that could end t's wait:
-// every other one, but those that wait on the same thing (a condition's
-// other waiters cannot signal it while they wait).
-func (p *proc) others(t *Actor) []Ref {
-	var out []Ref
+// place is where a thread waits, as far as telling a wait's candidates
+// goes: the resource (a futex word), else the lock. Threads waiting at one
+// place cannot end each other's wait (a condition's other waiters cannot
+// signal it while they wait). The zero place is none.
+type place struct{ resource, lock string }
+
+func placeOf(t *Actor) place {
+	if t.Resource != "" {
+		return place{resource: t.Resource}
+	}
+	return place{lock: t.WaitsFor}
+}
+
+// places counts a process's live threads by place, all and free (not
+// blocked), so that a wait's candidates — every live thread but those at
+// its own place — are counted from the counts, not walked per waiter.
+type places struct {
+	live       []*Actor // in TID order
+	all, free  int
+	at, freeAt map[place]int
+	listed     map[place][]Ref // the first candidates of a wait at a place
+	freeList   []*Actor        // in TID order
+	liveByTID  map[int]bool
+}
+
+func (p *proc) places() *places {
+	pl := &places{at: map[place]int{}, freeAt: map[place]int{}, listed: map[place][]Ref{}, liveByTID: map[int]bool{}}
+	p.settledAt = map[int]place{}
 	for i := range p.threads {
 		o := &p.threads[i]
-		if o.Ref == t.Ref || o.Class == ClassExited || !p.live[o.Ref.TID] {
+		if o.Class == ClassExited || !p.live[o.Ref.TID] {
 			continue
 		}
-		if t.Resource != "" && o.Resource == t.Resource || t.WaitsFor != "" && o.WaitsFor == t.WaitsFor {
-			continue
+		pl.live = append(pl.live, o)
+		pl.liveByTID[o.Ref.TID] = true
+		k := placeOf(o)
+		p.settledAt[o.Ref.TID] = k
+		pl.all++
+		pl.at[k]++
+		if o.Class != ClassBlocked {
+			pl.free++
+			pl.freeAt[k]++
+			pl.freeList = append(pl.freeList, o)
 		}
-		out = append(out, o.Ref)
 	}
-	return out
+	return pl
+}
+
+// excludes reports a thread that cannot end t's wait: t itself, or one
+// at its place.
+func excludes(t, o *Actor, k place) bool {
+	return o == t || k != (place{}) && placeOf(o) == k
+}
+
+// candidates counts the threads that could end t's wait and lists the
+// first few. The listing is kept per place: walking the live threads
+// skips only those at the place, so all walks together cost the threads
+// once, plus a few per place.
+func (pl *places) candidates(t *Actor) (int, []Ref) {
+	k := placeOf(t)
+	n := pl.all
+	if k != (place{}) {
+		n -= pl.at[k] // t among them, when it is live
+	} else if pl.liveByTID[t.Ref.TID] {
+		n--
+	}
+	if listed, ok := pl.listed[k]; ok && k != (place{}) {
+		return n, listed
+	}
+	var out []Ref
+	for _, o := range pl.live {
+		if len(out) == maxCandidates {
+			break
+		}
+		if !excludes(t, o, k) {
+			out = append(out, o.Ref)
+		}
+	}
+	if k != (place{}) {
+		pl.listed[k] = out
+	}
+	return n, out
+}
+
+// firstFree is the first thread, by TID, that could end t's wait and is
+// not blocked; nil when there is none.
+func (pl *places) firstFree(t *Actor) *Actor {
+	k := placeOf(t)
+	n := pl.free
+	if k != (place{}) {
+		n -= pl.freeAt[k]
+	}
+	if n <= 0 {
+		return nil
+	}
+	for _, o := range pl.freeList {
+		if !excludes(t, o, k) {
+			return o
+		}
+	}
+	return nil
+}
+
+// freed counts t, blocked until now, as free.
+func (pl *places) freed(t *Actor) {
+	if !pl.liveByTID[t.Ref.TID] {
+		return
+	}
+	pl.free++
+	pl.freeAt[placeOf(t)]++
+	i, _ := slices.BinarySearchFunc(pl.freeList, t, func(a, b *Actor) int { return a.Ref.TID - b.Ref.TID })
+	pl.freeList = slices.Insert(pl.freeList, i, t)
 }
 
 // histories groups every thread's readings, in TID order. Readings of a

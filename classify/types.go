@@ -269,14 +269,38 @@ type Wait struct {
 	// Polled are the descriptors a poll or select waits on (WaitPollFDs),
 	// each with the processes at its other end.
 	Polled []Polled
-	// Wakers are, for a wait with nobody named at its other end (a
-	// condition, a semaphore, a lock with no recorded holder, a join of a
-	// thread it does not name), the other live actors of its process that
-	// could end it: the wait is an "or" over them. Nobody: there are none
+	// Basis is what the wait's edge in the wait-for graph rests on. Only
+	// proven and inferred edges are edges: cycles and deadlocks run over
+	// them, never over candidates.
+	Basis EdgeBasis
+	// Candidates are, for a wait that names no one at its other end (a
+	// condition, a semaphore, an event, a future, a lock with no recorded
+	// holder, a join of a thread it does not name), a few of the other
+	// live actors of its process that could end it, lowest first;
+	// CandidateCount is how many there are in all. Nobody: there are none
 	// — no live actor is left that could end it.
-	Wakers []Ref
-	Nobody bool
+	Candidates     []Ref
+	CandidateCount int
+	Nobody         bool
 }
+
+// EdgeBasis says what a wait's edge rests on: the JSON's waits[].basis.
+type EdgeBasis uint8
+
+const (
+	EdgeNone      EdgeBasis = iota // nothing is found that it waits for
+	EdgeProven                     // read, not reasoned: a recorded owner, the same address, a join's named thread, a pipe's or socket's other end, a child, a tracer
+	EdgeInferred                   // reasoned: a holder by the lock's expression or site, or the only candidate left for a lock or a join
+	EdgeCandidate                  // nobody is named: its Candidates could end it, none is proven to
+)
+
+var edgeBasisNames = [...]string{"none", "proven", "inferred", "candidate"}
+
+func (b EdgeBasis) String() string               { return edgeBasisNames[b] }
+func (b EdgeBasis) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
+
+// maxCandidates is how many candidates a wait lists; the rest are counted.
+const maxCandidates = 5
 
 // Polled is one descriptor a poll or select waits on, and the processes at
 // its other end: the writers of a pipe it reads, the readers of one it

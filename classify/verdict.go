@@ -89,8 +89,12 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 		}
 	}
 	pool := p.pool
+	var lost []Ref
 	if l.kind == ActorThread {
 		pool = p.threadPool()
+		if g != nil {
+			lost = g.lostWakeup(p)
+		}
 	}
 
 	runtimeSays := l.kind == ActorGoroutine && p.runtimeDeadlock
@@ -152,6 +156,16 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 		// owner is gone, a condition with nobody to signal it.
 		v, conf = Blocked, High
 		c.Rule, c.Actors, c.Kinds = CauseStranded, refs(stranded), kindCounts(stranded)
+	case len(lost) > 0:
+		// Threads wait on each other through waits nobody is named for:
+		// no cycle is proved (any of them could be the one to signal),
+		// but nothing outside them is left to, and each that could waits.
+		v, conf = Blocked, Medium
+		as := make([]*Actor, 0, len(lost))
+		for _, r := range lost {
+			as = append(as, p.actor(r))
+		}
+		c.Rule, c.Actors, c.Kinds = CauseLostWakeup, lost, kindCounts(as)
 	case len(l.byClass[ClassSpinning]) > 0:
 		sp := l.byClass[ClassSpinning]
 		v, conf = Spinning, Medium
@@ -368,6 +382,9 @@ func (p *proc) cycleConfidence(c Cycle) Confidence {
 		}
 		if l := p.lockByID(a.WaitsFor); l != nil && l.Holder != nil {
 			conf = max(conf, basisConfidence(l.Basis.Kind))
+		}
+		if w := p.waitOf(r.TID); r.Goroutine == 0 && w != nil && w.Basis == EdgeInferred {
+			conf = max(conf, Medium) // the only candidate left, not a proof
 		}
 	}
 	return conf

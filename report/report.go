@@ -237,11 +237,19 @@ type Wait struct {
 	// Polled are, for a poll or select resolved to its descriptors
 	// (kind poll-fds), each descriptor and the processes at its other end.
 	Polled []Polled `json:"polled,omitempty"`
-	// Wakers are, for a wait no one is named for (a condition, a
-	// semaphore, a join, a lock with no recorded holder), the other live
-	// threads or goroutines that could end it; NobodyLeft: there are none.
-	Wakers     []Ref `json:"wakers,omitempty"`
-	NobodyLeft bool  `json:"nobody_left,omitempty"`
+	// Basis is what its edge in the wait-for graph rests on: proven,
+	// inferred, candidate or none. Cycles run over proven and inferred
+	// edges only.
+	Basis string `json:"basis"`
+	// Candidates are, for a wait no one is named for (a condition, a
+	// semaphore, a join, a lock with no recorded holder), a few of the
+	// other live threads that could end it, and CandidateCount how many
+	// there are; NobodyLeft: there are none. Wakers is the same list,
+	// under the name earlier versions gave it.
+	Candidates     []Ref `json:"candidates,omitempty"`
+	CandidateCount int   `json:"candidate_count,omitempty"`
+	Wakers         []Ref `json:"wakers,omitempty"`
+	NobodyLeft     bool  `json:"nobody_left,omitempty"`
 }
 
 // Polled is one descriptor a poll or select waits on.

@@ -131,6 +131,8 @@ func (w *words) summary(c classify.Cause) string {
 		return fmt.Sprintf("all %d workers (%s) wait in queue.get() and no thread is left that could feed the queue: whatever feeds the pool stopped — the feeder thread is gone", len(as), namesOf(as))
 	case classify.CauseStranded:
 		return w.strandedSummary(as)
+	case classify.CauseLostWakeup:
+		return w.lostSummary(as)
 	case classify.CauseBlocked:
 		if goroutines {
 			if s := w.goroutineBeyond(as); s != "" {
@@ -316,12 +318,8 @@ func (w *words) hint(c classify.Cause) string {
 			return "Goroutines wait on each other: for mutexes, take them in one global order; for channels, one side must not block (a buffered channel, a select with the other case, or a goroutine per direction). Only a restart frees them."
 		case len(cy) == 1 && w.isPythonLockWaiter(cy[0]):
 			return "A thread waits for a lock it already holds: a non-reentrant lock taken again on the same thread, by a path that locks twice or by a signal handler running code that the code it interrupted was inside (logging from a handler, the Patroni hang). Use an RLock where re-entry is meant; in a signal handler only set a flag and do the work outside it. Only a restart frees it."
-		case w.wokenCycle(cy) && w.cycleKinds(cy)[model.WaitFuture]:
-			return "The executor's workers wait for futures that only the executor could run, and it has no worker left to run them: never wait for a future from inside the executor that runs it (submit the follow-up from outside, or chain it with add_done_callback), and give result() a timeout."
-		case w.wokenCycle(cy) && w.cycleKinds(cy)[model.WaitThreadExit]:
-			return "A thread is joined while it waits for something only its joiner would do after the join (set an event, put a sentinel, release a lock): signal before joining, or join with a timeout and say why it did not end."
-		case w.wokenCycle(cy):
-			return "Every thread that could end these waits waits itself: a condition or semaphore nobody is left to signal (a lost wake-up: the signal came before the wait, or the signaller waits on the waiter), or a join of a thread that waits on its joiner. Signal under the lock that guards the predicate and wait in a loop on it; only a restart frees them."
+		case w.cycleKinds(cy)[model.WaitThreadExit]:
+			return "A thread joins a thread that waits for it (joins it back, or waits for a lock it holds): neither can end. Join from a thread the joined one never waits for, and release what it needs before joining; only a restart frees them."
 		case len(cy) == 1:
 			return "A thread locks a non-recursive mutex it already holds: it can never get it. Unlock before relocking, or restructure the call path; only a restart frees it."
 		}
@@ -361,6 +359,8 @@ func (w *words) hint(c classify.Cause) string {
 		return "The thread that put work on the queue died or returned: look for the exception that ended it (set threading.excepthook, check the logs), and make a feeder's failure stop the pool loudly."
 	case classify.CauseStranded:
 		return w.strandedHint(as[0])
+	case classify.CauseLostWakeup:
+		return w.lostHint(as)
 	case classify.CauseBlocked:
 		if goroutines && c.Handler != "" {
 			return "Requests in flight do not return: their handler waits for something that does not come. Find who should answer what " + c.Handler + " waits for, and give the handler a way out (select on r.Context().Done(), a deadline) so a stuck request ends instead of piling up."
@@ -464,19 +464,6 @@ func (w *words) stoppedHint(st *classify.StopFact, pid int) string {
 	return fmt.Sprintf("Continue it: kill -CONT %d (or fg in the shell that stopped it). Then find who stopped it: a SIGSTOP from a script, Ctrl-Z, or a supervisor's pause.", pid)
 }
 
-// wokenCycle reports a cycle every member of which waits on something no
-// one is named for (a condition, a semaphore, a join): nobody left to
-// signal, rather than locks taken in opposite orders.
-func (w *words) wokenCycle(cy classify.Cycle) bool {
-	for _, r := range cy {
-		wt := w.waitOf[r]
-		if wt == nil || len(wt.Wakers) == 0 || wt.Kind == model.WaitLock {
-			return false
-		}
-	}
-	return true
-}
-
 // goroutineBeyond names the first blocked goroutine whose wait leads to
 // another process: a client waiting for a server that never answers.
 func (w *words) goroutineBeyond(as []*classify.Actor) string {
@@ -494,6 +481,98 @@ func (w *words) goroutineBeyond(as []*classify.Actor) string {
 			roleWords(wt.Kind), w.endName(wt, wt.To.PID), w.stateOf(wt.To.PID))
 	}
 	return ""
+}
+
+// lostSummary names threads that wait on each other through waits no one
+// is named for: each wait once, those at one place (a condition several
+// workers wait on) together, the waits nobody is named for first.
+func (w *words) lostSummary(as []*classify.Actor) string {
+	type at struct {
+		first *classify.Actor
+		n     int
+	}
+	var order []string
+	byPlace := map[string]*at{}
+	for pass := 0; pass < 2; pass++ {
+		for _, a := range as {
+			wt := w.waitOf[a.Ref]
+			if wt == nil || (wt.Basis == classify.EdgeCandidate) != (pass == 0) {
+				continue
+			}
+			key := fmt.Sprint(a.Wait, "|", a.Resource, "|", a.WaitsFor)
+			if a.Resource == "" && a.WaitsFor == "" || wt.Basis != classify.EdgeCandidate {
+				key = fmt.Sprint(a.Ref) // alone at its place
+			}
+			if p := byPlace[key]; p != nil {
+				p.n++
+				continue
+			}
+			byPlace[key] = &at{first: a, n: 1}
+			order = append(order, key)
+		}
+	}
+	var parts []string
+	for _, key := range order {
+		p := byPlace[key]
+		a, wt := p.first, w.waitOf[p.first.Ref]
+		what := w.detail(wt)
+		if wt.Basis == classify.EdgeCandidate {
+			k := a.Wait
+			if l := w.lock(a.WaitsFor); l != nil && l.Holder == nil && l.Basis.SharedFutex() {
+				k = model.WaitFutex // several on one futex word that is no mutex: a condition as likely
+			}
+			what = kindWords(k)
+			if addr, ok := strings.CutPrefix(a.Resource, "futex:"); ok {
+				what += " at " + addr
+			}
+		}
+		if p.n > 1 {
+			parts = append(parts, fmt.Sprintf("%d threads, %s first, %s", p.n, threadName(a), what))
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", threadName(a), what))
+	}
+	return fmt.Sprintf("%s wait on each other and no thread is proven to end their waits: every thread that could, waits itself — a lost wake-up, not a proven deadlock: %s",
+		plural(len(as), "thread", "threads"), strings.Join(parts, "; "))
+}
+
+// lostHint says where to look for the wake-up that never came, by what
+// the waits no one is named for are: a join only when the joined thread
+// waits for its joiner alone.
+func (w *words) lostHint(as []*classify.Actor) string {
+	kinds := map[model.WaitKind]bool{}
+	joinsItsWaker := false
+	for _, a := range as {
+		wt := w.waitOf[a.Ref]
+		if wt == nil {
+			continue
+		}
+		if wt.Basis == classify.EdgeCandidate {
+			kinds[wt.Kind] = true
+		}
+		if wt.Kind != model.WaitThreadExit {
+			continue
+		}
+		target := wt.To
+		if target == nil && len(wt.Candidates) == 1 {
+			target = &wt.Candidates[0]
+		}
+		if target == nil {
+			continue
+		}
+		if tw := w.waitOf[*target]; tw != nil && tw.Basis == classify.EdgeCandidate && tw.CandidateCount == 1 && tw.Candidates[0] == a.Ref {
+			joinsItsWaker = true
+		}
+	}
+	switch {
+	case kinds[model.WaitFuture]:
+		return "A future is waited for that nothing is going to run: a task waits for a future submitted to the executor it runs on, which has no free worker. Look at who submits and who waits: never wait for a future from inside the executor that runs it (submit the follow-up from outside, or chain it with add_done_callback), and give result() a timeout."
+	case joinsItsWaker:
+		return "A thread is joined while it waits for something only its joiner would do (set an event, notify a condition, put a sentinel) after the join: look at what the joined thread waits for, and signal before joining, or join with a timeout and say why it did not end."
+	case kinds[model.WaitEvent]:
+		return "An event waits for a set() that no running thread is going to make: each thread that could set it waits itself. Look at who should have set it and what it waits for instead; set events before waiting on what they guard, and wait with a timeout."
+	}
+	return "Each of these threads waits for a wake-up (a condition's signal, a semaphore's post) that another of them would send, and none sends it: a lost wake-up — a signal sent before its waiter began to wait is lost, or the one meant to send it waits itself. Look at who should have signalled each condition (the threads named above): signal under the lock that guards the predicate, set the predicate before signalling, and wait in a loop on the predicate, with a timeout."
 }
 
 // strandedSummary names waits no live actor is left to end.

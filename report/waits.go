@@ -23,8 +23,13 @@ func (w *words) waits() []Wait {
 			r := ref(*wt.To)
 			x.To = &r
 		}
-		if len(wt.Wakers) > 0 {
-			x.Wakers = refs(wt.Wakers)
+		x.Basis = wt.Basis.String()
+		if x.Chain == "" && wt.Basis == classify.EdgeCandidate {
+			x.Chain = w.candidateChain(wt)
+		}
+		if len(wt.Candidates) > 0 {
+			x.Candidates, x.CandidateCount = refs(wt.Candidates), wt.CandidateCount
+			x.Wakers = x.Candidates
 		}
 		for _, p := range wt.Polled {
 			x.Polled = append(x.Polled, Polled{FD: p.FD, Events: eventsText(p), Resource: p.Resource, Ends: append([]int{}, p.Ends...)})
@@ -32,6 +37,48 @@ func (w *words) waits() []Wait {
 		out = append(out, x)
 	}
 	return out
+}
+
+// candidatesText words a wait's candidates: "could be woken by tid 12
+// (peer), tid 13 (worker-1) or 3 more; each of them waits itself".
+func (w *words) candidatesText(wt *classify.Wait) string {
+	var names []string
+	for _, r := range wt.Candidates {
+		names = append(names, w.threadLabel(r))
+	}
+	lead := "could be woken by "
+	switch wt.Kind {
+	case model.WaitLock, model.WaitPythonLock, model.WaitFileLock:
+		lead = "its holder could be "
+	case model.WaitThreadExit:
+		lead = "the thread it joins could be "
+	}
+	s := lead + strings.Join(names, ", ")
+	if more := wt.CandidateCount - len(wt.Candidates); more > 0 {
+		s += fmt.Sprintf(" or %d more", more)
+	}
+	if a := w.actor(wt.From); a != nil && a.Class == classify.ClassBlocked {
+		if wt.CandidateCount == 1 {
+			return s + ", which waits itself"
+		}
+		return s + "; each of them waits itself"
+	}
+	return s
+}
+
+// candidateChain is where a blocked thread's wait that names no one
+// leads: to the threads that could end it, none of them proven to —
+// "tid 12 futex(…) → could be woken by tid 13 (peer), which waits itself".
+func (w *words) candidateChain(wt *classify.Wait) string {
+	t := w.actor(wt.From)
+	if t == nil || t.Kind != classify.ActorThread || t.Class != classify.ClassBlocked {
+		return ""
+	}
+	s := fmt.Sprintf("tid %d", wt.From.TID)
+	if c := callText(t.Syscall); c != "" {
+		s += " " + c
+	}
+	return s + " → " + w.candidatesText(wt)
 }
 
 func ref(r classify.Ref) Ref { return Ref{PID: r.PID, TID: r.TID, Goroutine: r.Goroutine} }
@@ -66,8 +113,8 @@ func (w *words) detail(wt *classify.Wait) string {
 		s = fmt.Sprintf("waits on futex %s with %d other threads; holder unknown", l.Address, len(l.Waiters)-1)
 	case wt.Kind == model.WaitThreadExit && wt.Joined > 0:
 		s = fmt.Sprintf("waits for thread %d to exit (pthread_join)", wt.Joined)
-	case wt.Kind == model.WaitThreadExit && len(wt.Wakers) == 1:
-		s = fmt.Sprintf("waits for another thread to exit (join): %s, the only other thread", w.threadLabel(wt.Wakers[0]))
+	case wt.Kind == model.WaitThreadExit && wt.Basis == classify.EdgeInferred && len(wt.Candidates) == 1:
+		s = fmt.Sprintf("waits for another thread to exit (join): %s, the only other thread", w.threadLabel(wt.Candidates[0]))
 	case wt.Kind == model.WaitThreadExit:
 		s = "waits for another thread to exit (join)" + call
 	case wt.Kind == model.WaitChildExit && wt.Child > 0:
@@ -94,6 +141,9 @@ func (w *words) detail(wt *classify.Wait) string {
 		s = kindWords(wt.Kind) + call + " on " + wt.Resource
 	default:
 		s = kindWords(wt.Kind) + call
+	}
+	if wt.Basis == classify.EdgeCandidate {
+		s += "; " + w.candidatesText(wt)
 	}
 	if !wt.Looked {
 		return s

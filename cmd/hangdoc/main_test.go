@@ -85,7 +85,35 @@ func decode(t *testing.T, stdout string) contract {
 	if c.SchemaVersion != 1 {
 		t.Errorf("schema_version = %d, want 1", c.SchemaVersion)
 	}
+	noCandidateCycles(t, stdout)
 	return c
+}
+
+// noCandidateCycles fails a report that claims a cycle through a wait
+// whose edge is not proven or inferred: a deadlock is never claimed
+// through a thread that merely could end a wait (a condition's possible
+// signaller). Every report the tests decode is held to it.
+func noCandidateCycles(t *testing.T, stdout string) {
+	t.Helper()
+	var r struct {
+		Waits []struct {
+			From  ref    `json:"from"`
+			Basis string `json:"basis"`
+		} `json:"waits"`
+		Cycles [][]ref `json:"cycles"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+		return
+	}
+	for _, cy := range r.Cycles {
+		for _, m := range cy {
+			for _, w := range r.Waits {
+				if m.TID != 0 && w.From == m && w.Basis != "proven" && w.Basis != "inferred" {
+					t.Errorf("cycle %v runs through tid %d's wait, whose basis is %q: a cycle needs proven or inferred edges", cy, m.TID, w.Basis)
+				}
+			}
+		}
+	}
 }
 
 func (c contract) class(tid int) string {

@@ -333,15 +333,19 @@ func TestIdleOnlyForWaitsForWork(t *testing.T) {
 		{"C semaphore whose poster returned", func(t *testing.T) *testvictim.Victim { return testvictim.Start(t, cbin, "lone") }, "",
 			"blocked", []string{"no live thread is left that could wake it", "the process's only thread"}, "signal on every path"},
 		{"C lost wake-up", func(t *testing.T) *testvictim.Victim { return testvictim.Start(t, cbin, "lostwakeup") }, "",
-			"deadlock", []string{"deadlock between 2 threads", "(peer)"}, "lost wake-up"},
+			"blocked", []string{"a lost wake-up, not a proven deadlock", "(peer)"}, "who should have signalled"},
+		{"C lost wake-up behind a loader, workers joined", func(t *testing.T) *testvictim.Victim { return testvictim.Start(t, cbin, "loader") }, "",
+			"blocked", []string{"a lost wake-up, not a proven deadlock", "(loader)", "3 threads", "(pthread_join)"}, "who should have signalled"},
 		{"Python queue.join() after the workers died", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "queuejoin") }, "",
 			"blocked", []string{"queue.join()", "no live thread is left that could call task_done()"}, "task_done() in a finally"},
 		{"Python Event.wait() whose setter died", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "event") }, "",
 			"blocked", []string{"Event.wait()", "no live thread is left that could call set()"}, "Set the event in a finally"},
 		{"Python Thread.join() of a thread waiting for its joiner", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "join") }, "",
-			"deadlock", []string{"waits for another thread to exit (join)", "Event.wait()"}, "signal before joining"},
+			"blocked", []string{"waits for another thread to exit (join)", "Event.wait()", "(waiter)"}, "signal before joining"},
+		{"Python join of a thread waiting on an Event nobody sets", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "eventjoin") }, "",
+			"blocked", []string{"a lost wake-up, not a proven deadlock", "(waiter) waiting in Event.wait()", "(joiner) waiting for another thread to exit (join)"}, "who should have set it"},
 		{"Python executor waiting for a future it cannot run", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "future") }, "",
-			"deadlock", []string{"future's result"}, "never wait for a future from inside the executor"},
+			"blocked", []string{"future's result", "a lost wake-up, not a proven deadlock"}, "never wait for a future from inside the executor"},
 		{"Python multiprocessing.Pool result whose worker hangs", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "pool") }, "",
 			"blocked", []string{"multiprocessing pool"}, "timeout to get()"},
 		{"Python asyncio loop blocked by a coroutine's time.sleep", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_nobody.py", "asyncio") }, "",
@@ -373,6 +377,12 @@ func TestIdleOnlyForWaitsForWork(t *testing.T) {
 			}
 			if tt.verdict == "deadlock" && len(c.Cycles) != 1 {
 				t.Errorf("cycles %+v, want one", c.Cycles)
+			}
+			if tt.verdict != "deadlock" && (len(c.Cycles) > 0 || strings.Contains(c.Summary, "deadlock between") || strings.Contains(c.Hint, "opposite orders")) {
+				t.Errorf("no cycle is proven, yet cycles %+v, summary %q, hint %q", c.Cycles, c.Summary, c.Hint)
+			}
+			if loader, ok := v.Info["loader"]; ok && !strings.Contains(c.Summary, "tid "+loader+" (loader)") {
+				t.Errorf("summary %q does not name the loader %s", c.Summary, loader)
 			}
 			if peer, ok := v.Info["peer"]; ok && !strings.Contains(c.Summary, "tid "+peer) {
 				t.Errorf("summary %q does not name the peer %s", c.Summary, peer)

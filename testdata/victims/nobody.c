@@ -11,10 +11,14 @@
  *               path first, and the main thread is the only thread left;
  *   lostwakeup  two threads, "main" and "peer", each wait on a condition
  *               variable that only the other would signal: each signalled
- *               before the other waited (a lost wake-up), and both sleep.
+ *               before the other waited (a lost wake-up), and both sleep;
+ *   loader      a thread "loader" waits on a condition whose signal main
+ *               sent before it began to wait (a lost wake-up); three
+ *               threads "worker" wait on a second condition that only the
+ *               loader would broadcast, once loaded; main joins the workers.
  *
  * Ready line:
- *   ready pid=P [child=C holder=TID lock=0xADDR] [peer=TID]
+ *   ready pid=P [child=C holder=TID lock=0xADDR] [peer=TID] [loader=TID workers=T,T,T]
  * For forklock the stuck process is the child C.
  *
  * Build: gcc -O0 -g -pthread -Wall -o nobody nobody.c
@@ -44,6 +48,11 @@ static sem_t sem;
 static pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cmain = PTHREAD_COND_INITIALIZER, cpeer = PTHREAD_COND_INITIALIZER;
 static int main_go, peer_go;
+
+#define NWORKERS 3
+static pthread_cond_t cload = PTHREAD_COND_INITIALIZER, cwork = PTHREAD_COND_INITIALIZER;
+static int load_asked, loaded;
+static pid_t loader_tid, worker_tids[NWORKERS];
 
 static void *holder(void *arg)
 {
@@ -86,6 +95,92 @@ static int in_futex(pid_t pid, pid_t tid)
 	return task_syscall(pid, tid, args) == SYS_futex;
 }
 
+static void *loader(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "loader");
+	pthread_mutex_lock(&m);
+	loader_tid = gettid();
+	/* The bug: main's signal came before this wait, and main set no flag
+	 * the loader could test first. */
+	while (!load_asked)
+		pthread_cond_wait(&cload, &m);
+	loaded = 1;
+	pthread_cond_broadcast(&cwork);
+	pthread_mutex_unlock(&m);
+	return NULL;
+}
+
+static void *worker(void *arg)
+{
+	int i = (int)(long)arg;
+
+	pthread_setname_np(pthread_self(), "worker");
+	pthread_mutex_lock(&m);
+	worker_tids[i] = gettid();
+	while (!loaded)
+		pthread_cond_wait(&cwork, &m);
+	pthread_mutex_unlock(&m);
+	return NULL;
+}
+
+static int check_loader(pid_t victim, char *line, size_t n)
+{
+	int i;
+
+	if (!in_futex(victim, victim)) {
+		snprintf(line, n, "main not in futex (join)");
+		return 0;
+	}
+	if (!loader_tid || !in_futex(victim, loader_tid)) {
+		snprintf(line, n, "loader not in futex");
+		return 0;
+	}
+	for (i = 0; i < NWORKERS; i++) {
+		if (!worker_tids[i] || !in_futex(victim, worker_tids[i])) {
+			snprintf(line, n, "worker %d not in futex", i);
+			return 0;
+		}
+	}
+	snprintf(line, n, "ready pid=%d loader=%d workers=%d,%d,%d", (int)victim, (int)loader_tid,
+		 (int)worker_tids[0], (int)worker_tids[1], (int)worker_tids[2]);
+	return 1;
+}
+
+static int run_loader(void)
+{
+	pthread_t lt, wt[NWORKERS];
+	int i;
+
+	/* The signal goes out before the loader waits: nobody hears it. */
+	pthread_mutex_lock(&m);
+	pthread_cond_signal(&cload);
+	pthread_mutex_unlock(&m);
+	if (pthread_create(&lt, NULL, loader, NULL) != 0)
+		die("pthread_create");
+	for (i = 0; i < NWORKERS; i++)
+		if (pthread_create(&wt[i], NULL, worker, (void *)(long)i) != 0)
+			die("pthread_create");
+	/* The reporter is a fork: it sees the TIDs only if they are set first. */
+	for (;;) {
+		int all;
+
+		pthread_mutex_lock(&m);
+		all = loader_tid != 0;
+		for (i = 0; i < NWORKERS; i++)
+			all = all && worker_tids[i] != 0;
+		pthread_mutex_unlock(&m);
+		if (all)
+			break;
+		sleep_ms(1);
+	}
+	spawn_reporter(check_loader);
+	for (i = 0; i < NWORKERS; i++)
+		pthread_join(wt[i], NULL);
+	fprintf(stderr, "error: the workers ended\n");
+	return 1;
+}
+
 static int check(pid_t victim, char *line, size_t n)
 {
 	if (strcmp(mode, "forklock") == 0) {
@@ -119,11 +214,13 @@ int main(int argc, char **argv)
 	pthread_t t;
 
 	mode = argc > 1 ? argv[1] : "forklock";
-	if (strcmp(mode, "forklock") && strcmp(mode, "lone") && strcmp(mode, "lostwakeup")) {
-		fprintf(stderr, "usage: nobody forklock|lone|lostwakeup\n");
+	if (strcmp(mode, "forklock") && strcmp(mode, "lone") && strcmp(mode, "lostwakeup") && strcmp(mode, "loader")) {
+		fprintf(stderr, "usage: nobody forklock|lone|lostwakeup|loader\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IONBF, 0);
+	if (strcmp(mode, "loader") == 0)
+		return run_loader();
 	if (strcmp(mode, "forklock") == 0) {
 		if (pthread_create(&t, NULL, holder, NULL) != 0)
 			die("pthread_create");

@@ -7,6 +7,9 @@ for a thread stuck itself. By the first argument:
                never makes: it died first;
     join       Thread.join() on a thread that waits in Event.wait() for a
                set() only the main thread would make;
+    eventjoin  a thread "joiner" joins a thread "waiter" that waits in
+               Event.wait() for a set() nobody makes (the setter was never
+               started); main joins the joiner;
     future     a ThreadPoolExecutor of one worker: the task it runs waits
                for the result of a second task submitted to the same
                executor, which can never start; main waits for the first;
@@ -20,8 +23,9 @@ Worker deaths are unlogged (threading.excepthook prints nothing).
 Ready line (from a reporter thread, which then ends), once the main
 thread waits where it should (in futex, or nanosleep for asyncio) and the
 workers that die are gone from /proc/P/task:
-    ready pid=P mode=M [worker=TID]
-worker is the joined thread (join) or the executor's worker (future).
+    ready pid=P mode=M [worker=TID] [joiner=TID]
+worker is the joined thread (join, eventjoin) or the executor's worker
+(future); joiner the thread that joins it (eventjoin).
 
 Run: python3 py_nobody.py MODE
 """
@@ -61,13 +65,13 @@ def check():
     want = victim.SLEEPS if mode == "asyncio" else (victim.FUTEX,)
     if not main_in(want):
         return False, "main thread not in its wait (syscall %d)" % victim.task_syscall(me)[0]
-    if "worker" in extra:
-        nr, _ = victim.task_syscall(me, extra["worker"])
-        if nr != victim.FUTEX:
-            return False, "worker %d not in futex (syscall %d)" % (extra["worker"], nr)
     line = "ready pid=%d mode=%s" % (me, mode)
-    if "worker" in extra:
-        line += " worker=%d" % extra["worker"]
+    for key in ("worker", "joiner"):
+        if key in extra:
+            nr, _ = victim.task_syscall(me, extra[key])
+            if nr != victim.FUTEX:
+                return False, "%s %d not in futex (syscall %d)" % (key, extra[key], nr)
+            line += " %s=%d" % (key, extra[key])
     return True, line
 
 
@@ -119,6 +123,28 @@ def join():
     go.set()
 
 
+def eventjoin():
+    done = threading.Event()  # its setter was never started
+
+    def waiter():
+        extra["worker"] = threading.get_native_id()
+        done.wait()
+
+    w = threading.Thread(target=waiter, name="waiter")
+
+    def joiner():
+        extra["joiner"] = threading.get_native_id()
+        w.join()
+
+    j = threading.Thread(target=joiner, name="joiner")
+    w.start()
+    j.start()
+    while "worker" not in extra or "joiner" not in extra:
+        time.sleep(0.01)
+    victim.report(check)
+    j.join()
+
+
 def future():
     ex = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="pool")
 
@@ -157,7 +183,7 @@ def run_asyncio():
     asyncio.run(handler())
 
 
-modes = {"queuejoin": queuejoin, "event": event, "join": join, "future": future, "pool": pool, "asyncio": run_asyncio}
+modes = {"queuejoin": queuejoin, "event": event, "join": join, "eventjoin": eventjoin, "future": future, "pool": pool, "asyncio": run_asyncio}
 mode = sys.argv[1] if len(sys.argv) > 1 else "queuejoin"
 if mode not in modes:
     sys.exit("usage: py_nobody.py %s" % "|".join(modes))
