@@ -16,6 +16,7 @@ import (
 	"github.com/hangdoc/hangdoc/internal/diagnose"
 	"github.com/hangdoc/hangdoc/internal/membudget"
 	"github.com/hangdoc/hangdoc/internal/version"
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/report"
 	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/replay"
@@ -111,15 +112,26 @@ func runAnalyze(paths []string, opts *analyzeOptions, ios *IO) (*report.Report, 
 	defer stop()
 	ctx, cancel := context.WithTimeout(sig, opts.timeout)
 	defer cancel()
-	rec, err := replay.ReadDumps(ctx, replay.DumpOptions{Paths: paths, Stdin: ios.In, Version: version.Version, ReadSource: opts.read})
+	type read struct {
+		rec model.Recording
+		err error
+	}
+	got, err := orAbandon(ctx, "reading the dumps", func() read {
+		rec, err := replay.ReadDumps(ctx, replay.DumpOptions{Paths: paths, Stdin: ios.In, Version: version.Version, ReadSource: opts.read})
+		return read{rec, err}
+	})
+	if err == nil {
+		err = got.err
+	}
 	if err != nil {
-		if in := interruption(sig); in != nil {
+		if in := interruption(sig); in != nil && !errors.Is(err, in) {
 			return nil, fmt.Errorf("%w: %v", in, err)
 		}
 		return nil, err
 	}
-	r, err := classifyOrInterrupt(sig, func() *report.Report {
-		return diagnose.Classify(rec, classify.DefaultOptions(), int64(opts.maxMemory))
+	// The timeout bounds the reading only: sig, an interrupt, the report.
+	r, err := orAbandon(sig, "the report of what was read", func() *report.Report {
+		return diagnose.Classify(got.rec, classify.DefaultOptions(), int64(opts.maxMemory))
 	})
 	if err != nil {
 		return nil, err

@@ -175,6 +175,20 @@ func TestAnalyzeHostileSources(t *testing.T) {
 			t.Errorf("exit %d, want a whole report, blocked\nstdout: %s\nstderr: %s", code, out, stderr)
 		}
 	})
+	t.Run("a dump that is a FIFO nobody writes to", func(t *testing.T) {
+		// Its open waits for a writer, in the kernel: the run gives it up
+		// at --timeout (and a grace), with one line. A process of its own,
+		// so that the open left blocked ends with it.
+		fifo := filepath.Join(t.TempDir(), "dump.fifo")
+		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		out, stderr, code := hangdocProcess(t, "analyze", "--timeout", "1s", fifo)
+		if code != ExitError || out != "" || !strings.Contains(stderr, "reading the dumps did not stop") {
+			t.Errorf("exit %d, want %d and one line saying the reading was given up\nstdout: %s\nstderr: %s", code, ExitError, out, stderr)
+		}
+		oneLine(t, stderr)
+	})
 	t.Run("source on a hung mount", func(t *testing.T) {
 		fs, err := fusehang.Mount(t.TempDir(), nil)
 		if err != nil {

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/hangdoc/hangdoc/report"
 )
 
 // interrupted is the cause of a run that SIGINT or SIGTERM ended.
@@ -55,28 +53,43 @@ func interruption(ctx context.Context) error {
 	return nil
 }
 
-// interruptGrace is how long, after an interrupt, the report of what was
-// read may take to be made before hangdoc gives it up and ends.
-const interruptGrace = 2 * time.Second
+// interruptGrace is how long, once a run is interrupted, a step may take
+// to finish (the report of what was read) before hangdoc gives it up and
+// ends; timeoutGrace the same once its --timeout is up, which has less
+// hurry: what comes after it is the report the run was for.
+const (
+	interruptGrace = 2 * time.Second
+	timeoutGrace   = 10 * time.Second
+)
 
-// classifyOrInterrupt makes the report, unless an interrupt comes (or
-// came: sig is ended by one only) and it takes longer than
-// interruptGrace after it: classifying cannot be stopped midway, and an
-// interrupt ends a run at once.
-func classifyOrInterrupt(sig context.Context, f func() *report.Report) (*report.Report, error) {
-	done := make(chan *report.Report, 1)
+// orAbandon runs f and returns its result, unless ctx ends and f takes
+// longer than interruptGrace (timeoutGrace) after that: f may be blocked in the kernel
+// (the open of a FIFO nobody writes to, a file on a hung mount) or be
+// work that cannot stop midway (classifying), and a run ends at once.
+// f is left behind, to end with the process. what names the step.
+func orAbandon[T any](ctx context.Context, what string, f func() T) (T, error) {
+	done := make(chan T, 1)
 	go func() { done <- f() }()
 	select {
-	case r := <-done:
-		return r, nil
-	case <-sig.Done():
+	case v := <-done:
+		return v, nil
+	case <-ctx.Done():
+	}
+	in := interruption(ctx)
+	grace := timeoutGrace
+	if in != nil {
+		grace = interruptGrace
 	}
 	select {
-	case r := <-done:
-		return r, nil
-	case <-time.After(interruptGrace):
-		return nil, fmt.Errorf("%w: the report of what was read was not ready within %v of it", interruption(sig), interruptGrace)
+	case v := <-done:
+		return v, nil
+	case <-time.After(grace):
 	}
+	var zero T
+	if in != nil {
+		return zero, fmt.Errorf("%w: %s did not stop within %v of it", in, what, grace)
+	}
+	return zero, fmt.Errorf("%s did not stop within %v of the --timeout: a call is blocked in the kernel (an open of a FIFO nobody writes to, a file on a hung mount?)", what, grace)
 }
 
 // reported is what a run that wrote its report returns: nil, or for a run
