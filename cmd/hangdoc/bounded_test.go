@@ -227,7 +227,7 @@ func TestAnalyzeHostileSources(t *testing.T) {
 // startHangdoc starts hangdoc as a process of its own (this test binary);
 // its standard output and error go to files, which can be read while it
 // runs.
-func startHangdoc(t *testing.T, args ...string) (cmd *exec.Cmd, stdout, stderr string) {
+func startHangdoc(t *testing.T, env []string, args ...string) (cmd *exec.Cmd, stdout, stderr string) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -236,7 +236,7 @@ func startHangdoc(t *testing.T, args ...string) (cmd *exec.Cmd, stdout, stderr s
 	dir := t.TempDir()
 	stdout, stderr = filepath.Join(dir, "stdout"), filepath.Join(dir, "stderr")
 	cmd = exec.Command(self, args...)
-	cmd.Env = append(os.Environ(), "HANGDOC_MAIN=1")
+	cmd.Env = append(append(os.Environ(), "HANGDOC_MAIN=1"), env...)
 	for _, f := range []struct {
 		path string
 		to   *io.Writer
@@ -312,7 +312,9 @@ func TestAnalyzeInterrupted(t *testing.T) {
 		}
 		defer fs.Close()
 		dump := hostileDump(t, filepath.Join(fs.Dir, "hang.go"))
-		cmd, stdout, stderr := startHangdoc(t, "analyze", "--source-timeout", "1h", "--timeout", "1h", dump)
+		// The grace for the report is long too: what is checked is that
+		// the signal ends the read, and the report is of what was read.
+		cmd, stdout, stderr := startHangdoc(t, []string{interruptGraceEnv + "=1h"}, "analyze", "--source-timeout", "1h", "--timeout", "1h", dump)
 		if err := fs.WaitHeld(1, 2*time.Minute); err != nil {
 			t.Fatalf("%v\nstderr: %s", err, read(stderr))
 		}
@@ -322,7 +324,7 @@ func TestAnalyzeInterrupted(t *testing.T) {
 		// The report is written at once. The process ends only once the
 		// filesystem answers: its thread in the lookup waits in the kernel,
 		// where no signal reaches a FUSE request already sent.
-		if !waitFile(stdout, "\nHINT", 15*time.Second) {
+		if !waitFile(stdout, "\nHINT", 2*time.Minute) {
 			cmd.Process.Signal(syscall.SIGQUIT)
 			time.Sleep(time.Second)
 			t.Fatalf("no report after the signal\nstdout: %s\nstderr: %s", read(stdout), read(stderr))
@@ -339,7 +341,7 @@ func TestAnalyzeInterrupted(t *testing.T) {
 		if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		cmd, stdout, stderr := startHangdoc(t, "analyze", "--timeout", "1h", fifo)
+		cmd, stdout, stderr := startHangdoc(t, nil, "analyze", "--timeout", "1h", fifo)
 		// The open returns once hangdoc opened the other end; the write
 		// once it is in the pipe. Whether hangdoc read the goroutine
 		// before the signal or not, both outcomes are right: a partial
@@ -372,7 +374,7 @@ func TestAnalyzeInterrupted(t *testing.T) {
 // it may take that long): then one line says so, also right.
 func TestLiveInterrupted(t *testing.T) {
 	v := testvictim.Start(t, testvictim.Build(t, "abba"))
-	cmd, stdout, stderr := startHangdoc(t, strconv.Itoa(v.PID), "--samples", "1000", "--interval", "1s", "--timeout", "1h", "--json")
+	cmd, stdout, stderr := startHangdoc(t, nil, strconv.Itoa(v.PID), "--samples", "1000", "--interval", "1s", "--timeout", "1h", "--json")
 	if !waitClaimed(v.PID, cmd.Process.Pid, 2*time.Minute) {
 		t.Fatalf("hangdoc never claimed pid %d\nstderr: %s", v.PID, read(stderr))
 	}

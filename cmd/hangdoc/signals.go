@@ -57,10 +57,21 @@ func interruption(ctx context.Context) error {
 // to finish (the report of what was read) before hangdoc gives it up and
 // ends; timeoutGrace the same once its --timeout is up, which has less
 // hurry: what comes after it is the report the run was for.
-const (
-	interruptGrace = 2 * time.Second
-	timeoutGrace   = 10 * time.Second
-)
+const timeoutGrace = 10 * time.Second
+
+var interruptGrace = graceFromEnv(2 * time.Second)
+
+// interruptGraceEnv, in tests that run hangdoc as a process of their own,
+// sets interruptGrace (a Go duration): long, so that a loaded machine
+// cannot turn the partial report they wait for into its give-up.
+const interruptGraceEnv = "HANGDOC_TEST_INTERRUPT_GRACE"
+
+func graceFromEnv(def time.Duration) time.Duration {
+	if d, err := time.ParseDuration(os.Getenv(interruptGraceEnv)); err == nil && d > 0 {
+		return d
+	}
+	return def
+}
 
 // orAbandon runs f and returns its result, unless ctx ends and f takes
 // longer than interruptGrace (timeoutGrace) after that: f may be blocked in the kernel
