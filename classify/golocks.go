@@ -312,7 +312,7 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 			unseen = append(unseen, g)
 		}
 	}
-	return findHolders(s.p.pid, groups, holds, unseen)
+	return searchHolders(s.p.pid, groups, holds, unseen, s.opts.HolderLocks)
 }
 
 // chanEdges ties goroutines blocked on channels to the goroutines that

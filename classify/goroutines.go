@@ -84,6 +84,9 @@ func (p *proc) addGoroutines(opts Options, files map[string][]string) {
 	if gs == nil {
 		return
 	}
+	if opts.ShapeOnly {
+		gs = byShape(gs)
+	}
 	p.gsamples = gs
 	for _, sm := range p.samples {
 		if sm.Goroutines != nil {

@@ -412,6 +412,13 @@ type Options struct {
 	// growing or shrinking; RSSGrowthBytes the least absolute change.
 	RSSGrowth      float64
 	RSSGrowthBytes int64
+	// ShapeOnly and HolderLocks degrade classification for a heap past
+	// its budget (internal/membudget): goroutines are grouped by state
+	// and stack shape alone (functions, files, lines), each group read as
+	// its first goroutine, and holders are searched for the HolderLocks
+	// locks with the most waiters only (0: all).
+	ShapeOnly   bool
+	HolderLocks int
 }
 
 // DefaultOptions returns the thresholds hangdoc uses.

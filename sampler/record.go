@@ -131,7 +131,13 @@ func Record(ctx context.Context, t *Target, first Process, opts Options) (rec mo
 		f.scan()
 		f.record(&rec, firstScan)
 		if read := opts.Stacks.ReadSource; read != nil {
-			rec.Sources = ReadSources(rec.Samples, read)
+			var notes []string
+			var cut error
+			rec.Sources, notes, cut = ReadSourcesContext(ctx, rec.Samples, read)
+			rec.Notes = append(rec.Notes, notes...)
+			if cut != nil && rec.PartialReason == "" {
+				rec.PartialReason = "reading the source files the stacks name: " + stopReason(ctx)
+			}
 		}
 	}()
 	for i := 0; i < opts.Samples; i++ {
@@ -175,6 +181,9 @@ func Record(ctx context.Context, t *Target, first Process, opts Options) (rec mo
 func stopReason(ctx context.Context) string {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return "--timeout reached"
+	}
+	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+		return c.Error() // the signal
 	}
 	return "interrupted"
 }
@@ -251,47 +260,4 @@ func (s *stacks) finish(ctx context.Context, rec *model.Recording) {
 	if n, ok := s.plan.Final.(Noter); ok {
 		rec.Notes = append(rec.Notes, n.Notes()...)
 	}
-}
-
-// Bounds on the source files read for a recording: how many, and how
-// much in all (each is also bounded, by maxSource).
-const (
-	maxSourceFiles = 256
-	maxSourceLines = 1 << 20
-)
-
-// ReadSources reads the files the last sample's stacks point into — every
-// frame of every thread and goroutine, but the Go standard library's — so
-// the classifier can find the locks each frame holds. A file that cannot
-// be read maps to nil.
-func ReadSources(samples []model.Sample, read func(path string) ([]string, error)) map[string][]string {
-	out := map[string][]string{}
-	if len(samples) == 0 {
-		return out
-	}
-	last := samples[len(samples)-1]
-	lines := 0
-	add := func(f model.Frame) {
-		if f.File == "" || len(out) >= maxSourceFiles || lines >= maxSourceLines {
-			return
-		}
-		if _, done := out[f.File]; done {
-			return
-		}
-		out[f.File], _ = read(f.File)
-		lines += len(out[f.File])
-	}
-	for _, t := range last.Threads {
-		for _, f := range t.Stack {
-			add(f)
-		}
-	}
-	for _, g := range last.Goroutines {
-		for _, f := range g.Stack {
-			if !model.GoStd(f.Func) {
-				add(f)
-			}
-		}
-	}
-	return out
 }

@@ -5,16 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hangdoc/hangdoc/classify"
+	"github.com/hangdoc/hangdoc/internal/deadline"
+	"github.com/hangdoc/hangdoc/internal/diagnose"
+	"github.com/hangdoc/hangdoc/internal/membudget"
 	"github.com/hangdoc/hangdoc/internal/version"
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/report"
 	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/replay"
@@ -22,10 +24,14 @@ import (
 
 // analyzeOptions are the flags of `hangdoc analyze`.
 type analyzeOptions struct {
-	out     outputOptions
-	timeout time.Duration
-	src     []string
-	read    func(string) ([]string, error) // the sources, as --src says
+	out       outputOptions
+	timeout   time.Duration
+	src       []string
+	maxMemory membudget.Bytes
+	// sourceTimeout bounds the read of one source file (hidden: tests
+	// set it long, to hold a read on a hung mount until they interrupt).
+	sourceTimeout time.Duration
+	read          func(string) ([]string, error) // the sources, as --src says
 }
 
 func newAnalyze(ios *IO) *cobra.Command {
@@ -73,6 +79,10 @@ was read, marked partial.`,
 	opts.out.register(cmd)
 	f := cmd.Flags()
 	f.DurationVar(&opts.timeout, "timeout", time.Minute, "hard bound on reading the dumps; input that has not ended by then (a FIFO, a terminal) is analysed as far as it was read, marked partial")
+	opts.maxMemory = membudget.Default
+	f.Var(&opts.maxMemory, "max-memory", maxMemoryHelp)
+	f.DurationVar(&opts.sourceTimeout, "source-timeout", sampler.DefaultSourceTimeout, "bound on reading one source file")
+	_ = f.MarkHidden("source-timeout")
 	f.StringArrayVar(&opts.src, "src", nil, "read the source files the stacks name from elsewhere: `FROM=TO` maps a path prefix of the dump (where it was built) to this machine's checkout; a DIR alone is searched for each file by the last elements of its path (py-spy's short names, a relative script); repeatable")
 	return cmd
 }
@@ -84,23 +94,52 @@ func (o *analyzeOptions) validate() error {
 	if o.timeout <= 0 {
 		return usageError{fmt.Errorf("--timeout %s: want a positive duration", o.timeout)}
 	}
+	if o.sourceTimeout <= 0 {
+		return usageError{fmt.Errorf("--source-timeout %s: want a positive duration", o.sourceTimeout)}
+	}
 	var err error
-	o.read, err = sourceReader(o.src)
+	o.read, err = sourceReader(o.src, sampler.SourceFiles{Timeout: o.sourceTimeout})
 	return err
 }
 
 // runAnalyze reads the dumps, diagnoses them and writes the report.
+// An interrupt (SIGINT, SIGTERM) ends the reading at once: the report is
+// of what was read, marked partial, and the error says it was
+// interrupted.
 func runAnalyze(paths []string, opts *analyzeOptions, ios *IO) (*report.Report, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), opts.timeout)
-	defer cancel()
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer membudget.Set(int64(opts.maxMemory))()
+	sig, stop := interruptible(context.Background())
 	defer stop()
-	rec, err := replay.ReadDumps(ctx, replay.DumpOptions{Paths: paths, Stdin: ios.In, Version: version.Version, ReadSource: opts.read})
+	ctx, cancel := context.WithTimeout(sig, opts.timeout)
+	defer cancel()
+	type read struct {
+		rec model.Recording
+		err error
+	}
+	got, err := orAbandon(ctx, "reading the dumps", func() read {
+		rec, err := replay.ReadDumps(ctx, replay.DumpOptions{Paths: paths, Stdin: ios.In, Version: version.Version, ReadSource: opts.read})
+		return read{rec, err}
+	})
+	if err == nil {
+		err = got.err
+	}
+	if err != nil {
+		if in := interruption(sig); in != nil && !errors.Is(err, in) {
+			return nil, fmt.Errorf("%w: %v", in, err)
+		}
+		return nil, err
+	}
+	// The timeout bounds the reading only: sig, an interrupt, the report.
+	r, err := orAbandon(sig, "the report of what was read", func() *report.Report {
+		return diagnose.Classify(got.rec, classify.DefaultOptions(), int64(opts.maxMemory))
+	})
 	if err != nil {
 		return nil, err
 	}
-	r := report.New(rec, classify.Classify(rec, classify.DefaultOptions()))
-	return r, opts.out.write(r, ios)
+	if err := opts.out.write(r, ios); err != nil {
+		return r, err
+	}
+	return r, reported(sig)
 }
 
 // sourceReader reads the files stacks point into, with the --src
@@ -109,7 +148,7 @@ func runAnalyze(paths []string, opts *analyzeOptions, ios *IO) (*report.Report, 
 // the last elements of its path, the most of them first: py-spy's text
 // names files by their short names ("app.py"), Python 3.8 the script by
 // the path it was run by.
-func sourceReader(maps []string) (func(string) ([]string, error), error) {
+func sourceReader(maps []string, src sampler.SourceFiles) (func(string) ([]string, error), error) {
 	type prefix struct{ from, to string }
 	var ps []prefix
 	var dirs []string
@@ -134,10 +173,10 @@ func sourceReader(maps []string) (func(string) ([]string, error), error) {
 	return func(path string) ([]string, error) {
 		for _, p := range ps {
 			if rest, ok := strings.CutPrefix(path, p.from); ok && (rest == "" || rest[0] == '/') {
-				return sampler.ReadLocalSource(p.to + rest)
+				return src.Local(p.to + rest)
 			}
 		}
-		lines, err := sampler.ReadLocalSource(path)
+		lines, err := src.Local(path)
 		if err == nil || len(dirs) == 0 {
 			return lines, err
 		}
@@ -147,9 +186,12 @@ func sourceReader(maps []string) (func(string) ([]string, error), error) {
 		}
 		for _, dir := range dirs {
 			for k := range parts {
+				// Tried by the bounded reader, not stat'ed: a stat on a
+				// hung mount would block.
 				p := filepath.Join(append([]string{dir}, parts[k:]...)...)
-				if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
-					return sampler.ReadLocalSource(p)
+				lines, perr := src.Local(p)
+				if perr == nil || errors.Is(perr, deadline.ErrAbandoned) || errors.Is(perr, sampler.ErrHungMount) {
+					return lines, perr
 				}
 			}
 		}

@@ -18,6 +18,10 @@ const (
 	ExitIdle         ExitCode = 5
 	ExitDeadlock     ExitCode = 6
 	ExitTargetExited ExitCode = 7 // the target exited (or its pid was reused) during sampling
+	// SIGINT or SIGTERM ended the run: the report, when one could be
+	// written, is of what was read by then, marked partial; else one line
+	// on stderr says so.
+	ExitInterrupted ExitCode = 8
 )
 
 // ExitFor is the exit code a report ends the run with.

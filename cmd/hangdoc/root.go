@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +16,7 @@ import (
 	"github.com/hangdoc/hangdoc/classify"
 	"github.com/hangdoc/hangdoc/internal/deadline"
 	"github.com/hangdoc/hangdoc/internal/diagnose"
+	"github.com/hangdoc/hangdoc/internal/membudget"
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/report"
 	"github.com/hangdoc/hangdoc/sampler/replay"
@@ -48,6 +47,9 @@ func Main(args []string, stdout, stderr io.Writer) ExitCode {
 	case errors.As(err, &ue):
 		fmt.Fprintf(stderr, "hangdoc: %v\nRun 'hangdoc --help' for usage.\n", err)
 		return ExitUsage
+	case errors.As(err, new(interrupted)):
+		fmt.Fprintf(stderr, "hangdoc: %v\n", err)
+		return ExitInterrupted
 	}
 	fmt.Fprintf(stderr, "hangdoc: %v\n", err)
 	return ExitError
@@ -139,7 +141,10 @@ type diagnoseOptions struct {
 	sigquit    bool
 	sigquitLog string
 	source     string
+	maxMemory  membudget.Bytes
 }
+
+const maxMemoryHelp = "hangdoc's memory budget: past half of it once the evidence is read, goroutines are grouped by stack shape alone and holders searched for the locks with the most waiters only, and the report says so; also the Go runtime's memory limit"
 
 const longHelp = `hangdoc watches a live process for a few seconds and says why it has
 stopped making progress: blocked, spinning, working (just slow), idle or
@@ -157,7 +162,8 @@ says how long). --no-stop forbids anything that stops the target. It never
 signals or writes to the target, unless --sigquit allows it.
 
 Exit codes: 0 working (not hung), 3 blocked, 4 spinning, 5 idle,
-6 deadlock, 7 the target exited during sampling, 1 error, 2 usage.`
+6 deadlock, 7 the target exited during sampling, 8 interrupted (SIGINT,
+SIGTERM: the report, if any, is partial), 1 error, 2 usage.`
 
 func newRoot(ios *IO) *cobra.Command {
 	opts := &diagnoseOptions{}
@@ -212,6 +218,8 @@ func (o *diagnoseOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.pprof, "pprof", "", "a Go target's net/http/pprof `URL` (http://127.0.0.1:6060); default: look for one on the target's listening sockets")
 	f.BoolVar(&o.sigquit, "sigquit", false, "for a Go target no other source can read: send SIGQUIT after the last sample for a goroutine dump. This KILLS the target")
 	f.StringVar(&o.source, "source", "", "for a Go target, read the goroutines from this `SOURCE` only: pprof, memory or delve (default: the first that works, in that order)")
+	o.maxMemory = membudget.Default
+	f.Var(&o.maxMemory, "max-memory", maxMemoryHelp)
 	f.StringVar(&o.sigquitLog, "sigquit-log", "", "with --sigquit: the `FILE` the target's stderr goes to (default: its stderr, if that is a regular file)")
 }
 
@@ -243,18 +251,20 @@ func (o *diagnoseOptions) validate() error {
 // runDiagnose diagnoses pid, writes the report (and the recording, if
 // asked) and returns it. `hangdoc PID` and `hangdoc demo` both end here.
 func runDiagnose(pid int, opts *diagnoseOptions, ios *IO) (*report.Report, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), opts.timeout)
-	defer cancel()
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer membudget.Set(int64(opts.maxMemory))()
+	sig, stop := interruptible(context.Background())
 	defer stop()
+	ctx, cancel := context.WithTimeout(sig, opts.timeout)
+	defer cancel()
 
 	run := diagnose.Options{
-		PID:      pid,
-		Samples:  opts.samples,
-		Interval: opts.interval,
-		ProcRoot: opts.proc,
-		Classify: classify.DefaultOptions(),
-		Notes:    startNotes,
+		PID:       pid,
+		Samples:   opts.samples,
+		Interval:  opts.interval,
+		ProcRoot:  opts.proc,
+		Classify:  classify.DefaultOptions(),
+		MaxMemory: int64(opts.maxMemory),
+		Notes:     startNotes,
 		Sources: sources.Options{
 			PySpy:      opts.pyspy,
 			NoStop:     opts.noStop,
@@ -270,6 +280,9 @@ func runDiagnose(pid int, opts *diagnoseOptions, ios *IO) (*report.Report, error
 	}
 	r, rec, err := diagnose.RunBounded(ctx, run)
 	if err != nil {
+		if in := interruption(sig); in != nil && !errors.Is(err, in) {
+			return nil, fmt.Errorf("%w: %v", in, err)
+		}
 		return nil, err
 	}
 	if opts.record != "" {
@@ -279,7 +292,10 @@ func runDiagnose(pid int, opts *diagnoseOptions, ios *IO) (*report.Report, error
 			fmt.Fprintf(ios.Err, "hangdoc: writing the recording to %s: %v\n", opts.record, err)
 		}
 	}
-	return r, opts.out.write(r, ios)
+	if err := opts.out.write(r, ios); err != nil {
+		return r, err
+	}
+	return r, reported(sig)
 }
 
 // goSource is --source as a stack source.

@@ -14,8 +14,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // MaxStuck bounds the calls given up on and still blocked.
@@ -66,7 +70,7 @@ func Run[T any](ctx context.Context, what string, f func() (T, error)) (T, error
 	done := make(chan result, 1)
 	var gaveUp atomic.Bool
 	go func() {
-		v, err := f()
+		v, err := callMasked(f)
 		done <- result{v, err}
 		// Whichever of this and the give-up's own late check below
 		// clears gaveUp takes the call off the stuck count.
@@ -117,4 +121,27 @@ func Within[T any](ctx context.Context, timeout time.Duration, what string, f fu
 func DoWithin(ctx context.Context, timeout time.Duration, what string, f func() error) error {
 	_, err := Within(ctx, timeout, what, func() (struct{}, error) { return struct{}{}, f() })
 	return err
+}
+
+// callMasked calls f on a thread of its own with SIGINT and SIGTERM
+// blocked. A thread asleep in the kernel for good (state D) never takes a
+// signal, yet the kernel may hand it a signal sent to the process (it
+// prefers the main thread): left pending there, the signal would never
+// reach os/signal, and an interrupt would not end the run. Blocked here,
+// they go to another thread. The thread is kept to the call: if the call
+// never returns, the thread stays with it.
+func callMasked[T any](f func() (T, error)) (T, error) {
+	runtime.LockOSThread()
+	var set, old unix.Sigset_t
+	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		set.Val[(s-1)/64] |= 1 << ((uint(s) - 1) % 64)
+	}
+	if unix.PthreadSigmask(unix.SIG_BLOCK, &set, &old) != nil {
+		runtime.UnlockOSThread()
+		return f()
+	}
+	v, err := f()
+	_ = unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
+	runtime.UnlockOSThread()
+	return v, err
 }

@@ -3,6 +3,9 @@ package deadline
 import (
 	"context"
 	"errors"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -67,5 +70,29 @@ func TestRunBoundsStuck(t *testing.T) {
 	_, err := Run(context.Background(), "one more", func() (int, error) { called = true; return 0, nil })
 	if !errors.Is(err, ErrTooManyStuck) || called {
 		t.Fatalf("Run past MaxStuck = %v (called %v), want ErrTooManyStuck without calling", err, called)
+	}
+}
+
+// The call runs on a thread that takes no SIGINT or SIGTERM: stuck in
+// the kernel, it would keep them from os/signal.
+func TestRunMasksInterrupts(t *testing.T) {
+	// callMasked, the call's wrapper in Run: another test leaves MaxStuck
+	// calls blocked for a while, and Run refuses new ones then.
+	blocked, err := callMasked(func() (string, error) {
+		b, err := os.ReadFile("/proc/thread-self/status")
+		for _, l := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(l, "SigBlk:"); ok {
+				return strings.TrimSpace(v), err
+			}
+		}
+		return "", err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mask, err := strconv.ParseUint(blocked, 16, 64)
+	const want = 1<<(2-1) | 1<<(15-1) // SIGINT, SIGTERM
+	if err != nil || mask&want != want {
+		t.Errorf("SigBlk %s during the call: want SIGINT and SIGTERM blocked", blocked)
 	}
 }

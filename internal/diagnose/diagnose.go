@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hangdoc/hangdoc/classify"
+	"github.com/hangdoc/hangdoc/internal/membudget"
 	"github.com/hangdoc/hangdoc/internal/version"
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/report"
@@ -30,6 +31,9 @@ type Options struct {
 	// Progress receives a progress line per sample (a terminal); nil for none.
 	Progress io.Writer
 	Classify classify.Options
+	// MaxMemory is hangdoc's memory budget in bytes (see Classify); 0 is
+	// none.
+	MaxMemory int64
 	// SearchBudget bounds the time spent scanning other processes'
 	// descriptors for the other ends of pipes and sockets; 0 is 1s.
 	SearchBudget time.Duration
@@ -86,7 +90,7 @@ func Run(ctx context.Context, opts Options) (*report.Report, model.Recording, er
 	if err != nil {
 		return nil, rec, explain(opts.PID, err)
 	}
-	return report.New(rec, classify.Classify(rec, opts.Classify)), rec, nil
+	return Classify(rec, opts.Classify, opts.MaxMemory), rec, nil
 }
 
 // claimWait is how long a diagnosis waits for another one of the same
@@ -147,6 +151,26 @@ func RunBounded(ctx context.Context, opts Options) (*report.Report, model.Record
 		// A Delve attach may still be stopping the target's threads: let
 		// it detach before this process exits and the kernel does it.
 		delve.Settle(hangGrace)
+		if c := context.Cause(ctx); c != nil && !errors.Is(c, context.DeadlineExceeded) && !errors.Is(c, context.Canceled) {
+			// An interrupt (the cause names the signal): it ends the run.
+			return nil, model.Recording{}, fmt.Errorf("%w: the run did not wind down within %v of it (a read of /proc/%d may be blocked)", c, hangGrace, opts.PID)
+		}
 		return nil, model.Recording{}, fmt.Errorf("reading /proc/%d did not return in time (%v): a thread of the target may be in uninterruptible sleep holding its memory map; check 'cat /proc/%d/task/*/stat' by hand", opts.PID, context.Cause(ctx), opts.PID)
 	}
+}
+
+// Classify classifies rec and words the report, within a memory budget
+// of maxMemory bytes (0: none): past half of it once the evidence is
+// read, classification is degraded as membudget.Degrade says, and the
+// report says so. Live runs and hangdoc analyze both end here.
+func Classify(rec model.Recording, opts classify.Options, maxMemory int64) *report.Report {
+	heap, tight := membudget.Tight(maxMemory)
+	if tight {
+		opts = membudget.Degrade(opts)
+	}
+	r := report.New(rec, classify.Classify(rec, opts))
+	if tight {
+		r.Sampling.Notes = append(r.Sampling.Notes, report.MemoryBudgetNote(heap, maxMemory, opts.HolderLocks))
+	}
+	return r
 }

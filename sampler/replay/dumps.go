@@ -120,7 +120,13 @@ func ReadDumps(ctx context.Context, o DumpOptions) (model.Recording, error) {
 		// frames: they say the same.
 		last = model.Sample{Goroutines: []model.Goroutine{{Stack: r.stacks.files}}}
 	}
-	rec.Sources = sampler.ReadSources([]model.Sample{last}, read)
+	var notes []string
+	var cut error
+	rec.Sources, notes, cut = sampler.ReadSourcesContext(r.ctx, []model.Sample{last}, read)
+	rec.Notes = append(rec.Notes, notes...)
+	if cut != nil && rec.PartialReason == "" {
+		rec.PartialReason = r.stopped() + " while reading the source files the frames name: the report is of the dumps, with the sources read by then"
+	}
 	return *rec, nil
 }
 
@@ -182,11 +188,19 @@ func (r *dumpReader) timedOut(path string) {
 	if r.rec.PartialReason != "" {
 		return
 	}
-	why := "the --timeout ran out"
-	if errors.Is(r.ctx.Err(), context.Canceled) {
-		why = "interrupted"
+	r.rec.PartialReason = fmt.Sprintf("%s while reading %s: the report is of what was read by then", r.stopped(), name(path))
+}
+
+// stopped says why ctx ended: the timeout, or an interrupt (its cause
+// names the signal).
+func (r *dumpReader) stopped() string {
+	if !errors.Is(r.ctx.Err(), context.Canceled) {
+		return "the --timeout ran out"
 	}
-	r.rec.PartialReason = fmt.Sprintf("%s while reading %s: the report is of what was read by then", why, name(path))
+	if c := context.Cause(r.ctx); c != nil && !errors.Is(c, context.Canceled) {
+		return c.Error()
+	}
+	return "interrupted"
 }
 
 func name(path string) string {
