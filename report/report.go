@@ -27,16 +27,18 @@ type Report struct {
 	Target         Target    `json:"target"`
 	Sampling       Sampling  `json:"sampling"`
 
-	Verdict    string   `json:"verdict"`
-	Summary    string   `json:"summary"`
-	Confidence string   `json:"confidence"`
-	Hint       string   `json:"hint"`
-	Evidence   []string `json:"evidence"`
-	Threads    []Thread `json:"threads"`
-	Locks      []Lock   `json:"locks"`
-	Cycles     [][]Ref  `json:"cycles"`
-	Waits      []Wait   `json:"waits"`
-	Memory     Memory   `json:"memory"`
+	Verdict    string `json:"verdict"`
+	Summary    string `json:"summary"`
+	Confidence string `json:"confidence"`
+	Hint       string `json:"hint"`
+	// HintBasis names the fact that chose the hint (docs/hints.md).
+	HintBasis string   `json:"hint_basis"`
+	Evidence  []string `json:"evidence"`
+	Threads   []Thread `json:"threads"`
+	Locks     []Lock   `json:"locks"`
+	Cycles    [][]Ref  `json:"cycles"`
+	Waits     []Wait   `json:"waits"`
+	Memory    Memory   `json:"memory"`
 	// Processes are the other processes the target's waits lead to.
 	Processes []Process `json:"processes"`
 	// Orphans are processes left behind in the target's process group or
@@ -372,6 +374,7 @@ func New(rec model.Recording, d classify.Diagnosis) *Report {
 		r.Sampling.DurationMS = rec.Samples[n-1].Time.Sub(rec.Samples[0].Time).Milliseconds()
 	}
 	r.Summary, r.Hint = w.summary(d.Cause), w.hint(d.Cause)
+	r.HintBasis = hintKey(r.Hint)
 	r.Evidence = w.evidence(d.Evidence)
 	r.Threads = w.threads()
 	r.Locks = w.locks()

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hangdoc/hangdoc/internal/reportcheck"
 )
 
 // The corpus test runs every dump of testdata/corpus/dumps (a series as
@@ -283,6 +285,11 @@ func TestCorpus(t *testing.T) {
 				t.Fatalf("exit %d, report not JSON: %v\n%s", code, err, stderr)
 			}
 			text, _, _ := hangdoc(t, append(append([]string{"analyze"}, corpusSources...), c.files...)...)
+			md, _, _ := hangdoc(t, append(append([]string{"analyze", "--format", "markdown"}, corpusSources...), c.files...)...)
+			// No empty slot, no word the JSON contradicts (item 7 of issue 18).
+			for _, p := range reportcheck.Check([]byte(text), []byte(md), []byte(stdout)) {
+				t.Errorf("%s: %s", c.name, p)
+			}
 			if len(c.files) > 1 {
 				// A series' counts are its first dump's.
 				first, _, _ := hangdoc(t, append(append([]string{"analyze", "--json"}, corpusSources...), c.files[0])...)
