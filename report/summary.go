@@ -699,7 +699,7 @@ func blockedHint(kinds []classify.KindCount) string {
 		// another process, a terminal.
 		return "Blocked on the outside world: the fix is a timeout, not a lock change. It waits on a socket, or on a pipe or terminal that another process should write: follow the other end (WAITS) to see why it does not answer."
 	case hasKind(kinds, model.WaitFileRead, model.WaitFileWrite):
-		return "A read or write of a file does not return: look at what backs the file (findmnt -T PATH: a network or FUSE mount, a device) and whether it answers; the fix is there, or a timeout around the call."
+		return "A read or write of a file does not return, on a descriptor the evidence does not follow: find what it is (ls -l /proc/PID/fd; findmnt -T PATH for a file) — a pipe that another thread or process should write, a file on a network or FUSE mount, a device — and why it does not answer; the fix is there, or a timeout around the call."
 	case hasKind(kinds, model.WaitPythonLock):
 		return "Threads wait for a Python lock whose holder no stack shows: look for an acquire() without a release() on some path (use with), or a thread that took the lock again from a signal handler or a callback. py-spy dump --locals shows which lock each thread waits for."
 	case hasKind(kinds, model.WaitFutex, model.WaitCondition, model.WaitEvent, model.WaitThreadExit, model.WaitQueueJoin):

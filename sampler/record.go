@@ -133,6 +133,7 @@ func Record(ctx context.Context, t *Target, first Process, opts Options) (rec mo
 		if read := opts.Stacks.ReadSource; read != nil {
 			rec.Sources = ReadSources(rec.Samples, read)
 		}
+		AddGoStdSources(&rec)
 	}()
 	for i := 0; i < opts.Samples; i++ {
 		if i > 0 {

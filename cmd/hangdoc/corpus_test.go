@@ -380,3 +380,32 @@ func TestCorpus(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordedDumpsCheck: the Go victims' recorded dumps (testdata/go),
+// analyzed in the three formats, have no empty slot and no word the JSON
+// contradicts (internal/reportcheck; TestCorpus does the same for the
+// corpus).
+func TestRecordedDumpsCheck(t *testing.T) {
+	files, err := filepath.Glob("testdata/go/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no dumps in testdata/go: %v", err)
+	}
+	for _, f := range files {
+		if strings.Contains(f, "-debug1") {
+			continue // refused by design (TestAnalyze…)
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			out := map[string]string{}
+			for _, format := range []string{"text", "markdown", "json"} {
+				stdout, stderr, code := hangdoc(t, "analyze", "--format", format, f)
+				if code == ExitError || code == ExitUsage {
+					t.Fatalf("%s: exit %d: %s", format, code, stderr)
+				}
+				out[format] = stdout
+			}
+			for _, p := range reportcheck.Check([]byte(out["text"]), []byte(out["markdown"]), []byte(out["json"])) {
+				t.Error(p)
+			}
+		})
+	}
+}

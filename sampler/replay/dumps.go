@@ -121,6 +121,7 @@ func ReadDumps(ctx context.Context, o DumpOptions) (model.Recording, error) {
 		last = model.Sample{Goroutines: []model.Goroutine{{Stack: r.stacks.files}}}
 	}
 	rec.Sources = sampler.ReadSources([]model.Sample{last}, read)
+	sampler.AddGoStdSources(rec)
 	return *rec, nil
 }
 
