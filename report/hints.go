@@ -6,7 +6,7 @@ import "strings"
 // kind of wait, holder or cycle it rests on. hintRows names each hint (its
 // key is the JSON's hint_basis) and the fact that selects it;
 // docs/hints.md is the same table for readers, and TestHintsDocumented
-// keeps the two, and the hints in summary.go, in step.
+// keeps the two, and the hints in report/, in step.
 type hintRow struct {
 	key    string // the JSON's hint_basis
 	starts string // how the hint's words start (the longest match wins)

@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -13,11 +14,27 @@ import (
 )
 
 // hintLiterals are the string literals that start a hint's words, in the
-// functions of summary.go whose names end in "hint" or "Hint".
+// functions of the package whose names end in "hint" or "Hint".
 func hintLiterals(t *testing.T) []string {
 	t.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		out = append(out, hintLiteralsOf(t, name)...)
+	}
+	return out
+}
+
+func hintLiteralsOf(t *testing.T, name string) []string {
+	t.Helper()
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "summary.go", nil, 0)
+	f, err := parser.ParseFile(fset, name, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,13 +60,14 @@ func hintLiterals(t *testing.T) []string {
 	return out
 }
 
-// TestHintsDocumented: every hint in summary.go has a row in hintRows
+// TestHintsDocumented: every hint in report/ (a string that starts a
+// sentence, in a function whose name ends in "hint") has a row in hintRows
 // (so the JSON names its basis), every row a hint, and every key a row of
 // docs/hints.md.
 func TestHintsDocumented(t *testing.T) {
 	lits := hintLiterals(t)
 	if len(lits) < 30 {
-		t.Fatalf("%d hints found in summary.go, want them all", len(lits))
+		t.Fatalf("%d hints found in report/, want them all", len(lits))
 	}
 	used := map[string]bool{}
 	byKey := map[string]string{}
@@ -77,7 +95,7 @@ func TestHintsDocumented(t *testing.T) {
 		}
 		keys[r.key] = true
 		if !used[r.key] {
-			t.Errorf("hintRows has %q, which no hint in summary.go starts as %q: delete it", r.key, r.starts)
+			t.Errorf("hintRows has %q, which no hint in report/ starts as %q: delete it", r.key, r.starts)
 		}
 		if !regexp.MustCompile("(?m)^\\| `" + regexp.QuoteMeta(r.key) + "` \\|").Match(doc) {
 			t.Errorf("docs/hints.md has no row for the hint %q", r.key)
