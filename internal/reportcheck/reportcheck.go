@@ -54,6 +54,7 @@ type report struct {
 		Detail string `json:"detail"`
 		Chain  string `json:"chain"`
 	} `json:"waits"`
+	Cycles [][]ref `json:"cycles"`
 }
 
 type ref struct {
@@ -177,6 +178,33 @@ func Check(text, markdown, jsonDoc []byte) []Problem {
 	}
 	out = append(out, verdictWords(text, markdown, &r)...)
 	out = append(out, holderWords(&r)...)
+	out = append(out, cycleWords(&r)...)
+	return out
+}
+
+var moreCycles = regexp.MustCompile(`\(and (\d+) more cycles\)`)
+
+// cycleHints are the hints that rest on a wait-for cycle (docs/hints.md).
+var cycleHints = []string{"go-self-deadlock", "go-cycle", "python-self-deadlock", "self-deadlock", "lock-order", "wait-cycle", "executor-cycle", "join-cycle", "wakeup-cycle"}
+
+// cycleWords checks the words that rest on cycles against the JSON's
+// cycles: a deadlock named in the summary, "(and N more cycles)", a
+// hint chosen by a cycle.
+func cycleWords(r *report) []Problem {
+	var out []Problem
+	if regexp.MustCompile(`^(?:self-deadlock:|deadlock between)`).MatchString(r.Summary) && len(r.Cycles) == 0 {
+		out = append(out, Problem{Where: "summary", What: "a deadlock named, but the JSON has no cycle", Text: r.Summary})
+	}
+	if m := moreCycles.FindStringSubmatch(r.Summary); m != nil {
+		var n int
+		fmt.Sscan(m[1], &n)
+		if len(r.Cycles) < n+1 {
+			out = append(out, Problem{Where: "summary", What: fmt.Sprintf("%s, but the JSON has %d cycles", m[0], len(r.Cycles)), Text: r.Summary})
+		}
+	}
+	if contains(cycleHints, r.HintBasis) && len(r.Cycles) == 0 {
+		out = append(out, Problem{Where: "hint", What: "a hint chosen by a cycle (" + r.HintBasis + "), but the JSON has no cycle", Text: r.Hint})
+	}
 	return out
 }
 
