@@ -77,6 +77,7 @@ var hintRows = []hintRow{
 	{"blocked-writing", "It is blocked writing because the other end does not drain"},
 	{"lock-no-holder", "Threads wait on a lock whose holder is not recorded"},
 	{"outside-world", "Blocked on the outside world"},
+	{"own-pipe", "It reads a pipe whose other end only this process holds"},
 	{"file-io", "A read or write of a file does not return"},
 	{"python-lock-no-holder", "Threads wait for a Python lock whose holder no stack shows"},
 	{"wakeup", "Threads wait for a wake-up"},

@@ -298,7 +298,7 @@ func (w *words) hint(c classify.Cause) string {
 		if goroutines {
 			return goBlockedHint(c.Kinds)
 		}
-		return blockedHint(c.Kinds)
+		return blockedHint(c.Kinds, w.ownPipes(as))
 	case classify.CauseIdle:
 		if !goroutines && c.SleepOnly {
 			return "It waits for time, not for a resource: find what the loop polls for (a file, a flag, a service) and why it never comes."
@@ -672,7 +672,27 @@ func hasKind(kinds []classify.KindCount, ks ...model.WaitKind) bool {
 	return slices.ContainsFunc(kinds, func(kc classify.KindCount) bool { return slices.Contains(ks, kc.Kind) })
 }
 
-func blockedHint(kinds []classify.KindCount) string {
+// ownPipes reports blocked threads whose pipe reads all lead back to their
+// own process: another of its threads should write, not the outside world.
+func (w *words) ownPipes(as []*classify.Actor) bool {
+	own := false
+	for _, a := range as {
+		if a.Wait != model.WaitPipeRead && a.Wait != model.WaitTTYRead {
+			continue
+		}
+		wt := w.waitOf[a.Ref]
+		if wt == nil || wt.To == nil || wt.To.PID != a.Ref.PID {
+			return false
+		}
+		own = true
+	}
+	return own
+}
+
+// blockedHint is the hint for threads blocked with no holder, cycle or
+// stop to name: by what they wait on. ownPipes: their pipe reads lead
+// back to their own process.
+func blockedHint(kinds []classify.KindCount, ownPipes bool) string {
 	switch {
 	case hasKind(kinds, model.WaitLoopBlocked):
 		return "A coroutine makes a synchronous call (time.sleep, a blocking read, a sync HTTP client) that holds the asyncio event loop: nothing else on the loop runs. Await the async form (await asyncio.sleep, an async client), or run the call in a thread (await asyncio.to_thread(fn) / loop.run_in_executor)."
@@ -694,10 +714,13 @@ func blockedHint(kinds []classify.KindCount) string {
 		return "It is blocked writing because the other end does not drain: look at the reader, and put a timeout on the write."
 	case hasKind(kinds, model.WaitLock):
 		return "Threads wait on a lock whose holder is not recorded (not a glibc mutex): take stacks to see who holds it."
-	case hasKind(kinds, model.WaitSocketRead, model.WaitSocketConnect, model.WaitPipeRead, model.WaitTTYRead, model.WaitHTTPResponse):
+	case hasKind(kinds, model.WaitSocketRead, model.WaitSocketConnect, model.WaitHTTPResponse) ||
+		hasKind(kinds, model.WaitPipeRead, model.WaitTTYRead) && !ownPipes:
 		// Only a wait that names an outside call: a socket, a pipe to
 		// another process, a terminal.
 		return "Blocked on the outside world: the fix is a timeout, not a lock change. It waits on a socket, or on a pipe or terminal that another process should write: follow the other end (WAITS) to see why it does not answer."
+	case hasKind(kinds, model.WaitPipeRead, model.WaitTTYRead):
+		return "It reads a pipe whose other end only this process holds: one of its own threads should write it or close it. Find which (ls -l /proc/PID/fd, the WAITS) and what that thread waits for instead."
 	case hasKind(kinds, model.WaitFileRead, model.WaitFileWrite):
 		return "A read or write of a file does not return, on a descriptor the evidence does not follow: find what it is (ls -l /proc/PID/fd; findmnt -T PATH for a file) — a pipe that another thread or process should write, a file on a network or FUSE mount, a device — and why it does not answer; the fix is there, or a timeout around the call."
 	case hasKind(kinds, model.WaitPythonLock):

@@ -69,12 +69,16 @@ type slot struct {
 	what string
 }
 
-// little words that a fact always follows in hangdoc's sentences.
-const lead = `(?:in|on|by|of|at|from|is|are|held by|waits for|wait for|through)`
+// little words that a fact always follows in hangdoc's sentences ("is"
+// and "are" may end a clause: "whose job it is, or …").
+const (
+	lead   = `(?:in|on|by|of|at|from|held by|waits for|wait for|through)`
+	leadIs = `(?:in|on|by|of|at|from|is|are|held by|waits for|wait for|through)`
+)
 
 var slots = []slot{
 	{regexp.MustCompile(`\b` + lead + ` ?[;,)](?:\s|$)`), "a word that a fact should follow, followed by a separator"},
-	{regexp.MustCompile(`\b` + lead + `  `), "a word followed by an empty slot (two spaces)"},
+	{regexp.MustCompile(`\b` + leadIs + `  `), "a word followed by an empty slot (two spaces)"},
 	{regexp.MustCompile(`\b` + lead + `\s*$`), "a sentence that ends where a fact should follow"},
 	{regexp.MustCompile(`(?:^|[\s,;:(])\(\)`), "empty parentheses"},
 	{regexp.MustCompile(`[;,] *[;,]`), "two separators with nothing between"},
