@@ -47,7 +47,8 @@ func checkLive(t *testing.T, file string) {
 	r := report.New(rec, classify.Classify(rec, classify.DefaultOptions()))
 	var text, md, js bytes.Buffer
 	if report.Text(&text, r, report.Palette{}) != nil || report.Markdown(&md, r) != nil || report.JSON(&js, r) != nil {
-		t.Fatalf("rendering the recording %s failed", file)
+		t.Errorf("rendering the recording %s failed", file) // not Fatal: a diagnosis may run on a goroutine of the test's
+		return
 	}
 	for _, p := range reportcheck.Check(text.Bytes(), md.Bytes(), js.Bytes()) {
 		t.Errorf("the report of pid %d: %s", rec.Target.PID, p)
