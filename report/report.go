@@ -27,18 +27,17 @@ type Report struct {
 	Target         Target    `json:"target"`
 	Sampling       Sampling  `json:"sampling"`
 
-	Verdict    string `json:"verdict"`
-	Summary    string `json:"summary"`
-	Confidence string `json:"confidence"`
-	Hint       string `json:"hint"`
-	// HintBasis names the fact that chose the hint (docs/hints.md).
-	HintBasis string   `json:"hint_basis"`
-	Evidence  []string `json:"evidence"`
-	Threads   []Thread `json:"threads"`
-	Locks     []Lock   `json:"locks"`
-	Cycles    [][]Ref  `json:"cycles"`
-	Waits     []Wait   `json:"waits"`
-	Memory    Memory   `json:"memory"`
+	Verdict    string   `json:"verdict"`
+	Summary    string   `json:"summary"`
+	Confidence string   `json:"confidence"`
+	Hint       string   `json:"hint"`
+	HintBasis  string   `json:"hint_basis"` // the fact that chose the hint: docs/hints.md
+	Evidence   []string `json:"evidence"`
+	Threads    []Thread `json:"threads"`
+	Locks      []Lock   `json:"locks"`
+	Cycles     [][]Ref  `json:"cycles"`
+	Waits      []Wait   `json:"waits"`
+	Memory     Memory   `json:"memory"`
 	// Processes are the other processes the target's waits lead to.
 	Processes []Process `json:"processes"`
 	// Orphans are processes left behind in the target's process group or
