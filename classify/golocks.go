@@ -81,6 +81,19 @@ func argWord(args string, i int) string {
 	return ""
 }
 
+// callsInto reports a call at line of the file to one of the functions of
+// inner (the frames below the caller's): the line can contain the call on
+// the stack.
+func callsInto(src *goFile, line int, inner []model.Frame) bool {
+	for _, f := range inner {
+		name := f.Func[strings.LastIndexAny(f.Func, ".)")+1:]
+		if _, ok := src.callTo(line, name); ok && name != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // goPackage is the import path of a function's package:
 // "corpusvictims/internal/hang.Serve" → "corpusvictims/internal/hang".
 func goPackage(fn string) string {
@@ -222,17 +235,28 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 	}
 	gs := s.p.goroutines
 	stale := map[string]bool{}
-	// A file whose line a waiter stands at is no Lock call is not the
-	// source the program was built from (edited since): it is not read.
+	// stdSites are the functions of the standard library's in which
+	// waiters take their lock (sync.(*Once).doSlow): their frames count,
+	// by the site when their source was not read.
+	stdSites := map[string]bool{}
+	// A file whose line a waiter stands at cannot contain the call on its
+	// stack (no Lock call, and no call of the standard library's function
+	// that locks: sync.(*Once).Do) is not the source the program was
+	// built from (edited since): it is not read. A frame of the standard
+	// library's is read only from the toolchain the program was built
+	// with (the sampler's), so it is never stale.
 	for i := range gs {
 		g := &gs[i]
 		u := UserFrame(g.Stack)
 		if u < 0 || g.Class != ClassBlocked || (g.Wait != model.WaitMutex && g.Wait != model.WaitRWMutex) {
 			continue
 		}
+		if lc := model.GoLockCaller(g.Stack); lc >= 0 && lc < u {
+			stdSites[g.Stack[lc].Func] = true
+		}
 		f := g.Stack[u]
 		if src := parse(f.File); src != nil {
-			if fn := src.funcAt(f.Line); fn == nil || !fn.hasLockAt(f.Line) {
+			if fn := src.funcAt(f.Line); fn == nil || !fn.hasLockAt(f.Line) && !callsInto(src, f.Line, g.Stack[:u]) {
 				files[f.File] = nil
 				stale[f.File] = true
 			}
@@ -251,15 +275,29 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 			continue
 		}
 		waiting := g.Class == ClassBlocked && (g.Wait == model.WaitMutex || g.Wait == model.WaitRWMutex)
-		for k := u; k < len(g.Stack); k++ {
+		// The waiter's frame is the one that calls the lock: the
+		// program's own, or the standard library's (sync.(*Once).doSlow's
+		// o.m.Lock()).
+		wk := u
+		if lc := model.GoLockCaller(g.Stack); waiting && lc >= 0 && lc < u {
+			wk = lc
+		}
+		for k := 0; k < len(g.Stack); k++ {
 			f := g.Stack[k]
-			if std(f.Func) {
+			// The standard library's frames count where their source was
+			// read (from the program's own toolchain) or a waiter takes
+			// its lock in their function, but for the locks' and the
+			// runtime's own.
+			if std(f.Func) && (model.GoLockCaller(g.Stack[k:k+1]) < 0 || parse(f.File) == nil && !stdSites[f.Func]) {
 				continue
 			}
 			src := parse(f.File)
 			var fn *goFunc
 			if src != nil {
 				fn = src.funcAt(f.Line)
+			}
+			if fn == nil && std(f.Func) && !stdSites[f.Func] {
+				continue
 			}
 			if fn == nil {
 				// No source: the frame may hold whatever its function
@@ -269,7 +307,7 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 					recv = firstArg(f.Args) // a method's receiver; a function's first argument is just an argument
 				}
 				h := lockRef{fn: f.Func, line: f.Line, recv: recv, stale: stale[f.File]}
-				if k == u && waiting {
+				if k == wk && waiting {
 					w := h
 					if a := mutexAddress(g.Stack); a != "" {
 						w.keys = []string{"addr:" + a}
@@ -283,11 +321,19 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 				}
 				continue
 			}
-			if k == u && waiting {
+			if k == wk && waiting {
 				if c, ok := fn.lockingAt(f.Line); ok {
 					w := namer.ref(g, k, src, fn, c.expr, c.op == "RLock")
 					if a := mutexAddress(g.Stack); a != "" && !slices.Contains(w.keys, "addr:"+a) {
 						w.keys = append([]string{"addr:" + a}, w.keys...)
+					}
+					waits = append(waits, lockWait{a: g, frame: k, lock: w})
+				} else {
+					// No Lock call at the line: the lock is named by
+					// where it is taken.
+					w := lockRef{fn: f.Func, line: f.Line, read: g.GoState == "sync.RWMutex.RLock"}
+					if a := mutexAddress(g.Stack); a != "" {
+						w.keys = []string{"addr:" + a}
 					}
 					waits = append(waits, lockWait{a: g, frame: k, lock: w})
 				}

@@ -196,3 +196,26 @@ func runtimeFunc(fn string) bool {
 	pkg, name, ok := strings.Cut(fn, ".")
 	return ok && !strings.Contains(pkg, "/") && GoStd(fn) && strings.HasPrefix(name, "runtime_")
 }
+
+// GoLockCaller is the index of the frame of a Go stack that calls into the
+// sync package's locks (sync.(*Once).doSlow, a program's own function):
+// the first frame above the runtime's and the sync lock's own, or -1.
+func GoLockCaller(stack []Frame) int {
+	for i, f := range stack {
+		if !goLockFrame(f.Func) {
+			return i
+		}
+	}
+	return -1
+}
+
+// goLockFrame reports a frame of a sync lock's own (and the runtime's,
+// below it).
+func goLockFrame(fn string) bool {
+	for _, p := range []string{"sync.(*Mutex).", "sync.(*RWMutex).", "internal/sync.", "sync.runtime_", "runtime."} {
+		if strings.HasPrefix(fn, p) {
+			return true
+		}
+	}
+	return false
+}

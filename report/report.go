@@ -31,6 +31,7 @@ type Report struct {
 	Summary    string   `json:"summary"`
 	Confidence string   `json:"confidence"`
 	Hint       string   `json:"hint"`
+	HintBasis  string   `json:"hint_basis"` // the fact that chose the hint: docs/hints.md
 	Evidence   []string `json:"evidence"`
 	Threads    []Thread `json:"threads"`
 	Locks      []Lock   `json:"locks"`
@@ -380,6 +381,7 @@ func New(rec model.Recording, d classify.Diagnosis) *Report {
 		r.Sampling.DurationMS = rec.Samples[n-1].Time.Sub(rec.Samples[0].Time).Milliseconds()
 	}
 	r.Summary, r.Hint = w.summary(d.Cause), w.hint(d.Cause)
+	r.HintBasis = hintKey(r.Hint)
 	r.Evidence = w.evidence(d.Evidence)
 	r.Threads = w.threads()
 	r.Locks = w.locks()

@@ -35,6 +35,16 @@ func groupTitle(g classify.Group) string {
 	return fmt.Sprintf("%s [%s] in %s", plural(g.Count, "goroutine", "goroutines"), g.State, Where(g.Stack))
 }
 
+// surely words a holder as surely as its lock's basis: "" for an exact
+// holder (an owner the lock records, the same address), "probably " for a
+// probable or inferred one.
+func surely(l *classify.Lock) string {
+	if l != nil && l.Basis.Kind == classify.BasisExact {
+		return ""
+	}
+	return "probably "
+}
+
 // summary is the cause in one line, for a ticket's title.
 func (w *words) summary(c classify.Cause) string {
 	as := w.actorsOf(c.Actors)
@@ -53,11 +63,11 @@ func (w *words) summary(c classify.Cause) string {
 	case classify.CauseHolderSpins:
 		h, l := as[0], w.lock(c.Lock)
 		if goroutines {
-			return fmt.Sprintf("goroutine %d spins in %s while probably holding %s; %s for it",
-				h.Ref.Goroutine, Where(h.Stack), l.ID, plural(len(l.Waiters), "goroutine waits", "goroutines wait"))
+			return fmt.Sprintf("goroutine %d spins in %s while %sholding %s; %s for it",
+				h.Ref.Goroutine, Where(h.Stack), surely(l), l.ID, plural(len(l.Waiters), "goroutine waits", "goroutines wait"))
 		}
-		return fmt.Sprintf("%s spins (%s) while holding %s %s; %s for it",
-			threadName(h), w.cpuWords(h), l.Kind, l.Address, plural(len(l.Waiters), "thread waits", "threads wait"))
+		return fmt.Sprintf("%s spins (%s) while %sholding %s %s; %s for it",
+			threadName(h), w.cpuWords(h), surely(l), l.Kind, l.Address, plural(len(l.Waiters), "thread waits", "threads wait"))
 	case classify.CauseHolderBlocked:
 		h, l := as[0], w.lock(c.Lock)
 		if goroutines {
@@ -70,8 +80,8 @@ func (w *words) summary(c classify.Cause) string {
 			case h.Class == classify.ClassIdle:
 				what = fmt.Sprintf("parked (%s) in %s", goKindWords(h.Wait), Where(h.Stack))
 			}
-			return fmt.Sprintf("goroutine %d probably holds %s and is %s; %s for the mutex%s",
-				h.Ref.Goroutine, l.ID, what, plural(len(l.Waiters), "goroutine waits", "goroutines wait"), w.beside(c))
+			return fmt.Sprintf("goroutine %d %sholds %s and is %s; %s for the mutex%s",
+				h.Ref.Goroutine, surely(l), l.ID, what, plural(len(l.Waiters), "goroutine waits", "goroutines wait"), w.beside(c))
 		}
 		what := kindWords(h.Wait)
 		if call := callText(h.Syscall); call != "" {
@@ -80,8 +90,8 @@ func (w *words) summary(c classify.Cause) string {
 		if h.Resource != "" && !strings.HasPrefix(h.Resource, "futex:") {
 			what += " on " + h.Resource
 		}
-		return fmt.Sprintf("%s holds %s %s and is %s; %s for the lock%s",
-			threadName(h), l.Kind, l.Address, what, plural(len(l.Waiters), "thread waits", "threads wait"), w.beyond(h.Ref))
+		return fmt.Sprintf("%s %sholds %s %s and is %s; %s for the lock%s",
+			threadName(h), surely(l), l.Kind, l.Address, what, plural(len(l.Waiters), "thread waits", "threads wait"), w.beyond(h.Ref))
 	case classify.CauseSpinning:
 		if goroutines {
 			if len(as) > 1 {
@@ -320,10 +330,14 @@ func (w *words) hint(c classify.Cause) string {
 			return "A thread waits for a lock it already holds: a non-reentrant lock taken again on the same thread, by a path that locks twice or by a signal handler running code that the code it interrupted was inside (logging from a handler, the Patroni hang). Use an RLock where re-entry is meant; in a signal handler only set a flag and do the work outside it. Only a restart frees it."
 		case w.cycleKinds(cy)[model.WaitThreadExit]:
 			return "A thread joins a thread that waits for it (joins it back, or waits for a lock it holds): neither can end. Join from a thread the joined one never waits for, and release what it needs before joining; only a restart frees them."
-		case len(cy) == 1:
+		case len(cy) == 1 && w.lockCycle(cy):
 			return "A thread locks a non-recursive mutex it already holds: it can never get it. Unlock before relocking, or restructure the call path; only a restart frees it."
+		case len(cy) > 1 && w.lockCycle(cy):
+			return "Threads take the same locks in opposite orders: fix one global lock order (or try-lock and back off); only a restart frees these threads."
 		}
-		return "Threads take the same locks in opposite orders: fix one global lock order (or try-lock and back off); only a restart frees these threads."
+		// A cycle that is not all locks with holders: the facts are the
+		// waits themselves, not an order of locks.
+		return "These threads wait on each other in a cycle (CYCLES, WAITS): none can move until one is killed. Look at each wait of the cycle for the one that should not block, or should come after the other's release, and give it a timeout."
 	case classify.CauseHolderSpins:
 		if goroutines {
 			return "One goroutine loops while holding the mutex the others want: look for a loop whose exit condition never becomes true under this lock (its stack is in STACKS), and never hold a lock across a loop that waits for something."
@@ -368,7 +382,7 @@ func (w *words) hint(c classify.Cause) string {
 		if goroutines {
 			return goBlockedHint(c.Kinds)
 		}
-		return blockedHint(c.Kinds)
+		return blockedHint(c.Kinds, w.ownPipes(as))
 	case classify.CauseIdle:
 		if !goroutines && c.SleepOnly {
 			return "It waits for time, not for a resource: find what the loop polls for (a file, a flag, a service) and why it never comes."
@@ -376,8 +390,10 @@ func (w *words) hint(c classify.Cause) string {
 		return "Nothing here is stuck on anything of its own: look upstream, at whatever should hand it work (a producer, a connection, a timer) and why it stopped."
 	case classify.CauseRuntimeDeadlock:
 		return "The runtime found every goroutine blocked for good and killed the program: " + goBlockedHint(c.Kinds)
-	case classify.CauseNoLive, classify.CauseNoSamples:
-		return "Nothing here is stuck on anything of its own: look upstream, at whatever should hand it work (a producer, a connection, a timer) and why it stopped."
+	case classify.CauseNoLive:
+		return "The process exited during the run: there is no hang left to diagnose. Look at how it ended (its exit status, its logs, dmesg for a kill), and diagnose it again if it hangs again."
+	case classify.CauseNoSamples:
+		return "No sample was taken, so there are no facts to go on: see the notes for why (permissions, a process that ended), and run hangdoc again."
 	}
 	return ""
 }
@@ -462,6 +478,22 @@ func (w *words) stoppedHint(st *classify.StopFact, pid int) string {
 		return fmt.Sprintf("Continue it: fg in the shell whose job it is, or kill -CONT %d; a background job that reads the terminal stops again: give it stdin from /dev/null (or run it with nohup, or under a service manager).", pid)
 	}
 	return fmt.Sprintf("Continue it: kill -CONT %d (or fg in the shell that stopped it). Then find who stopped it: a SIGSTOP from a script, Ctrl-Z, or a supervisor's pause.", pid)
+}
+
+// lockCycle reports a cycle every member of which waits for a lock whose
+// holder is named: the one shape that is locks taken in opposite orders
+// (or, alone, a lock taken twice).
+func (w *words) lockCycle(cy classify.Cycle) bool {
+	for _, r := range cy {
+		a := w.actor(r)
+		if a == nil {
+			return false
+		}
+		if l := w.lock(a.WaitsFor); l == nil || l.Holder == nil {
+			return false
+		}
+	}
+	return len(cy) > 0
 }
 
 // goroutineBeyond names the first blocked goroutine whose wait leads to
@@ -646,14 +678,16 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 		for _, r := range cycle {
 			g := w.actor(r)
 			if l := w.lock(g.WaitsFor); l != nil && l.Holder != nil {
-				parts = append(parts, fmt.Sprintf("goroutine %d (%s) waits for %s, probably held by goroutine %d", g.Ref.Goroutine, ownFunc(g.Stack), l.ID, l.Holder.Goroutine))
+				parts = append(parts, fmt.Sprintf("goroutine %d (%s) waits for %s, %sheld by goroutine %d", g.Ref.Goroutine, ownFunc(g.Stack), l.ID, surely(l), l.Holder.Goroutine))
 				continue
 			}
-			why := ""
+			// Without a channel's evidence, the wait's kind: never an
+			// empty "is blocked in ".
+			why := goKindWords(g.Wait)
 			if g.Why.ChanWait != nil {
-				why = chanWaitText(g.Why.ChanWait)
+				why = "blocked in " + chanWaitText(g.Why.ChanWait)
 			}
-			parts = append(parts, fmt.Sprintf("goroutine %d (%s) is blocked in %s", g.Ref.Goroutine, ownFunc(g.Stack), why))
+			parts = append(parts, fmt.Sprintf("goroutine %d (%s) is %s", g.Ref.Goroutine, ownFunc(g.Stack), why))
 		}
 		said := ""
 		if c.RuntimeSaid {
@@ -671,7 +705,7 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 		t := w.actor(r)
 		if t != nil {
 			if l := w.lock(t.WaitsFor); l != nil && l.Holder != nil {
-				parts = append(parts, fmt.Sprintf("%s waits for %s %s held by %s", threadName(t), l.Kind, l.Address, threadName(w.actor(*l.Holder))))
+				parts = append(parts, fmt.Sprintf("%s waits for %s %s %sheld by %s", threadName(t), l.Kind, l.Address, surely(l), threadName(w.actor(*l.Holder))))
 				continue
 			}
 		}
@@ -679,7 +713,10 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 		if wt := w.waitOf[r]; wt != nil {
 			detail = w.detail(wt)
 		}
-		parts = append(parts, fmt.Sprintf("%s %s", threadName(t), detail))
+		if detail == "" && t != nil {
+			detail = "is " + blockedText(t)
+		}
+		parts = append(parts, strings.TrimSpace(threadName(t)+" "+detail))
 	}
 	if len(cycle) == 1 {
 		back := ""
@@ -801,7 +838,27 @@ func hasKind(kinds []classify.KindCount, ks ...model.WaitKind) bool {
 	return slices.ContainsFunc(kinds, func(kc classify.KindCount) bool { return slices.Contains(ks, kc.Kind) })
 }
 
-func blockedHint(kinds []classify.KindCount) string {
+// ownPipes reports blocked threads whose pipe reads all lead back to their
+// own process: another of its threads should write, not the outside world.
+func (w *words) ownPipes(as []*classify.Actor) bool {
+	own := false
+	for _, a := range as {
+		if a.Wait != model.WaitPipeRead && a.Wait != model.WaitTTYRead {
+			continue
+		}
+		wt := w.waitOf[a.Ref]
+		if wt == nil || wt.To == nil || wt.To.PID != a.Ref.PID {
+			return false
+		}
+		own = true
+	}
+	return own
+}
+
+// blockedHint is the hint for threads blocked with no holder, cycle or
+// stop to name: by what they wait on. ownPipes: their pipe reads lead
+// back to their own process.
+func blockedHint(kinds []classify.KindCount, ownPipes bool) string {
 	switch {
 	case hasKind(kinds, model.WaitLoopBlocked):
 		return "A coroutine makes a synchronous call (time.sleep, a blocking read, a sync HTTP client) that holds the asyncio event loop: nothing else on the loop runs. Await the async form (await asyncio.sleep, an async client), or run the call in a thread (await asyncio.to_thread(fn) / loop.run_in_executor)."
@@ -823,8 +880,22 @@ func blockedHint(kinds []classify.KindCount) string {
 		return "It is blocked writing because the other end does not drain: look at the reader, and put a timeout on the write."
 	case hasKind(kinds, model.WaitLock):
 		return "Threads wait on a lock whose holder is not recorded (not a glibc mutex): take stacks to see who holds it."
+	case hasKind(kinds, model.WaitSocketRead, model.WaitSocketConnect, model.WaitHTTPResponse) ||
+		hasKind(kinds, model.WaitPipeRead, model.WaitTTYRead) && !ownPipes:
+		// Only a wait that names an outside call: a socket, a pipe to
+		// another process, a terminal.
+		return "Blocked on the outside world: the fix is a timeout, not a lock change. It waits on a socket, or on a pipe or terminal that another process should write: follow the other end (WAITS) to see why it does not answer."
+	case hasKind(kinds, model.WaitPipeRead, model.WaitTTYRead):
+		return "It reads a pipe whose other end only this process holds: one of its own threads should write it or close it. Find which (ls -l /proc/PID/fd, the WAITS) and what that thread waits for instead."
+	case hasKind(kinds, model.WaitFileRead, model.WaitFileWrite):
+		return "A read or write of a file does not return, on a descriptor the evidence does not follow: find what it is (ls -l /proc/PID/fd; findmnt -T PATH for a file) — a pipe that another thread or process should write, a file on a network or FUSE mount, a device — and why it does not answer; the fix is there, or a timeout around the call."
+	case hasKind(kinds, model.WaitPythonLock):
+		return "Threads wait for a Python lock whose holder no stack shows: look for an acquire() without a release() on some path (use with), or a thread that took the lock again from a signal handler or a callback. py-spy dump --locals shows which lock each thread waits for."
+	case hasKind(kinds, model.WaitFutex, model.WaitCondition, model.WaitEvent, model.WaitThreadExit, model.WaitQueueJoin):
+		return "Threads wait for a wake-up (a condition, a semaphore, an event, a join) that no named thread is about to send: the evidence stops at the wait. Look next at the threads that should send it (WAITS lists who could) and at whether it was sent before the wait began (a lost wake-up)."
 	}
-	return "Blocked on the outside world: the fix is a timeout, not a lock change."
+	// The facts stop at the wait: no holder, no other end, no outside call.
+	return "Blocked, and the evidence stops at the wait itself: it names no holder and no other end. Look next at the blocked threads' stacks (py-spy dump --pid PID, or gdb -p PID -batch -ex 'thread apply all bt') to see what each waits for and who should end it."
 }
 
 func goBlockedHint(kinds []classify.KindCount) string {
@@ -839,8 +910,11 @@ func goBlockedHint(kinds []classify.KindCount) string {
 		return "Goroutines wait for a mutex whose holder the dumps do not show: look for a path that returns without Unlock (use defer mu.Unlock()), or a holder blocked elsewhere."
 	case hasKind(kinds, model.WaitWaitGroup):
 		return "A WaitGroup waits for goroutines that will never call Done: look for a path that returns before Done (use defer wg.Done()), or workers blocked elsewhere."
-	case hasKind(kinds, model.WaitIO, model.WaitSyscall):
-		return "Goroutines wait on the outside world (a socket, a file, a child): the fix is a deadline or timeout on that I/O; find why the other end stopped."
+	case hasKind(kinds, model.WaitIO):
+		// netpoll: a socket or a pipe, an outside call.
+		return "Goroutines wait on the outside world (a socket or a pipe, through netpoll): the fix is a deadline or timeout on that I/O; find why the other end stopped."
+	case hasKind(kinds, model.WaitSyscall):
+		return "Goroutines are in system calls that do not return: the threads running them (THREADS: their syscall and wchan) say on what. Look there before choosing a fix."
 	case hasKind(kinds, model.WaitChannel, model.WaitSelect):
 		return "Goroutines wait on channels nobody serves: find the goroutine that should send or receive and why it stopped."
 	}

@@ -105,10 +105,10 @@ func (w *words) detail(wt *classify.Wait) string {
 	case wt.WithSite != "":
 		s = "waits to enter the with-block at " + wt.WithSite
 		if wt.To != nil {
-			s += fmt.Sprintf(", held by tid %d", wt.To.TID)
+			s += fmt.Sprintf(", %sheld by tid %d", surely(l), wt.To.TID)
 		}
 	case wt.Kind == model.WaitLock && l != nil && l.Holder != nil:
-		s = fmt.Sprintf("waits for %s %s held by tid %d", l.Kind, l.Address, l.Holder.TID)
+		s = fmt.Sprintf("waits for %s %s %sheld by tid %d", l.Kind, l.Address, surely(l), l.Holder.TID)
 	case wt.Kind == model.WaitLock && l != nil:
 		s = fmt.Sprintf("waits on futex %s with %d other threads; holder unknown", l.Address, len(l.Waiters)-1)
 	case wt.Kind == model.WaitThreadExit && wt.Joined > 0:

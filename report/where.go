@@ -17,7 +17,9 @@ func Where(stack []model.Frame) string {
 	u := classify.UserFrame(stack)
 	switch {
 	case len(stack) == 0:
-		return "?"
+		// A goroutine running on a CPU, read from memory, has none: never
+		// an empty slot ("spins in ?").
+		return "(no stack read)"
 	case u == 0:
 		return stack[0].Func
 	case u > 0:

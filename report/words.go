@@ -582,6 +582,8 @@ func (w *words) frameBasis(l *classify.Lock) string {
 	switch {
 	case b.Stale:
 		src = fmt.Sprintf("; the source of %s does not match the stacks (no Lock call at line %d: edited since the build?), so the lock is named by where it is taken", shortFunc(b.WaitFunc), b.WaitLine)
+	case !b.Sourced && model.GoStd(b.WaitFunc):
+		src = "; the standard library's source was not read (it is read only from the toolchain of the program's own Go version), so the lock is named by where it is taken"
 	case !b.Sourced:
 		src = "; the source was not read, so the lock is named by where it is taken"
 	}

@@ -139,6 +139,7 @@ func Record(ctx context.Context, t *Target, first Process, opts Options) (rec mo
 				rec.PartialReason = "reading the source files the stacks name: " + stopReason(ctx)
 			}
 		}
+		AddGoStdSources(&rec)
 	}()
 	for i := 0; i < opts.Samples; i++ {
 		if i > 0 {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/hangdoc/hangdoc/internal/reportcheck"
 )
 
 // The corpus test runs every dump of testdata/corpus/dumps (a series as
@@ -282,6 +284,11 @@ func TestCorpus(t *testing.T) {
 				t.Fatalf("exit %d, report not JSON: %v\n%s", code, err, stderr)
 			}
 			text, _, _ := hangdoc(t, append(append([]string{"analyze"}, corpusSources...), c.files...)...)
+			md, _, _ := hangdoc(t, append(append([]string{"analyze", "--format", "markdown"}, corpusSources...), c.files...)...)
+			// No empty slot, no word the JSON contradicts (item 7 of issue 18).
+			for _, p := range reportcheck.Check([]byte(text), []byte(md), []byte(stdout)) {
+				t.Errorf("%s: %s", c.name, p)
+			}
 			if len(c.files) > 1 {
 				// A series' counts are its first dump's.
 				first, _, _ := hangdoc(t, append(append([]string{"analyze", "--json"}, corpusSources...), c.files[0])...)
@@ -368,6 +375,35 @@ func TestCorpus(t *testing.T) {
 			}
 			if want, ok := producers[e.producer]; e.producer != "" && (!ok || r.Sampling.StackSource != want) {
 				fail(checkProducer, "stack source %q, want %q (%s)", r.Sampling.StackSource, want, e.producer)
+			}
+		})
+	}
+}
+
+// TestRecordedDumpsCheck: the Go victims' recorded dumps (testdata/go),
+// analyzed in the three formats, have no empty slot and no word the JSON
+// contradicts (internal/reportcheck; TestCorpus does the same for the
+// corpus).
+func TestRecordedDumpsCheck(t *testing.T) {
+	files, err := filepath.Glob("testdata/go/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no dumps in testdata/go: %v", err)
+	}
+	for _, f := range files {
+		if strings.Contains(f, "-debug1") {
+			continue // refused by design (TestAnalyze…)
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			out := map[string]string{}
+			for _, format := range []string{"text", "markdown", "json"} {
+				stdout, stderr, code := hangdoc(t, "analyze", "--format", format, f)
+				if code == ExitError || code == ExitUsage {
+					t.Fatalf("%s: exit %d: %s", format, code, stderr)
+				}
+				out[format] = stdout
+			}
+			for _, p := range reportcheck.Check([]byte(out["text"]), []byte(out["markdown"]), []byte(out["json"])) {
+				t.Error(p)
 			}
 		})
 	}

@@ -96,6 +96,8 @@ func hangdocProcess(t *testing.T, args ...string) (stdout, stderr string, code E
 	if err != nil {
 		t.Fatal(err)
 	}
+	args, rec := withRecord(t, args)
+	defer checkLive(t, rec)
 	cmd := exec.Command(self, args...)
 	cmd.Env = append(os.Environ(), "HANGDOC_MAIN=1")
 	var out, errb strings.Builder

@@ -22,8 +22,10 @@ func TestMain(m *testing.M) {
 // hangdoc runs the command in-process and returns what it printed.
 func hangdoc(t *testing.T, args ...string) (stdout, stderr string, code ExitCode) {
 	t.Helper()
+	args, rec := withRecord(t, args)
 	var out, errb bytes.Buffer
 	code = Main(args, &out, &errb)
+	checkLive(t, rec)
 	return out.String(), errb.String(), code
 }
 

@@ -127,6 +127,7 @@ func ReadDumps(ctx context.Context, o DumpOptions) (model.Recording, error) {
 	if cut != nil && rec.PartialReason == "" {
 		rec.PartialReason = r.stopped() + " while reading the source files the frames name: the report is of the dumps, with the sources read by then"
 	}
+	sampler.AddGoStdSources(rec)
 	return *rec, nil
 }
 

@@ -1,0 +1,3 @@
+module oncevictim
+
+go 1.22
