@@ -598,9 +598,9 @@ func (w *words) lostHint(as []*classify.Actor) string {
 	}
 	switch {
 	case kinds[model.WaitFuture]:
-		return "A future is waited for that nothing is going to run: a task waits for a future submitted to the executor it runs on, which has no free worker. Look at who submits and who waits: never wait for a future from inside the executor that runs it (submit the follow-up from outside, or chain it with add_done_callback), and give result() a timeout."
+		return "A future is waited for that nothing is going to run: a task waits for a future submitted to its own executor, which has no free worker. Look at who submits and who waits: never wait for a future from inside the executor that runs it (submit the follow-up from outside, or chain it with add_done_callback), and give result() a timeout."
 	case joinsItsWaker:
-		return "A thread is joined while it waits for something only its joiner would do (set an event, notify a condition, put a sentinel) after the join: look at what the joined thread waits for, and signal before joining, or join with a timeout and say why it did not end."
+		return "A thread is joined while it waits for something only its joiner would do (set an event, notify a condition, put a sentinel) after the join: look at the joined thread's wait, and signal before joining, or join with a timeout and say why it did not end."
 	case kinds[model.WaitEvent]:
 		return "An event waits for a set() that no running thread is going to make: each thread that could set it waits itself. Look at who should have set it and what it waits for instead; set events before waiting on what they guard, and wait with a timeout."
 	}
