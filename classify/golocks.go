@@ -226,8 +226,11 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 	// source the program was built from (edited since): it is not read.
 	for i := range gs {
 		g := &gs[i]
-		u := UserFrame(g.Stack)
-		if u < 0 || g.Class != ClassBlocked || (g.Wait != model.WaitMutex && g.Wait != model.WaitRWMutex) {
+		if g.Class != ClassBlocked || (g.Wait != model.WaitMutex && g.Wait != model.WaitRWMutex) {
+			continue
+		}
+		u := s.userFrame(i)
+		if u < 0 {
 			continue
 		}
 		f := g.Stack[u]
@@ -235,6 +238,21 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 			if fn := src.funcAt(f.Line); fn == nil || !fn.hasLockAt(f.Line) {
 				files[f.File] = nil
 				stale[f.File] = true
+			}
+		}
+	}
+	// A frame read without its source holds by the same-site rule alone,
+	// which names it only for waiters that lock in its function: the
+	// functions they lock in, so that a frame elsewhere is no hold.
+	siteFns := map[string]bool{}
+	for i := range gs {
+		g := &gs[i]
+		if g.Aside != AsideNone || g.Class != ClassBlocked || (g.Wait != model.WaitMutex && g.Wait != model.WaitRWMutex) {
+			continue
+		}
+		if u := s.userFrame(i); u >= 0 {
+			if src := parse(g.Stack[u].File); src == nil || src.funcAt(g.Stack[u].Line) == nil {
+				siteFns[g.Stack[u].Func] = true
 			}
 		}
 	}
@@ -246,7 +264,7 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 		if g.Aside != AsideNone {
 			continue
 		}
-		u := UserFrame(g.Stack)
+		u := s.userFrame(i)
 		if u < 0 {
 			continue
 		}
@@ -278,7 +296,7 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 					w.read = g.GoState == "sync.RWMutex.RLock"
 					waits = append(waits, lockWait{a: g, frame: k, lock: w})
 				}
-				if g.Class != ClassIdle || g.Wait == model.WaitSleep {
+				if (g.Class != ClassIdle || g.Wait == model.WaitSleep) && siteFns[f.Func] {
 					holds = append(holds, lockHold{a: g, frame: k, lock: h})
 				}
 				continue

@@ -35,13 +35,16 @@ func (h *goHistory) last() model.Goroutine { return h.readings[len(h.readings)-1
 // lastWaiting is the last reading that caught the goroutine waiting, or
 // the last one if none did: a blocked goroutine caught runnable by a
 // spurious wake-up still waits where it was.
-func (h *goHistory) lastWaiting() model.Goroutine {
+func (h *goHistory) lastWaiting() model.Goroutine { return h.readings[h.lastWaitingAt()] }
+
+// lastWaitingAt is the index of lastWaiting's reading.
+func (h *goHistory) lastWaitingAt() int {
 	for i := len(h.readings) - 1; i >= 0; i-- {
 		if goWait(h.readings[i]) != model.WaitNone {
-			return h.readings[i]
+			return i
 		}
 	}
-	return h.last()
+	return len(h.readings) - 1
 }
 
 // goScene is what the goroutine rules look at together.
@@ -49,6 +52,9 @@ type goScene struct {
 	p     *proc
 	hists []*goHistory
 	fold  *goFold
+	// shapes is, by goroutine (p.goroutines' order), the stack index of
+	// the reading its actor stands at (Actor.Stack, argument words aside).
+	shapes []int32
 	// spinningThread: some thread of the process pins a core (the kernel's
 	// view), for sources that do not say which thread runs a goroutine.
 	spinningThread *Actor
@@ -100,8 +106,10 @@ func (p *proc) addGoroutines(opts Options, files map[string][]string) {
 	}
 	s.hists, s.fold = goHistories(gs, sources)
 	p.goroutines = make([]Actor, 0, len(s.hists))
+	s.shapes = make([]int32, 0, len(s.hists))
 	n := 0
 	for _, h := range s.hists {
+		s.shapes = append(s.shapes, h.stack[h.lastWaitingAt()])
 		g := s.goroutine(h)
 		g.Twins = h.twins
 		n += 1 + len(h.twins)
@@ -209,6 +217,23 @@ type goFold struct {
 	stacks [][]model.Frame // by stack index: a stack with that index
 	byHash map[uint64][]int32
 	sizes  []map[sizeKey]int
+	// user is, by stack index, UserFrame of its stack plus one; 0 until
+	// asked for. Frames with one index have the same functions.
+	user []int32
+}
+
+// userFrame is UserFrame of goroutine i's stack (Actor.Stack), worked
+// out once per distinct stack without its argument words.
+func (s *goScene) userFrame(i int) int {
+	f := s.fold
+	si := s.shapes[i]
+	if len(f.user) < len(f.stacks) {
+		f.user = append(f.user, make([]int32, len(f.stacks)-len(f.user))...)
+	}
+	if f.user[si] == 0 {
+		f.user[si] = int32(UserFrame(f.stacks[si])) + 1
+	}
+	return int(f.user[si]) - 1
 }
 
 type sizeKey struct {
@@ -533,22 +558,24 @@ func UserFrame(stack []model.Frame) int {
 }
 
 // goStackKey is a stack without its argument words: goroutines with equal
-// keys and states are one group.
-func goStackKey(stack []model.Frame) string {
-	n := 0
+// keys and states are one group. It is two hashes of every byte of the
+// frames' functions and files and of their lines, built without an
+// allocation: 128 bits, so that two stacks that differ never share one in
+// practice.
+func goStackKey(stack []model.Frame) stackKey {
+	k := stackKey{a: strhash.Offset, b: strhash.Offset2, n: len(stack)}
 	for _, f := range stack {
-		n += len(f.Func) + len(f.File) + 8
+		k.a, k.b = strhash.Whole(k.a, k.b, f.Func)
+		k.a, k.b = strhash.Whole(k.a, k.b, f.File)
+		k.a, k.b = strhash.Word(k.a, uint64(f.Line)), strhash.Word2(k.b, uint64(f.Line))
 	}
-	b := make([]byte, 0, n)
-	for _, f := range stack {
-		b = append(b, f.Func...)
-		b = append(b, '|')
-		b = append(b, f.File...)
-		b = append(b, '|')
-		b = strconv.AppendInt(b, int64(f.Line), 10)
-		b = append(b, ';')
-	}
-	return string(b)
+	return k
+}
+
+// stackKey is goStackKey's result.
+type stackKey struct {
+	a, b uint64
+	n    int
 }
 
 // sameGoStack compares two readings of a goroutine as a loop sees them

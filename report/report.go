@@ -57,6 +57,34 @@ type Report struct {
 
 	// verdict is the typed verdict, for ExitFor and the palette.
 	verdict classify.Verdict
+	// goIndex finds an entry of Goroutines by id, a twin's too; nil
+	// until asked for (goroutine).
+	goIndex map[int64]int
+}
+
+// goroutine is the entry of Goroutines for goroutine id (its own or a
+// twin's), or nil: Goroutines.Find through an index built once.
+func (r *Report) goroutine(id int64) *Goroutine {
+	if r.goIndex == nil {
+		r.goIndex = make(map[int64]int, r.Goroutines.Count())
+		for i := range r.Goroutines {
+			g := &r.Goroutines[i]
+			for _, t := range g.Twins {
+				if _, ok := r.goIndex[t]; !ok {
+					r.goIndex[t] = i
+				}
+			}
+		}
+		// An entry's own id wins over a twin's, as in Find.
+		for i := len(r.Goroutines) - 1; i >= 0; i-- {
+			r.goIndex[r.Goroutines[i].ID] = i
+		}
+	}
+	i, ok := r.goIndex[id]
+	if !ok || i >= len(r.Goroutines) {
+		return nil
+	}
+	return &r.Goroutines[i]
 }
 
 // Host is the machine a report was made on.

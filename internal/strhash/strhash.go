@@ -31,3 +31,34 @@ func String(h uint64, s string) uint64 {
 	}
 	return h
 }
+
+// Offset2 and Word2 are a second mixing, independent of Word's, for a
+// key of two hashes.
+const (
+	Offset2 uint64 = 0x9e3779b97f4a7c15
+	prime2  uint64 = 0xff51afd7ed558ccd
+)
+
+// Word2 mixes one word into h, as Word does with another prime and a
+// rotation, so that the two hashes of one input are independent.
+func Word2(h, w uint64) uint64 {
+	h = (h ^ w) * prime2
+	return h ^ h>>29
+}
+
+// Whole mixes all of s into a and b (Word's and Word2's hashes), eight
+// bytes at a time, its length first.
+func Whole(a, b uint64, s string) (uint64, uint64) {
+	a, b = Word(a, uint64(len(s))), Word2(b, uint64(len(s)))
+	for len(s) >= 8 {
+		w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+		a, b = Word(a, w), Word2(b, w)
+		s = s[8:]
+	}
+	var w uint64
+	for i := 0; i < len(s); i++ {
+		w |= uint64(s[i]) << (8 * i)
+	}
+	return Word(a, w), Word2(b, w)
+}
