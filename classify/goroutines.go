@@ -252,7 +252,6 @@ type readingKey struct {
 	created         *model.Frame
 	creator         int64
 	labels          string
-	chans           string // the id, for a goroutine with channel evidence
 }
 
 // goHistories gathers each goroutine's readings, lowest id first, folding
@@ -286,10 +285,12 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 	// by the reading in each (a goroutine absent from a sample keeps the
 	// class it had).
 	var members [][]int64 // by class
+	classes := int32(0)   // how many, with more than one sample
 	cls := map[int64]int32{}
 	for n, list := range gs {
 		fold.sizes[n] = map[sizeKey]int{}
 		readings := map[readingKey]int32{}
+		kinds := int32(0) // the distinct readings of this sample
 		next := map[[2]int32]int32{}
 		for i := range list {
 			g := &list[i]
@@ -311,15 +312,18 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 			if g.Labels != nil {
 				key.labels = labelKey(g.Labels)
 			}
-			if g.WaitChans != nil || g.ChanRefs != nil {
-				// Channel evidence (Delve) ties goroutines one by one:
-				// never folded.
-				key.chans = strconv.FormatInt(g.ID, 10)
+			// Channel evidence (a memory reader's, Delve's) ties
+			// goroutines one by one: never folded, so never looked up.
+			rk := kinds
+			if g.WaitChans == nil && g.ChanRefs == nil {
+				if k, ok := readings[key]; ok {
+					rk = k
+				} else {
+					readings[key] = rk
+				}
 			}
-			rk, ok := readings[key]
-			if !ok {
-				rk = int32(len(readings))
-				readings[key] = rk
+			if rk == kinds {
+				kinds++
 			}
 			if len(gs) == 1 {
 				for int(rk) >= len(members) {
@@ -341,8 +345,8 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 				}
 				c, ok := next[[2]int32{prev, rk}]
 				if !ok {
-					c = int32(len(members))
-					members = append(members, nil)
+					c = classes
+					classes++
 					next[[2]int32{prev, rk}] = c
 				}
 				cls[id] = c
@@ -350,6 +354,7 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 		}
 	}
 	if len(gs) > 1 {
+		members = make([][]int64, classes)
 		for id, c := range cls {
 			members[c] = append(members[c], id)
 		}
@@ -362,7 +367,7 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 			continue
 		}
 		slices.Sort(ids)
-		h := &goHistory{id: ids[0]}
+		h := &goHistory{id: ids[0], readings: make([]model.Goroutine, 0, len(gs)), stack: make([]int32, 0, len(gs))}
 		if len(ids) > 1 {
 			h.twins = ids[1:]
 		}

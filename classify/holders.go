@@ -167,7 +167,7 @@ func groupWaits(waits []lockWait, kindOf func(lockWait) LockKind) []*lockGroup {
 
 // candidate is an actor that may hold a lock, and on what basis.
 type candidate struct {
-	hold  lockHold
+	hold  *lockHold
 	basis BasisKind
 	site  bool // matched by site, not by name
 }
@@ -267,6 +267,7 @@ func findHolders(pid int, groups []*lockGroup, holds []lockHold, unseen []*Actor
 		g *lockGroup
 	}
 	todo := make([]pending, 0, len(groups))
+	seen := &seenActors{top: map[*Actor]int32{}, ranked: map[*Actor]int32{}}
 	for n, g := range groups {
 		l := Lock{Kind: g.kind}
 		first := g.waits[0]
@@ -288,16 +289,16 @@ func findHolders(pid int, groups []*lockGroup, holds []lockHold, unseen []*Actor
 				continue
 			}
 			if b := match(first.lock, h.lock); b != BasisUnknown {
-				cands = append(cands, candidate{hold: *h, basis: b})
+				cands = append(cands, candidate{hold: h, basis: b})
 				matched[i] = true
 				continue
 			}
 			if sameSite(first, *h) {
-				cands = append(cands, candidate{hold: *h, basis: BasisProbable, site: true})
+				cands = append(cands, candidate{hold: h, basis: BasisProbable, site: true})
 				matched[i] = true
 			}
 		}
-		l.Basis = pickHolder(&l, g, cands)
+		l.Basis = pickHolder(&l, g, cands, seen, int32(n+1))
 		locks = append(locks, l)
 		todo = append(todo, pending{l: &locks[len(locks)-1], g: g})
 	}
@@ -306,11 +307,11 @@ func findHolders(pid int, groups []*lockGroup, holds []lockHold, unseen []*Actor
 	// was matched to. The actors that hold such a lock, each once, in
 	// the holds' order:
 	var loose []*Actor
-	seen := map[*Actor]bool{}
+	isLoose := map[*Actor]bool{}
 	for i := range holds {
 		h := &holds[i]
-		if !matched[i] && h.lock.sourced && !seen[h.a] {
-			seen[h.a] = true
+		if !matched[i] && h.lock.sourced && !isLoose[h.a] {
+			isLoose[h.a] = true
 			loose = append(loose, h.a)
 		}
 	}
@@ -373,9 +374,17 @@ func sameSite(w lockWait, h lockHold) bool {
 	return addr != "" && h.lock.waitAddr != "" && h.lock.waitAddr != addr
 }
 
+// seenActors are the actors pickHolder has taken, each marked with the
+// lock (its number) that took it last: one pair of maps for all the locks,
+// never cleared.
+type seenActors struct {
+	top, ranked map[*Actor]int32
+}
+
 // pickHolder names the holder: the one actor with the strongest basis; the
-// candidates ranked when several share it.
-func pickHolder(l *Lock, g *lockGroup, cands []candidate) Basis {
+// candidates ranked when several share it. n is the lock's number, for
+// seen.
+func pickHolder(l *Lock, g *lockGroup, cands []candidate, seen *seenActors, n int32) Basis {
 	first := g.waits[0].lock
 	b := Basis{Rule: BasisNoCandidate, WaitFunc: first.fn, WaitLine: first.line, Expr: first.text, Sourced: first.sourced, Stale: first.stale, Waiters: len(g.waits)}
 	for _, k := range g.keys {
@@ -389,20 +398,18 @@ func pickHolder(l *Lock, g *lockGroup, cands []candidate) Basis {
 	slices.SortStableFunc(cands, func(x, y candidate) int { return cmp.Compare(x.basis, y.basis) })
 	best := cands[0].basis
 	var top []candidate
-	inTop := map[*Actor]bool{}
 	for _, c := range cands {
-		if c.basis == best && !inTop[c.hold.a] {
-			inTop[c.hold.a] = true
+		if c.basis == best && seen.top[c.hold.a] != n {
+			seen.top[c.hold.a] = n
 			top = append(top, c)
 		}
 	}
 	readers := l.Kind == LockGoRWMutex && slices.ContainsFunc(top, func(c candidate) bool { return c.hold.lock.read })
-	ranked := map[*Actor]bool{}
 	for _, c := range cands {
-		if ranked[c.hold.a] {
+		if seen.ranked[c.hold.a] == n {
 			continue
 		}
-		ranked[c.hold.a] = true
+		seen.ranked[c.hold.a] = n
 		for _, ref := range c.hold.a.Refs() { // twins stand there too
 			if len(b.Ranked) == maxRanked {
 				b.Unranked++

@@ -10,6 +10,7 @@ func TestString(t *testing.T) {
 	for _, other := range []string{
 		"github.com/hangdoc/hangdoc/internal/victim.(*pthreadMutex).Lick", // the tail differs
 		"gitlab.com/hangdoc/hangdoc/internal/victim.(*pthreadMutex).Lock", // the head differs
+		"github.com/hangdoc/hangdoc/internal/victin.(*pthreadMutex).Lock", // the middle differs
 		long + "x", // the length differs
 	} {
 		if String(Offset, long) == String(Offset, other) {
