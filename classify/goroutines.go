@@ -263,22 +263,28 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 	fold := &goFold{sizes: make([]map[sizeKey]int, len(gs)), byHash: map[uint64][]int32{}}
 	in := newStackIntern()
 	created := map[model.Frame]*model.Frame{}
-	groupOf := map[*model.Frame]int32{} // an interned stack's index without its argument words
+	var groupOf []int32 // by interned stack: its index without its argument words, -1 until known
 	empty := int32(-1)
-	stackIndex := func(st []model.Frame) ([]model.Frame, int32) {
-		st = in.canon(st)
-		if len(st) == 0 {
+	// stackIndex interns a stack and finds its index without its
+	// argument words; ids keeps, for each sample's goroutines, the
+	// interned stack (-1 for an empty one), so that pass 2 does not
+	// intern again.
+	ids := make([][]int32, len(gs))
+	stackIndex := func(st []model.Frame) (int32, int32) {
+		id := in.canon(st)
+		if id < 0 {
 			if empty < 0 {
 				empty = fold.index(st)
 			}
-			return st, empty
+			return id, empty
 		}
-		i, ok := groupOf[&st[0]]
-		if !ok {
-			i = fold.index(st)
-			groupOf[&st[0]] = i
+		for int(id) >= len(groupOf) {
+			groupOf = append(groupOf, -1)
 		}
-		return st, i
+		if groupOf[id] < 0 {
+			groupOf[id] = fold.index(in.list[id])
+		}
+		return id, groupOf[id]
 	}
 	// Pass 1: each goroutine's class. With one sample a goroutine's
 	// reading is its class; with more, a class is refined sample by sample
@@ -292,9 +298,15 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 		readings := map[readingKey]int32{}
 		kinds := int32(0) // the distinct readings of this sample
 		next := map[[2]int32]int32{}
+		ids[n] = make([]int32, len(list))
 		for i := range list {
 			g := &list[i]
-			st, si := stackIndex(g.Stack)
+			id, si := stackIndex(g.Stack)
+			ids[n][i] = id
+			st := g.Stack
+			if id >= 0 {
+				st = in.list[id]
+			}
 			fold.sizes[n][sizeKey{g.State, si}] += 1 + len(g.Twins)
 			key := readingKey{state: g.State, minutes: g.WaitMinutes, thread: g.Thread, locked: g.LockedToThread,
 				frames: len(st), creator: g.CreatorID}
@@ -386,9 +398,11 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 					continue
 				}
 				r := list[i]
-				var si int32
 				r.ID, r.Twins = id, nil
-				r.Stack, si = stackIndex(r.Stack)
+				si := empty
+				if sid := ids[n][i]; sid >= 0 {
+					r.Stack, si = in.list[sid], groupOf[sid]
+				}
 				h.readings = append(h.readings, r)
 				h.stack = append(h.stack, si)
 				h.source = sources[n]
@@ -451,23 +465,27 @@ func labelKey(labels map[string]string) string {
 	return b.String()
 }
 
-// stackIntern shares equal stacks: those already shared (by backing
-// array) cost a map lookup, others a hash of their frames.
+// stackIntern shares equal stacks, each with an id: by content (a hash
+// of its frames), and those the source already shares (a dump read by
+// replay), once seen twice, by their backing array, a map lookup.
 type stackIntern struct {
-	byPtr  map[*model.Frame][]model.Frame
-	byHash map[uint64][][]model.Frame
+	list   [][]model.Frame // by id
+	byHash map[uint64]int32
+	next   []int32 // by id: the next id with the same hash, -1 for none
+	byPtr  map[*model.Frame]int32
 }
 
 func newStackIntern() *stackIntern {
-	return &stackIntern{byPtr: map[*model.Frame][]model.Frame{}, byHash: map[uint64][][]model.Frame{}}
+	return &stackIntern{byHash: map[uint64]int32{}, byPtr: map[*model.Frame]int32{}}
 }
 
-func (in *stackIntern) canon(st []model.Frame) []model.Frame {
+// canon is the id of st's interned copy, -1 for an empty stack.
+func (in *stackIntern) canon(st []model.Frame) int32 {
 	if len(st) == 0 {
-		return st
+		return -1
 	}
-	if c, ok := in.byPtr[&st[0]]; ok && len(c) == len(st) {
-		return c
+	if id, ok := in.byPtr[&st[0]]; ok && len(in.list[id]) == len(st) {
+		return id
 	}
 	h := strhash.Offset
 	for _, f := range st {
@@ -476,15 +494,27 @@ func (in *stackIntern) canon(st []model.Frame) []model.Frame {
 		h = strhash.String(h, f.Args)
 		h = strhash.Word(h, uint64(f.Line))
 	}
-	for _, c := range in.byHash[h] {
-		if slices.Equal(c, st) {
-			in.byPtr[&st[0]] = c
-			return c
+	first, ok := in.byHash[h]
+	if ok {
+		for id := first; id >= 0; id = in.next[id] {
+			c := in.list[id]
+			if &c[0] == &st[0] && len(c) == len(st) {
+				// The same backing array again: the source shares it.
+				in.byPtr[&st[0]] = id
+				return id
+			}
+			if slices.Equal(c, st) {
+				return id
+			}
 		}
+	} else {
+		first = -1
 	}
-	in.byHash[h] = append(in.byHash[h], st)
-	in.byPtr[&st[0]] = st
-	return st
+	id := int32(len(in.list))
+	in.list = append(in.list, st)
+	in.next = append(in.next, first)
+	in.byHash[h] = id
+	return id
 }
 
 // runtimeDeadlock is the fatal error the Go runtime dies with when no

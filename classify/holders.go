@@ -188,13 +188,19 @@ const (
 type holdIndex struct {
 	byKey map[string][]int32
 	byFn  map[string][]int32
+	// bySite are the holds of byFn with a receiver, by function and
+	// receiver, and noRecv those without: a waiter whose receiver is
+	// known stands where only those may hold its lock.
+	bySite map[[2]string][]int32
+	noRecv map[string][]int32
 	// mark is the last group that took each hold: a hold named twice
 	// is weighed once.
 	mark []int32
 }
 
 func newHoldIndex(holds []lockHold) *holdIndex {
-	x := &holdIndex{byKey: map[string][]int32{}, byFn: map[string][]int32{}, mark: make([]int32, len(holds))}
+	x := &holdIndex{byKey: map[string][]int32{}, byFn: map[string][]int32{}, bySite: map[[2]string][]int32{}, noRecv: map[string][]int32{},
+		mark: make([]int32, len(holds))}
 	for i := range holds {
 		h := &holds[i]
 		for _, k := range h.lock.keys {
@@ -202,26 +208,39 @@ func newHoldIndex(holds []lockHold) *holdIndex {
 		}
 		if !h.lock.sourced && h.lock.fn != "" {
 			x.byFn[h.lock.fn] = append(x.byFn[h.lock.fn], int32(i))
+			if h.lock.recv != "" {
+				k := [2]string{h.lock.fn, h.lock.recv}
+				x.bySite[k] = append(x.bySite[k], int32(i))
+			} else {
+				x.noRecv[h.lock.fn] = append(x.noRecv[h.lock.fn], int32(i))
+			}
 		}
 	}
 	return x
 }
 
 // candidates are the indexes of the holds group n (its first waiter w)
-// weighs, in the holds' order: all those with one of w's exact keys, and
-// the first maxWeighed of the others that share a key or its site.
+// weighs, in the holds' order: all those of its own object (one of w's
+// exact keys; at its site, on its receiver), and the first maxWeighed of
+// the others that share a key or its site.
 func (x *holdIndex) candidates(n int32, w lockWait) []int32 {
 	var exact, other []int32
-	for _, k := range w.lock.keys {
-		if !exactKey(k) {
-			continue
-		}
-		for _, i := range x.byKey[k] {
+	all := func(list []int32) {
+		for _, i := range list {
 			if x.mark[i] != n {
 				x.mark[i] = n
 				exact = append(exact, i)
 			}
 		}
+	}
+	for _, k := range w.lock.keys {
+		if exactKey(k) {
+			all(x.byKey[k])
+		}
+	}
+	site := !w.lock.sourced && w.lock.fn != ""
+	if site && w.lock.recv != "" {
+		all(x.bySite[[2]string{w.lock.fn, w.lock.recv}])
 	}
 	// Each list is in the holds' order: its first maxWeighed unmarked
 	// are all that the merged first maxWeighed can take from it.
@@ -243,7 +262,11 @@ func (x *holdIndex) candidates(n int32, w lockWait) []int32 {
 			take(x.byKey[k])
 		}
 	}
-	if !w.lock.sourced && w.lock.fn != "" {
+	switch {
+	case site && w.lock.recv != "":
+		// Holds on another receiver cannot hold it (sameSite).
+		take(x.noRecv[w.lock.fn])
+	case site:
 		take(x.byFn[w.lock.fn])
 	}
 	slices.Sort(other)
