@@ -266,10 +266,10 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 	var groupOf []int32 // by interned stack: its index without its argument words, -1 until known
 	empty := int32(-1)
 	// stackIndex interns a stack and finds its index without its
-	// argument words; ids keeps, for each sample's goroutines, the
+	// argument words; stackIDs keeps, for each sample's goroutines, the
 	// interned stack (-1 for an empty one), so that pass 2 does not
 	// intern again.
-	ids := make([][]int32, len(gs))
+	stackIDs := make([][]int32, len(gs))
 	stackIndex := func(st []model.Frame) (int32, int32) {
 		id := in.canon(st)
 		if id < 0 {
@@ -298,11 +298,11 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 		readings := map[readingKey]int32{}
 		kinds := int32(0) // the distinct readings of this sample
 		next := map[[2]int32]int32{}
-		ids[n] = make([]int32, len(list))
+		stackIDs[n] = make([]int32, len(list))
 		for i := range list {
 			g := &list[i]
 			id, si := stackIndex(g.Stack)
-			ids[n][i] = id
+			stackIDs[n][i] = id
 			st := g.Stack
 			if id >= 0 {
 				st = in.list[id]
@@ -400,7 +400,7 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 				r := list[i]
 				r.ID, r.Twins = id, nil
 				si := empty
-				if sid := ids[n][i]; sid >= 0 {
+				if sid := stackIDs[n][i]; sid >= 0 {
 					r.Stack, si = in.list[sid], groupOf[sid]
 				}
 				h.readings = append(h.readings, r)

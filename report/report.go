@@ -67,17 +67,18 @@ type Report struct {
 func (r *Report) goroutine(id int64) *Goroutine {
 	if r.goIndex == nil {
 		r.goIndex = make(map[int64]int, r.Goroutines.Count())
+		// The first entry that names an id, as Find has it.
 		for i := range r.Goroutines {
 			g := &r.Goroutines[i]
-			for _, t := range g.Twins {
-				if _, ok := r.goIndex[t]; !ok {
-					r.goIndex[t] = i
+			for j := -1; j < len(g.Twins); j++ {
+				id := g.ID
+				if j >= 0 {
+					id = g.Twins[j]
+				}
+				if _, ok := r.goIndex[id]; !ok {
+					r.goIndex[id] = i
 				}
 			}
-		}
-		// An entry's own id wins over a twin's, as in Find.
-		for i := len(r.Goroutines) - 1; i >= 0; i-- {
-			r.goIndex[r.Goroutines[i].ID] = i
 		}
 	}
 	i, ok := r.goIndex[id]
