@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/DataDog/gostackparse"
@@ -18,32 +19,59 @@ import (
 // BenchmarkAnalyze times `hangdoc analyze FILE` end to end — read the
 // file, parse, group, classify, word the report and render its text —
 // against DataDog/gostackparse only parsing the same file, in the same
-// run, on real runtime.Stack dumps of testdata/corpus/victims/go/selfdump:
-// the committed 10,000-goroutine one, and the 100,000-goroutine one that
-// testdata/corpus/gen/big.sh 100000 makes (HANGDOC_BIG_DUMP names another
-// path). Both read the file from the page cache, as a second run of a
-// command would.
+// run. The inputs are real runtime.Stack dumps of
+// testdata/corpus/victims/go/selfdump (the committed 10,000-goroutine
+// one, and the 100,000-goroutine one that testdata/corpus/gen/big.sh
+// 100000 makes; HANGDOC_BIG_DUMP names another path), and generated ones
+// of both shapes at 10,000 and 100,000 goroutines: server (ServerDump,
+// goroutines that own their objects, so none reads like another) and
+// sites (Dump, goroutines from 48 call sites with random words). Every
+// input is read from the page cache, as a second run of a command would.
 func BenchmarkAnalyze(b *testing.B) {
+	dir := b.TempDir()
 	for _, in := range analyzeInputs(b) {
+		// A generated dump is written when a benchmark of it runs first.
+		path := func(b *testing.B) string {
+			if in.gen == nil {
+				return in.path
+			}
+			p := filepath.Join(dir, in.name+".txt")
+			if _, err := os.Stat(p); err != nil {
+				if err := os.WriteFile(p, in.gen(in.n), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			return p
+		}
 		b.Run("hangdoc-analyze/"+in.name, func(b *testing.B) {
-			b.SetBytes(in.size)
+			p := path(b)
+			b.SetBytes(fileSize(b, p))
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := analyze(in.path); err != nil {
+				if err := analyze(p); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 		b.Run("gostackparse/"+in.name, func(b *testing.B) {
-			b.SetBytes(in.size)
+			p := path(b)
+			b.SetBytes(fileSize(b, p))
 			b.ReportAllocs()
 			for b.Loop() {
-				if n, err := gostackparseFile(in.path); err != nil || n == 0 {
+				if n, err := gostackparseFile(p); err != nil || n == 0 {
 					b.Fatalf("%d goroutines, %v", n, err)
 				}
 			}
 		})
 	}
+}
+
+func fileSize(b *testing.B, path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fi.Size()
 }
 
 // analyze is what `hangdoc analyze FILE` does, writing the text report
@@ -72,11 +100,14 @@ func gostackparseFile(path string) (int, error) {
 
 type analyzeInput struct {
 	name, path string
-	size       int64
+	// gen makes the dump of n goroutines, for a generated input.
+	gen func(n int) []byte
+	n   int
 }
 
 // analyzeInputs are the dumps the benchmark reads: the committed 10k one,
-// uncompressed into a temporary file, and the 100k one where it was made.
+// uncompressed into a temporary file, the 100k one where it was made,
+// and the generated ones.
 func analyzeInputs(b *testing.B) []analyzeInput {
 	b.Helper()
 	var out []analyzeInput
@@ -95,19 +126,22 @@ func analyzeInputs(b *testing.B) []analyzeInput {
 	if err != nil {
 		b.Fatal(err)
 	}
-	n, err := io.Copy(w, zr)
-	if err != nil || w.Close() != nil {
+	if _, err := io.Copy(w, zr); err != nil || w.Close() != nil {
 		b.Fatal(err)
 	}
-	out = append(out, analyzeInput{"10k", tmp, n})
+	out = append(out, analyzeInput{name: "selfdump-10k", path: tmp})
 	big := os.Getenv("HANGDOC_BIG_DUMP")
 	if big == "" {
 		big = "/tmp/hangdoc-corpus/selfdump-100k.go1.26.0.txt"
 	}
-	if fi, err := os.Stat(big); err == nil {
-		out = append(out, analyzeInput{"100k", big, fi.Size()})
+	if _, err := os.Stat(big); err == nil {
+		out = append(out, analyzeInput{name: "selfdump-100k", path: big})
 	} else {
 		b.Logf("no 100k dump at %s (make it with: bash testdata/corpus/gen/big.sh 100000): the 10k one only", big)
+	}
+	for _, n := range []int{10_000, 100_000} {
+		k := strconv.Itoa(n/1000) + "k"
+		out = append(out, analyzeInput{name: "server-" + k, gen: ServerDump, n: n}, analyzeInput{name: "sites-" + k, gen: Dump, n: n})
 	}
 	return out
 }

@@ -379,15 +379,17 @@ type Basis struct {
 	// A lock named from the stacks' frames: the waiters lock Expr (read
 	// from the source when Sourced) in WaitFunc at WaitLine; the holder
 	// holds HeldExpr in Frame at Line, itself (Self) when it is one of the
-	// waiters; Ranked are every candidate, strongest first.
+	// waiters; Ranked are the candidates, strongest first, at most
+	// maxRanked of them, and Unranked how many more there are.
 	Expr, HeldExpr string
 	Sourced, Self  bool
 	// Reentry, for a self-deadlock: the calls from the frame that holds
 	// the lock to the one that waits for it, outermost first.
 	Reentry []model.Frame
 	// Stale: the source was read but does not match the stacks.
-	Stale  bool
-	Ranked []RankedHolder
+	Stale    bool
+	Ranked   []RankedHolder
+	Unranked int
 	// Futex is the futex word the waiters share, when the kernel shows it
 	// (live): the same lock, whatever the source says.
 	Futex string

@@ -247,8 +247,11 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 	// with (the sampler's), so it is never stale.
 	for i := range gs {
 		g := &gs[i]
-		u := UserFrame(g.Stack)
-		if u < 0 || g.Class != ClassBlocked || (g.Wait != model.WaitMutex && g.Wait != model.WaitRWMutex) {
+		if g.Class != ClassBlocked || (g.Wait != model.WaitMutex && g.Wait != model.WaitRWMutex) {
+			continue
+		}
+		u := s.userFrame(i)
+		if u < 0 {
 			continue
 		}
 		if lc := model.GoLockCaller(g.Stack); lc >= 0 && lc < u {
@@ -262,6 +265,21 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 			}
 		}
 	}
+	// A frame read without its source holds by the same-site rule alone,
+	// which names it only for waiters that lock in its function: the
+	// functions they lock in, so that a frame elsewhere is no hold.
+	siteFns := map[string]bool{}
+	for i := range gs {
+		g := &gs[i]
+		if g.Aside != AsideNone || g.Class != ClassBlocked || (g.Wait != model.WaitMutex && g.Wait != model.WaitRWMutex) {
+			continue
+		}
+		if u := s.userFrame(i); u >= 0 {
+			if src := parse(g.Stack[u].File); src == nil || src.funcAt(g.Stack[u].Line) == nil {
+				siteFns[g.Stack[u].Func] = true
+			}
+		}
+	}
 	namer := goNamer{parse: parse}
 	var waits []lockWait
 	var holds []lockHold
@@ -270,7 +288,7 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 		if g.Aside != AsideNone {
 			continue
 		}
-		u := UserFrame(g.Stack)
+		u := s.userFrame(i)
 		if u < 0 {
 			continue
 		}
@@ -316,7 +334,7 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 					w.read = g.GoState == "sync.RWMutex.RLock"
 					waits = append(waits, lockWait{a: g, frame: k, lock: w})
 				}
-				if g.Class != ClassIdle || g.Wait == model.WaitSleep {
+				if (g.Class != ClassIdle || g.Wait == model.WaitSleep) && siteFns[f.Func] {
 					holds = append(holds, lockHold{a: g, frame: k, lock: h})
 				}
 				continue

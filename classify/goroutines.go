@@ -35,13 +35,16 @@ func (h *goHistory) last() model.Goroutine { return h.readings[len(h.readings)-1
 // lastWaiting is the last reading that caught the goroutine waiting, or
 // the last one if none did: a blocked goroutine caught runnable by a
 // spurious wake-up still waits where it was.
-func (h *goHistory) lastWaiting() model.Goroutine {
+func (h *goHistory) lastWaiting() model.Goroutine { return h.readings[h.lastWaitingAt()] }
+
+// lastWaitingAt is the index of lastWaiting's reading.
+func (h *goHistory) lastWaitingAt() int {
 	for i := len(h.readings) - 1; i >= 0; i-- {
 		if goWait(h.readings[i]) != model.WaitNone {
-			return h.readings[i]
+			return i
 		}
 	}
-	return h.last()
+	return len(h.readings) - 1
 }
 
 // goScene is what the goroutine rules look at together.
@@ -49,6 +52,9 @@ type goScene struct {
 	p     *proc
 	hists []*goHistory
 	fold  *goFold
+	// shapes is, by goroutine (p.goroutines' order), the stack index of
+	// the reading its actor stands at (Actor.Stack, argument words aside).
+	shapes []int32
 	// spinningThread: some thread of the process pins a core (the kernel's
 	// view), for sources that do not say which thread runs a goroutine.
 	spinningThread *Actor
@@ -103,8 +109,10 @@ func (p *proc) addGoroutines(opts Options, files map[string][]string) {
 	}
 	s.hists, s.fold = goHistories(gs, sources)
 	p.goroutines = make([]Actor, 0, len(s.hists))
+	s.shapes = make([]int32, 0, len(s.hists))
 	n := 0
 	for _, h := range s.hists {
+		s.shapes = append(s.shapes, h.stack[h.lastWaitingAt()])
 		g := s.goroutine(h)
 		g.Twins = h.twins
 		n += 1 + len(h.twins)
@@ -235,6 +243,23 @@ type goFold struct {
 	stacks [][]model.Frame // by stack index: a stack with that index
 	byHash map[uint64][]int32
 	sizes  []map[sizeKey]int
+	// user is, by stack index, UserFrame of its stack plus one; 0 until
+	// asked for. Frames with one index have the same functions.
+	user []int32
+}
+
+// userFrame is UserFrame of goroutine i's stack (Actor.Stack), worked
+// out once per distinct stack without its argument words.
+func (s *goScene) userFrame(i int) int {
+	f := s.fold
+	si := s.shapes[i]
+	if len(f.user) < len(f.stacks) {
+		f.user = append(f.user, make([]int32, len(f.stacks)-len(f.user))...)
+	}
+	if f.user[si] == 0 {
+		f.user[si] = int32(UserFrame(f.stacks[si])) + 1
+	}
+	return int(f.user[si]) - 1
 }
 
 type sizeKey struct {
@@ -253,7 +278,6 @@ type readingKey struct {
 	created         *model.Frame
 	creator         int64
 	labels          string
-	chans           string // the id, for a goroutine with channel evidence
 }
 
 // goHistories gathers each goroutine's readings, lowest id first, folding
@@ -265,36 +289,50 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 	fold := &goFold{sizes: make([]map[sizeKey]int, len(gs)), byHash: map[uint64][]int32{}}
 	in := newStackIntern()
 	created := map[model.Frame]*model.Frame{}
-	groupOf := map[*model.Frame]int32{} // an interned stack's index without its argument words
+	var groupOf []int32 // by interned stack: its index without its argument words, -1 until known
 	empty := int32(-1)
-	stackIndex := func(st []model.Frame) ([]model.Frame, int32) {
-		st = in.canon(st)
-		if len(st) == 0 {
+	// stackIndex interns a stack and finds its index without its
+	// argument words; stackIDs keeps, for each sample's goroutines, the
+	// interned stack (-1 for an empty one), so that pass 2 does not
+	// intern again.
+	stackIDs := make([][]int32, len(gs))
+	stackIndex := func(st []model.Frame) (int32, int32) {
+		id := in.canon(st)
+		if id < 0 {
 			if empty < 0 {
 				empty = fold.index(st)
 			}
-			return st, empty
+			return id, empty
 		}
-		i, ok := groupOf[&st[0]]
-		if !ok {
-			i = fold.index(st)
-			groupOf[&st[0]] = i
+		for int(id) >= len(groupOf) {
+			groupOf = append(groupOf, -1)
 		}
-		return st, i
+		if groupOf[id] < 0 {
+			groupOf[id] = fold.index(in.list[id])
+		}
+		return id, groupOf[id]
 	}
 	// Pass 1: each goroutine's class. With one sample a goroutine's
 	// reading is its class; with more, a class is refined sample by sample
 	// by the reading in each (a goroutine absent from a sample keeps the
 	// class it had).
 	var members [][]int64 // by class
+	classes := int32(0)   // how many, with more than one sample
 	cls := map[int64]int32{}
 	for n, list := range gs {
 		fold.sizes[n] = map[sizeKey]int{}
 		readings := map[readingKey]int32{}
+		kinds := int32(0) // the distinct readings of this sample
 		next := map[[2]int32]int32{}
+		stackIDs[n] = make([]int32, len(list))
 		for i := range list {
 			g := &list[i]
-			st, si := stackIndex(g.Stack)
+			id, si := stackIndex(g.Stack)
+			stackIDs[n][i] = id
+			st := g.Stack
+			if id >= 0 {
+				st = in.list[id]
+			}
 			fold.sizes[n][sizeKey{g.State, si}] += 1 + len(g.Twins)
 			key := readingKey{state: g.State, minutes: g.WaitMinutes, thread: g.Thread, locked: g.LockedToThread,
 				frames: len(st), creator: g.CreatorID}
@@ -312,15 +350,18 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 			if g.Labels != nil {
 				key.labels = labelKey(g.Labels)
 			}
-			if g.WaitChans != nil || g.ChanRefs != nil {
-				// Channel evidence (Delve) ties goroutines one by one:
-				// never folded.
-				key.chans = strconv.FormatInt(g.ID, 10)
+			// Channel evidence (a memory reader's, Delve's) ties
+			// goroutines one by one: never folded, so never looked up.
+			rk := kinds
+			if g.WaitChans == nil && g.ChanRefs == nil {
+				if k, ok := readings[key]; ok {
+					rk = k
+				} else {
+					readings[key] = rk
+				}
 			}
-			rk, ok := readings[key]
-			if !ok {
-				rk = int32(len(readings))
-				readings[key] = rk
+			if rk == kinds {
+				kinds++
 			}
 			if len(gs) == 1 {
 				for int(rk) >= len(members) {
@@ -342,8 +383,8 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 				}
 				c, ok := next[[2]int32{prev, rk}]
 				if !ok {
-					c = int32(len(members))
-					members = append(members, nil)
+					c = classes
+					classes++
 					next[[2]int32{prev, rk}] = c
 				}
 				cls[id] = c
@@ -351,6 +392,7 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 		}
 	}
 	if len(gs) > 1 {
+		members = make([][]int64, classes)
 		for id, c := range cls {
 			members[c] = append(members[c], id)
 		}
@@ -363,7 +405,7 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 			continue
 		}
 		slices.Sort(ids)
-		h := &goHistory{id: ids[0]}
+		h := &goHistory{id: ids[0], readings: make([]model.Goroutine, 0, len(gs)), stack: make([]int32, 0, len(gs))}
 		if len(ids) > 1 {
 			h.twins = ids[1:]
 		}
@@ -382,9 +424,11 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 					continue
 				}
 				r := list[i]
-				var si int32
 				r.ID, r.Twins = id, nil
-				r.Stack, si = stackIndex(r.Stack)
+				si := empty
+				if sid := stackIDs[n][i]; sid >= 0 {
+					r.Stack, si = in.list[sid], groupOf[sid]
+				}
 				h.readings = append(h.readings, r)
 				h.stack = append(h.stack, si)
 				h.source = sources[n]
@@ -447,23 +491,27 @@ func labelKey(labels map[string]string) string {
 	return b.String()
 }
 
-// stackIntern shares equal stacks: those already shared (by backing
-// array) cost a map lookup, others a hash of their frames.
+// stackIntern shares equal stacks, each with an id: by content (a hash
+// of its frames), and those the source already shares (a dump read by
+// replay), once seen twice, by their backing array, a map lookup.
 type stackIntern struct {
-	byPtr  map[*model.Frame][]model.Frame
-	byHash map[uint64][][]model.Frame
+	list   [][]model.Frame // by id
+	byHash map[uint64]int32
+	next   []int32 // by id: the next id with the same hash, -1 for none
+	byPtr  map[*model.Frame]int32
 }
 
 func newStackIntern() *stackIntern {
-	return &stackIntern{byPtr: map[*model.Frame][]model.Frame{}, byHash: map[uint64][][]model.Frame{}}
+	return &stackIntern{byHash: map[uint64]int32{}, byPtr: map[*model.Frame]int32{}}
 }
 
-func (in *stackIntern) canon(st []model.Frame) []model.Frame {
+// canon is the id of st's interned copy, -1 for an empty stack.
+func (in *stackIntern) canon(st []model.Frame) int32 {
 	if len(st) == 0 {
-		return st
+		return -1
 	}
-	if c, ok := in.byPtr[&st[0]]; ok && len(c) == len(st) {
-		return c
+	if id, ok := in.byPtr[&st[0]]; ok && len(in.list[id]) == len(st) {
+		return id
 	}
 	h := strhash.Offset
 	for _, f := range st {
@@ -472,15 +520,27 @@ func (in *stackIntern) canon(st []model.Frame) []model.Frame {
 		h = strhash.String(h, f.Args)
 		h = strhash.Word(h, uint64(f.Line))
 	}
-	for _, c := range in.byHash[h] {
-		if slices.Equal(c, st) {
-			in.byPtr[&st[0]] = c
-			return c
+	first, ok := in.byHash[h]
+	if ok {
+		for id := first; id >= 0; id = in.next[id] {
+			c := in.list[id]
+			if &c[0] == &st[0] && len(c) == len(st) {
+				// The same backing array again: the source shares it.
+				in.byPtr[&st[0]] = id
+				return id
+			}
+			if slices.Equal(c, st) {
+				return id
+			}
 		}
+	} else {
+		first = -1
 	}
-	in.byHash[h] = append(in.byHash[h], st)
-	in.byPtr[&st[0]] = st
-	return st
+	id := int32(len(in.list))
+	in.list = append(in.list, st)
+	in.next = append(in.next, first)
+	in.byHash[h] = id
+	return id
 }
 
 // runtimeDeadlock is the fatal error the Go runtime dies with when no
@@ -559,22 +619,24 @@ func UserFrame(stack []model.Frame) int {
 }
 
 // goStackKey is a stack without its argument words: goroutines with equal
-// keys and states are one group.
-func goStackKey(stack []model.Frame) string {
-	n := 0
+// keys and states are one group. It is two hashes of every byte of the
+// frames' functions and files and of their lines, built without an
+// allocation: 128 bits, so that two stacks that differ never share one in
+// practice.
+func goStackKey(stack []model.Frame) stackKey {
+	k := stackKey{a: strhash.Offset, b: strhash.Offset2, n: len(stack)}
 	for _, f := range stack {
-		n += len(f.Func) + len(f.File) + 8
+		k.a, k.b = strhash.Whole(k.a, k.b, f.Func)
+		k.a, k.b = strhash.Whole(k.a, k.b, f.File)
+		k.a, k.b = strhash.Word(k.a, uint64(f.Line)), strhash.Word2(k.b, uint64(f.Line))
 	}
-	b := make([]byte, 0, n)
-	for _, f := range stack {
-		b = append(b, f.Func...)
-		b = append(b, '|')
-		b = append(b, f.File...)
-		b = append(b, '|')
-		b = strconv.AppendInt(b, int64(f.Line), 10)
-		b = append(b, ';')
-	}
-	return string(b)
+	return k
+}
+
+// stackKey is goStackKey's result.
+type stackKey struct {
+	a, b uint64
+	n    int
 }
 
 // sameGoStack compares two readings of a goroutine as a loop sees them

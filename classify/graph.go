@@ -112,6 +112,7 @@ func (g *graph) addProcess(p *proc) {
 			g.edges[node] = append(g.edges[node], wt.From)
 		}
 	}
+	rw := map[*Lock]*rwWaiters{}
 	for i := range p.goroutines {
 		gr := &p.goroutines[i]
 		if gr.Class == ClassWorking || gr.Class == ClassSpinning {
@@ -121,7 +122,7 @@ func (g *graph) addProcess(p *proc) {
 			continue
 		}
 		if l := p.lockByID(gr.WaitsFor); l != nil {
-			g.edges[gr.Ref] = append(g.edges[gr.Ref], lockEdges(l, gr.Ref, g.and)...)
+			g.edges[gr.Ref] = append(g.edges[gr.Ref], lockEdges(l, gr.Ref, g.and, rw)...)
 		}
 		for _, o := range p.chanEdges[gr.Ref.Goroutine] {
 			g.edges[gr.Ref] = append(g.edges[gr.Ref], Ref{PID: p.pid, Goroutine: o})
@@ -132,39 +133,80 @@ func (g *graph) addProcess(p *proc) {
 	}
 }
 
+// lockByID is the lock with that id, nil for none. Its index is built
+// once for the locks as they stand, and again when they have moved.
 func (p *proc) lockByID(id string) *Lock {
-	if id == "" {
+	if id == "" || len(p.locks) == 0 {
 		return nil
 	}
+	if p.lockIndex.of != &p.locks[0] || p.lockIndex.n != len(p.locks) {
+		p.indexLocks()
+	}
+	i, ok := p.lockIndex.byID[id]
+	if ok && p.locks[i].ID != id {
+		// The locks were reordered in place since.
+		p.indexLocks()
+		i, ok = p.lockIndex.byID[id]
+	}
+	if !ok {
+		return nil
+	}
+	return &p.locks[i]
+}
+
+// lockIndex finds a process's locks by id (the first of an id).
+type lockIndex struct {
+	of   *Lock // the locks' first element when it was built
+	n    int
+	byID map[string]int
+}
+
+func (p *proc) indexLocks() {
+	x := lockIndex{of: &p.locks[0], n: len(p.locks), byID: make(map[string]int, len(p.locks))}
 	for i := range p.locks {
-		if p.locks[i].ID == id {
-			return &p.locks[i]
+		if _, ok := x.byID[p.locks[i].ID]; !ok {
+			x.byID[p.locks[i].ID] = i
 		}
 	}
-	return nil
+	p.lockIndex = x
+}
+
+// rwWaiters is a sync.RWMutex's waiters split once: which wait to read,
+// and the writers.
+type rwWaiters struct {
+	read    map[Ref]bool
+	writers []Ref
 }
 
 // lockEdges are what a waiter of a lock waits for: its holder; for a
 // sync.RWMutex held for reading, every reader (a writer needs them all to
-// unlock), or, for a reader, the writers queued ahead of it.
-func lockEdges(l *Lock, w Ref, and map[Ref]bool) []Ref {
+// unlock), or, for a reader, the writers queued ahead of it. rw keeps
+// each lock's split of its waiters, worked out once.
+func lockEdges(l *Lock, w Ref, and map[Ref]bool, rw map[*Lock]*rwWaiters) []Ref {
 	if l.Holder != nil {
 		return []Ref{*l.Holder}
 	}
 	if len(l.Readers) == 0 {
 		return nil
 	}
-	if !slices.Contains(l.ReadWaiters, w) {
+	x := rw[l]
+	if x == nil {
+		x = &rwWaiters{read: make(map[Ref]bool, len(l.ReadWaiters))}
+		for _, r := range l.ReadWaiters {
+			x.read[r] = true
+		}
+		for _, o := range l.Waiters {
+			if !x.read[o] {
+				x.writers = append(x.writers, o)
+			}
+		}
+		rw[l] = x
+	}
+	if !x.read[w] {
 		and[w] = true
 		return slices.Clone(l.Readers)
 	}
-	var writers []Ref
-	for _, o := range l.Waiters {
-		if !slices.Contains(l.ReadWaiters, o) {
-			writers = append(writers, o)
-		}
-	}
-	return writers
+	return slices.Clone(x.writers)
 }
 
 // resolve finds what a wait points at across processes, sets its To,

@@ -114,6 +114,7 @@ type lockGroup struct {
 	kind    LockKind
 	waits   []lockWait
 	keys    []string
+	hasKey  map[string]bool
 	id      string
 	address string
 }
@@ -152,7 +153,11 @@ func groupWaits(waits []lockWait, kindOf func(lockWait) LockKind) []*lockGroup {
 		}
 		g.waits = append(g.waits, w)
 		for _, k := range w.lock.keys {
-			if !slices.Contains(g.keys, k) {
+			if !g.hasKey[k] {
+				if g.hasKey == nil {
+					g.hasKey = map[string]bool{}
+				}
+				g.hasKey[k] = true
 				g.keys = append(g.keys, k)
 			}
 		}
@@ -162,9 +167,115 @@ func groupWaits(waits []lockWait, kindOf func(lockWait) LockKind) []*lockGroup {
 
 // candidate is an actor that may hold a lock, and on what basis.
 type candidate struct {
-	hold  lockHold
+	hold  *lockHold
 	basis BasisKind
 	site  bool // matched by site, not by name
+}
+
+// Bounds on the holder search, so that it stays linear in the holds
+// whatever the input: a lock weighs every hold that names its object
+// (an exact key) and at most maxWeighed others (by a probable key, by
+// site), the first found; it ranks at most maxRanked candidates and
+// counts the rest (Basis.Unranked).
+const (
+	maxWeighed = 256
+	maxRanked  = 10
+)
+
+// holdIndex finds the holds that may name a lock without a pass over all
+// of them: by each key a hold names, and by the function of a hold read
+// without the source (the same-site rule).
+type holdIndex struct {
+	byKey map[string][]int32
+	byFn  map[string][]int32
+	// bySite are the holds of byFn with a receiver, by function and
+	// receiver, and noRecv those without: a waiter whose receiver is
+	// known stands where only those may hold its lock.
+	bySite map[[2]string][]int32
+	noRecv map[string][]int32
+	// mark is the last group that took each hold: a hold named twice
+	// is weighed once.
+	mark []int32
+}
+
+func newHoldIndex(holds []lockHold) *holdIndex {
+	x := &holdIndex{byKey: map[string][]int32{}, byFn: map[string][]int32{}, bySite: map[[2]string][]int32{}, noRecv: map[string][]int32{},
+		mark: make([]int32, len(holds))}
+	for i := range holds {
+		h := &holds[i]
+		for _, k := range h.lock.keys {
+			x.byKey[k] = append(x.byKey[k], int32(i))
+		}
+		if !h.lock.sourced && h.lock.fn != "" {
+			x.byFn[h.lock.fn] = append(x.byFn[h.lock.fn], int32(i))
+			if h.lock.recv != "" {
+				k := [2]string{h.lock.fn, h.lock.recv}
+				x.bySite[k] = append(x.bySite[k], int32(i))
+			} else {
+				x.noRecv[h.lock.fn] = append(x.noRecv[h.lock.fn], int32(i))
+			}
+		}
+	}
+	return x
+}
+
+// candidates are the indexes of the holds group n (its first waiter w)
+// weighs, in the holds' order: all those of its own object (one of w's
+// exact keys; at its site, on its receiver), and the first maxWeighed of
+// the others that share a key or its site.
+func (x *holdIndex) candidates(n int32, w lockWait) []int32 {
+	var exact, other []int32
+	all := func(list []int32) {
+		for _, i := range list {
+			if x.mark[i] != n {
+				x.mark[i] = n
+				exact = append(exact, i)
+			}
+		}
+	}
+	for _, k := range w.lock.keys {
+		if exactKey(k) {
+			all(x.byKey[k])
+		}
+	}
+	site := !w.lock.sourced && w.lock.fn != ""
+	if site && w.lock.recv != "" {
+		all(x.bySite[[2]string{w.lock.fn, w.lock.recv}])
+	}
+	// Each list is in the holds' order: its first maxWeighed unmarked
+	// are all that the merged first maxWeighed can take from it.
+	take := func(list []int32) {
+		got := 0
+		for _, i := range list {
+			if got == maxWeighed {
+				break
+			}
+			if x.mark[i] != n {
+				x.mark[i] = n
+				other = append(other, i)
+				got++
+			}
+		}
+	}
+	for _, k := range w.lock.keys {
+		if !exactKey(k) {
+			take(x.byKey[k])
+		}
+	}
+	switch {
+	case site && w.lock.recv != "":
+		// Holds on another receiver cannot hold it (sameSite).
+		take(x.noRecv[w.lock.fn])
+	case site:
+		take(x.byFn[w.lock.fn])
+	}
+	slices.Sort(other)
+	if len(other) > maxWeighed {
+		other = other[:maxWeighed]
+	}
+	out := append(exact, other...)
+	slices.Sort(out)
+	return out
 }
 
 // findHolders names each group's holder from the holds, and returns the
@@ -172,18 +283,19 @@ type candidate struct {
 // goroutine read from memory): the last candidates, when nothing else is.
 func findHolders(pid int, groups []*lockGroup, holds []lockHold, unseen []*Actor) []Lock {
 	locks := make([]Lock, 0, len(groups))
-	matched := map[*lockHold]bool{}
+	matched := make([]bool, len(holds))
+	index := newHoldIndex(holds)
 	type pending struct {
-		l     *Lock
-		g     *lockGroup
-		named bool
+		l *Lock
+		g *lockGroup
 	}
-	var todo []pending
-	for _, g := range groups {
+	todo := make([]pending, 0, len(groups))
+	seen := &seenActors{top: map[*Actor]int32{}, ranked: map[*Actor]int32{}}
+	for n, g := range groups {
 		l := Lock{Kind: g.kind}
 		first := g.waits[0]
 		l.Address, l.ID = lockName(g, first)
-		waiting := map[*Actor]int{}
+		waiting := make(map[*Actor]int, len(g.waits))
 		for _, w := range g.waits {
 			l.Waiters = append(l.Waiters, w.a.Refs()...) // a goroutine's twins wait too
 			waiting[w.a] = w.frame
@@ -192,7 +304,7 @@ func findHolders(pid int, groups []*lockGroup, holds []lockHold, unseen []*Actor
 			}
 		}
 		var cands []candidate
-		for i := range holds {
+		for _, i := range index.candidates(int32(n+1), first) {
 			h := &holds[i]
 			// A waiter's frames below the one that waits cannot hold what
 			// it waits for; its frames above it can: a self-deadlock.
@@ -200,38 +312,53 @@ func findHolders(pid int, groups []*lockGroup, holds []lockHold, unseen []*Actor
 				continue
 			}
 			if b := match(first.lock, h.lock); b != BasisUnknown {
-				cands = append(cands, candidate{hold: *h, basis: b})
-				matched[h] = true
+				cands = append(cands, candidate{hold: h, basis: b})
+				matched[i] = true
 				continue
 			}
 			if sameSite(first, *h) {
-				cands = append(cands, candidate{hold: *h, basis: BasisProbable, site: true})
-				matched[h] = true
+				cands = append(cands, candidate{hold: h, basis: BasisProbable, site: true})
+				matched[i] = true
 			}
 		}
-		l.Basis = pickHolder(&l, g, cands)
+		l.Basis = pickHolder(&l, g, cands, seen, int32(n+1))
 		locks = append(locks, l)
 		todo = append(todo, pending{l: &locks[len(locks)-1], g: g})
 	}
 	// Inferred: a lock with no holder, and exactly one actor (not one of
 	// its waiters at the waiting frame) that holds a lock no other lock
-	// was matched to.
+	// was matched to. The actors that hold such a lock, each once, in
+	// the holds' order:
+	var loose []*Actor
+	isLoose := map[*Actor]bool{}
+	for i := range holds {
+		h := &holds[i]
+		if !matched[i] && h.lock.sourced && !isLoose[h.a] {
+			isLoose[h.a] = true
+			loose = append(loose, h.a)
+		}
+	}
 	for _, p := range todo {
 		if p.l.Holder != nil || len(p.l.Basis.Ranked) > 0 {
 			continue
 		}
+		waiters := make(map[*Actor]bool, len(p.g.waits))
+		for _, w := range p.g.waits {
+			waiters[w.a] = true
+		}
+		// Two are as good as many: no single one is left. The actors
+		// passed over are this lock's waiters, so the walk is as long as
+		// its waiters.
 		var who []*Actor
-		for i := range holds {
-			h := &holds[i]
-			if matched[h] || !h.lock.sourced || slices.Contains(who, h.a) {
-				continue
+		for _, a := range loose {
+			if len(who) == 2 {
+				break
 			}
 			// Nobody is inferred to wait for itself: a self-deadlock needs
 			// a name.
-			if slices.ContainsFunc(p.g.waits, func(w lockWait) bool { return w.a == h.a }) {
-				continue
+			if !waiters[a] {
+				who = append(who, a)
 			}
-			who = append(who, h.a)
 		}
 		switch {
 		case len(who) == 1:
@@ -270,9 +397,17 @@ func sameSite(w lockWait, h lockHold) bool {
 	return addr != "" && h.lock.waitAddr != "" && h.lock.waitAddr != addr
 }
 
+// seenActors are the actors pickHolder has taken, each marked with the
+// lock (its number) that took it last: one pair of maps for all the locks,
+// never cleared.
+type seenActors struct {
+	top, ranked map[*Actor]int32
+}
+
 // pickHolder names the holder: the one actor with the strongest basis; the
-// candidates ranked when several share it.
-func pickHolder(l *Lock, g *lockGroup, cands []candidate) Basis {
+// candidates ranked when several share it. n is the lock's number, for
+// seen.
+func pickHolder(l *Lock, g *lockGroup, cands []candidate, seen *seenActors, n int32) Basis {
 	first := g.waits[0].lock
 	b := Basis{Rule: BasisNoCandidate, WaitFunc: first.fn, WaitLine: first.line, Expr: first.text, Sourced: first.sourced, Stale: first.stale, Waiters: len(g.waits)}
 	for _, k := range g.keys {
@@ -287,17 +422,24 @@ func pickHolder(l *Lock, g *lockGroup, cands []candidate) Basis {
 	best := cands[0].basis
 	var top []candidate
 	for _, c := range cands {
-		if c.basis == best && !slices.ContainsFunc(top, func(t candidate) bool { return t.hold.a == c.hold.a }) {
+		if c.basis == best && seen.top[c.hold.a] != n {
+			seen.top[c.hold.a] = n
 			top = append(top, c)
 		}
 	}
 	readers := l.Kind == LockGoRWMutex && slices.ContainsFunc(top, func(c candidate) bool { return c.hold.lock.read })
 	for _, c := range cands {
-		if !slices.ContainsFunc(b.Ranked, func(r RankedHolder) bool { return r.Ref == c.hold.a.Ref }) {
-			for _, ref := range c.hold.a.Refs() { // twins stand there too
-				b.Ranked = append(b.Ranked, RankedHolder{Ref: ref, Kind: c.basis, Frame: c.hold.a.Stack[c.hold.frame].Func,
-					Line: c.hold.a.Stack[c.hold.frame].Line, Expr: c.hold.lock.text, Read: c.hold.lock.read, Site: c.site})
+		if seen.ranked[c.hold.a] == n {
+			continue
+		}
+		seen.ranked[c.hold.a] = n
+		for _, ref := range c.hold.a.Refs() { // twins stand there too
+			if len(b.Ranked) == maxRanked {
+				b.Unranked++
+				continue
 			}
+			b.Ranked = append(b.Ranked, RankedHolder{Ref: ref, Kind: c.basis, Frame: c.hold.a.Stack[c.hold.frame].Func,
+				Line: c.hold.a.Stack[c.hold.frame].Line, Expr: c.hold.lock.text, Read: c.hold.lock.read, Site: c.site})
 		}
 	}
 	switch {

@@ -56,7 +56,9 @@ type proc struct {
 	waiting map[int]model.Thread
 	locks   []Lock
 	lockOf  map[int]*Lock // by waiter TID
-	waits   []Wait
+	// lockIndex finds locks by id (lockByID).
+	lockIndex lockIndex
+	waits     []Wait
 
 	// The goroutine adapter's, for a Go process with a stack source.
 	goroutines []Actor

@@ -58,6 +58,35 @@ type Report struct {
 
 	// verdict is the typed verdict, for ExitFor and the palette.
 	verdict classify.Verdict
+	// goIndex finds an entry of Goroutines by id, a twin's too; nil
+	// until asked for (goroutine).
+	goIndex map[int64]int
+}
+
+// goroutine is the entry of Goroutines for goroutine id (its own or a
+// twin's), or nil: Goroutines.Find through an index built once.
+func (r *Report) goroutine(id int64) *Goroutine {
+	if r.goIndex == nil {
+		r.goIndex = make(map[int64]int, r.Goroutines.Count())
+		// The first entry that names an id, as Find has it.
+		for i := range r.Goroutines {
+			g := &r.Goroutines[i]
+			for j := -1; j < len(g.Twins); j++ {
+				id := g.ID
+				if j >= 0 {
+					id = g.Twins[j]
+				}
+				if _, ok := r.goIndex[id]; !ok {
+					r.goIndex[id] = i
+				}
+			}
+		}
+	}
+	i, ok := r.goIndex[id]
+	if !ok || i >= len(r.Goroutines) {
+		return nil
+	}
+	return &r.Goroutines[i]
 }
 
 // Host is the machine a report was made on.

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler/replay"
 	"os"
@@ -193,5 +194,29 @@ func TestEmptyRecordingHasNoNullLists(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "null") {
 		t.Errorf("JSON of an empty recording has a null:\n%s", b.String())
+	}
+}
+
+// TestGroupRowBounded: a group's row lists at most maxRowLocks locks its
+// goroutines hold, and counts the rest; goroutines are found by id, a
+// twin's too.
+func TestGroupRowBounded(t *testing.T) {
+	r := &Report{Groups: []Group{{Count: 8, State: "IO wait", Class: "blocked"}}}
+	for i := range 8 {
+		r.Goroutines = append(r.Goroutines, Goroutine{ID: int64(10 + i), Class: "blocked", State: "IO wait",
+			Holds: []string{fmt.Sprintf("sync.Mutex 0x%d", i%7)}, Twins: []int64{int64(100 + i)}})
+	}
+	rows, _, _ := goroutineRows(r)
+	want := "probably holds sync.Mutex 0x0, sync.Mutex 0x1, sync.Mutex 0x2, sync.Mutex 0x3, sync.Mutex 0x4 and 2 more"
+	if len(rows) != 1 || rows[0].Note != want {
+		t.Fatalf("rows %+v, want one noting %q", rows, want)
+	}
+	for _, id := range []int64{10, 17, 103} {
+		if g := r.goroutine(id); g == nil || g != r.Goroutines.Find(id) {
+			t.Errorf("goroutine %d: %v, Find says %v", id, g, r.Goroutines.Find(id))
+		}
+	}
+	if g := r.goroutine(99); g != nil {
+		t.Errorf("goroutine 99: %v, want none", g)
 	}
 }

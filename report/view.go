@@ -202,7 +202,7 @@ func refList(refs []Ref) string {
 // thread of another process by its pid too.
 func threadLabel(r *Report, ref Ref) string {
 	if ref.Goroutine != 0 {
-		if g := r.Goroutines.Find(ref.Goroutine); g != nil && len(g.Stack) > 0 {
+		if g := r.goroutine(ref.Goroutine); g != nil && len(g.Stack) > 0 {
 			return fmt.Sprintf("goroutine %d (%s)", ref.Goroutine, g.where)
 		}
 		return fmt.Sprintf("goroutine %d", ref.Goroutine)
@@ -426,6 +426,10 @@ type goRow struct {
 	First Goroutine // the group's first goroutine: its stack and id
 }
 
+// maxRowLocks bounds the locks a group's row says it holds, and those it
+// waits for: the rest are counted.
+const maxRowLocks = 5
+
 // goroutineRows turns the groups into table rows in the order an on-call
 // reads them: holders, spinning, working, blocked, idle; biggest first
 // within each. The runtime's, the profiler's and an HTTP server's own
@@ -436,8 +440,26 @@ func goroutineRows(r *Report) (rows []goRow, hidden, system int) {
 		first        *Goroutine
 		wait         int
 		holds, waits []string
+		// has are the holds and waits listed, and more how many more
+		// there are than a row lists.
+		has                  map[string]bool
+		moreHolds, moreWaits int
 	}
 	groups := make([]agg, len(r.Groups))
+	add := func(a *agg, list *[]string, more *int, s string) {
+		if a.has[s] {
+			return
+		}
+		if a.has == nil {
+			a.has = map[string]bool{}
+		}
+		a.has[s] = true
+		if len(*list) == maxRowLocks {
+			*more++
+			return
+		}
+		*list = append(*list, s)
+	}
 	for i := range r.Goroutines {
 		g := &r.Goroutines[i]
 		a := &groups[g.Group]
@@ -446,13 +468,24 @@ func goroutineRows(r *Report) (rows []goRow, hidden, system int) {
 		}
 		a.wait = max(a.wait, g.WaitMinutes)
 		for _, h := range g.Holds {
-			if !slices.Contains(a.holds, h) {
-				a.holds = append(a.holds, h)
-			}
+			add(a, &a.holds, &a.moreHolds, "h"+h)
 		}
-		if g.Waits != "" && !slices.Contains(a.waits, g.Waits) {
-			a.waits = append(a.waits, g.Waits)
+		if g.Waits != "" {
+			add(a, &a.waits, &a.moreWaits, "w"+g.Waits)
 		}
+	}
+	// The lists were kept with their kind's letter in front, so that a
+	// lock both held and waited for by a group is in both.
+	words := func(list []string, more int) string {
+		out := make([]string, len(list))
+		for i, s := range list {
+			out[i] = s[1:]
+		}
+		s := strings.Join(out, ", ")
+		if more > 0 {
+			s += fmt.Sprintf(" and %d more", more)
+		}
+		return s
 	}
 	for i, g := range r.Groups {
 		a := groups[i]
@@ -472,10 +505,10 @@ func goroutineRows(r *Report) (rows []goRow, hidden, system int) {
 		}
 		var notes []string
 		if len(a.holds) > 0 {
-			notes = append(notes, "probably holds "+strings.Join(a.holds, ", "))
+			notes = append(notes, "probably holds "+words(a.holds, a.moreHolds))
 		}
 		if len(a.waits) > 0 {
-			notes = append(notes, "waits for "+strings.Join(a.waits, ", "))
+			notes = append(notes, "waits for "+words(a.waits, a.moreWaits))
 		}
 		if g.Grew {
 			notes = append(notes, fmt.Sprintf("grew %d → %d", g.Counts[0], g.Counts[len(g.Counts)-1]))

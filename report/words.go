@@ -620,6 +620,9 @@ func (w *words) frameBasis(l *classify.Lock) string {
 		for _, r := range b.Ranked {
 			names = append(names, fmt.Sprintf("%s (%s: %sin %s at line %d)", w.actorLabel(r.Ref), r.Kind, locked(r.Expr), shortFunc(r.Frame), r.Line))
 		}
+		if b.Unranked > 0 {
+			names = append(names, fmt.Sprintf("%d more", b.Unranked))
+		}
 		s = fmt.Sprintf("no single holder: %s could hold it, strongest first (the waiters take %s)", strings.Join(names, "; "), where)
 	case classify.BasisNoCandidate:
 		s = fmt.Sprintf("no holder is named: no frame of any stack holds it (the waiters take %s); the holder took it in code that is not on a stack now, or a path returned without unlocking", where)
