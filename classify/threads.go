@@ -545,6 +545,9 @@ func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
 			return model.WaitFileLock, t.FD
 		}
 	}
+	if t.FIFO != nil {
+		return model.WaitFIFO, "fifo:" + t.FIFO.Path
+	}
 	fd, isFD := model.FDArg(sc)
 	if !isFD {
 		return model.WaitSyscall, ""
@@ -649,7 +652,7 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 		return Wait{}, false
 	}
 	last := p.waiting[t.Ref.TID]
-	w := Wait{From: t.Ref, Kind: t.Wait, Resource: t.Resource, Syscall: last.Syscall}
+	w := Wait{From: t.Ref, Kind: t.Wait, Resource: t.Resource, Syscall: last.Syscall, Path: last.Path, FIFO: last.FIFO}
 	switch w.Kind {
 	case model.WaitLock:
 		l := p.lockOf[t.Ref.TID]

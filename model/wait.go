@@ -63,6 +63,8 @@ const (
 	WaitErrgroup     // errgroup.Group.Wait: the group's goroutines
 	WaitSingleflight // singleflight: the first caller's result
 	WaitSemaphore    // semaphore.Weighted.Acquire: a Release
+	// What a thread's call, read with its arguments, shows.
+	WaitFIFO // opening a FIFO: for a process to open its other end
 )
 
 // Role is where a wait's edge in the wait-for graph leads.
@@ -142,6 +144,7 @@ var waitKinds = [...]waitInfo{
 	WaitErrgroup:         {"errgroup", false, RoleWokenBy},
 	WaitSingleflight:     {"singleflight", false, RoleWokenBy},
 	WaitSemaphore:        {"semaphore", false, RoleWokenBy},
+	WaitFIFO:             {"fifo-open", false, RoleNone},
 }
 
 // WaitKinds lists every kind but WaitNone, in table order: for tests that

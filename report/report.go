@@ -242,6 +242,24 @@ type Wait struct {
 	// threads or goroutines that could end it; NobodyLeft: there are none.
 	Wakers     []Ref `json:"wakers,omitempty"`
 	NobodyLeft bool  `json:"nobody_left,omitempty"`
+	// Path is the path or socket address the blocked call was given, read
+	// from the thread's memory ("/run/app/ctl", "unix:/run/app.sock").
+	Path string `json:"path,omitempty"`
+	// FIFO is, for an open that waits for the other end of a FIFO (kind
+	// fifo-open), the FIFO and who has it open.
+	FIFO *FIFO `json:"fifo,omitempty"`
+}
+
+// FIFO is a FIFO an open waits on.
+type FIFO struct {
+	Path string `json:"path"`
+	// WaitsFor is the end it waits for: "reader" (it opens to write) or
+	// "writer".
+	WaitsFor string `json:"waits_for"`
+	// OpenBy are the processes found with the FIFO open; Complete is false
+	// when the search ran out of time first.
+	OpenBy   []int `json:"open_by"`
+	Complete bool  `json:"complete"`
 }
 
 // Polled is one descriptor a poll or select waits on.

@@ -29,6 +29,10 @@ func (w *words) waits() []Wait {
 		for _, p := range wt.Polled {
 			x.Polled = append(x.Polled, Polled{FD: p.FD, Events: eventsText(p), Resource: p.Resource, Ends: append([]int{}, p.Ends...)})
 		}
+		x.Path = wt.Path
+		if f := wt.FIFO; f != nil {
+			x.FIFO = &FIFO{Path: f.Path, WaitsFor: fifoEnd(f), OpenBy: fifoOpeners(f), Complete: f.Complete}
+		}
 		out = append(out, x)
 	}
 	return out
@@ -74,6 +78,8 @@ func (w *words) detail(wt *classify.Wait) string {
 		s = fmt.Sprintf("waits for child pid %d to exit", wt.Child)
 	case wt.Kind == model.WaitChildExit:
 		s = "waits for any child to exit" + call
+	case wt.Kind == model.WaitFIFO && wt.FIFO != nil:
+		return w.fifoText(wt)
 	case wt.Kind == model.WaitPollFDs:
 		var fds []string
 		for _, p := range wt.Polled {
@@ -94,6 +100,9 @@ func (w *words) detail(wt *classify.Wait) string {
 		s = kindWords(wt.Kind) + call + " on " + wt.Resource
 	default:
 		s = kindWords(wt.Kind) + call
+	}
+	if wt.Path != "" {
+		s += pathWords(wt.Syscall.Name) + wt.Path
 	}
 	if !wt.Looked {
 		return s

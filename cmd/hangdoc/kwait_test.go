@@ -1,0 +1,100 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hangdoc/hangdoc/internal/testvictim"
+)
+
+// Kernel waits followed to their other end (issue 20): the path or
+// address a blocked call was given, read from the target's memory, and
+// who is at the other end of a FIFO, a Unix socket or a record lock.
+
+// kwReport is the part of the JSON report these tests read.
+type kwReport struct {
+	Verdict string `json:"verdict"`
+	Summary string `json:"summary"`
+	Waits   []kwWait
+}
+
+type kwWait struct {
+	From   ref    `json:"from"`
+	To     *ref   `json:"to"`
+	Kind   string `json:"kind"`
+	Detail string `json:"detail"`
+	Chain  string `json:"chain"`
+	Path   string `json:"path"`
+	FIFO   *struct {
+		Path     string `json:"path"`
+		WaitsFor string `json:"waits_for"`
+		OpenBy   []int  `json:"open_by"`
+		Complete bool   `json:"complete"`
+	} `json:"fifo"`
+}
+
+// kwDiagnose runs hangdoc on pid and wants a blocked verdict.
+func kwDiagnose(t *testing.T, pid int) kwReport {
+	t.Helper()
+	out, stderr, code := hangdoc(t, strconv.Itoa(pid), "--json", "--interval", "300ms", "--samples", "2")
+	var r kwReport
+	if err := jsonUnmarshal(out, &r); err != nil {
+		t.Fatalf("%v\n%s\n%s", err, out, stderr)
+	}
+	if code != ExitBlocked || r.Verdict != "blocked" {
+		t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, r.Verdict, r.Summary, stderr)
+	}
+	return r
+}
+
+// waitOf is the wait of thread tid.
+func (r kwReport) waitOf(t *testing.T, tid int) kwWait {
+	t.Helper()
+	for _, w := range r.Waits {
+		if w.From.TID == tid {
+			return w
+		}
+	}
+	t.Fatalf("no wait of tid %d in %+v", tid, r.Waits)
+	return kwWait{}
+}
+
+// TestFIFOOpen: an open of a FIFO with no reader names the FIFO, the end
+// it waits for, and who has it open: nobody, or a writer that opened it
+// while a reader was there.
+func TestFIFOOpen(t *testing.T) {
+	bin := testvictim.Build(t, "fifo")
+	for _, mode := range []string{"nobody", "writer"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(bin, mode)
+			cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+			v := testvictim.StartCmd(t, cmd)
+			path, writer := v.Info["path"], v.Int("writer")
+			r := kwDiagnose(t, v.PID)
+			w := r.waitOf(t, v.PID)
+			if w.Kind != "fifo-open" || w.Path != path || w.FIFO == nil || w.FIFO.Path != path || w.FIFO.WaitsFor != "reader" {
+				t.Fatalf("wait %+v, want a fifo-open of %s waiting for a reader", w, path)
+			}
+			if !strings.Contains(w.Detail, "waits for a reader of FIFO "+path) {
+				t.Errorf("detail %q does not name the FIFO", w.Detail)
+			}
+			if mode == "nobody" {
+				// Another test's process may not have it open: the path is
+				// this test's own.
+				// A search cut short by a loaded machine says so instead.
+				if len(w.FIFO.OpenBy) != 0 || w.FIFO.Complete && !strings.Contains(w.Detail, "nobody has it open") {
+					t.Errorf("fifo %+v, detail %q: want nobody with it open", w.FIFO, w.Detail)
+				}
+				return
+			}
+			if !slices.Contains(w.FIFO.OpenBy, writer) || !strings.Contains(w.Detail, "pid "+strconv.Itoa(writer)) {
+				t.Errorf("fifo %+v, detail %q: want the writer %d with it open", w.FIFO, w.Detail, writer)
+			}
+		})
+	}
+}
