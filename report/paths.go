@@ -83,3 +83,40 @@ func modeWords(mode string) string {
 	}
 	return ""
 }
+
+// unixText words a Unix socket and its other end: "a Unix stream socket
+// connecting to the listener socket:[N] at /run/app.sock, whose accept
+// queue is full (1 waiting, backlog 0): it does not accept".
+func (w *words) unixText(res model.Resource) string {
+	u := res.Unix
+	s := "a Unix " + u.Type + " socket"
+	if u.Type == "" {
+		s = "a Unix socket"
+	}
+	p := w.rec.Resources[res.Peer].Unix
+	switch {
+	case p == nil:
+		if u.Connecting != "" {
+			return s + "; no listener was found at " + strings.TrimPrefix(u.Connecting, "unix:")
+		}
+		return s + " with no peer found"
+	case p.Listening:
+		s += " connecting to the listener " + res.Peer
+		if p.Path != "" {
+			s += " at " + p.Path
+		}
+		if p.Queued != nil && p.Backlog != nil {
+			if *p.Queued > *p.Backlog {
+				s += fmt.Sprintf(", whose accept queue is full (%d waiting, backlog %d): it does not accept", *p.Queued, *p.Backlog)
+			} else {
+				s += fmt.Sprintf(" (%d waiting to be accepted, backlog %d)", *p.Queued, *p.Backlog)
+			}
+		}
+		return s
+	}
+	s += " connected to " + res.Peer
+	if p.Path != "" {
+		s += " (bound to " + p.Path + ")"
+	}
+	return s
+}

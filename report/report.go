@@ -248,6 +248,24 @@ type Wait struct {
 	// FIFO is, for an open that waits for the other end of a FIFO (kind
 	// fifo-open), the FIFO and who has it open.
 	FIFO *FIFO `json:"fifo,omitempty"`
+	// Unix is, for a wait on a Unix socket, the socket and its other end.
+	Unix *UnixEnd `json:"unix,omitempty"`
+}
+
+// UnixEnd is a Unix socket a thread waits on and what is at its other end.
+type UnixEnd struct {
+	Type string `json:"type"` // stream, dgram, seqpacket
+	// Peer is the other end ("socket:[N]"): the connected peer, or the
+	// listener a connect waits on (Listener); PeerPath the name it is
+	// bound to.
+	Peer     string `json:"peer,omitempty"`
+	PeerPath string `json:"peer_path,omitempty"`
+	Listener bool   `json:"listener,omitempty"`
+	// Queued and Backlog are the listener's: connections waiting to be
+	// accepted, and listen()'s limit (a connect blocks once Queued is
+	// more than Backlog).
+	Queued  *int `json:"queued,omitempty"`
+	Backlog *int `json:"backlog,omitempty"`
 }
 
 // FIFO is a FIFO an open waits on.

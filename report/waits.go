@@ -30,6 +30,12 @@ func (w *words) waits() []Wait {
 			x.Polled = append(x.Polled, Polled{FD: p.FD, Events: eventsText(p), Resource: p.Resource, Ends: append([]int{}, p.Ends...)})
 		}
 		x.Path = wt.Path
+		if res := w.rec.Resources[wt.Resource]; res.Unix != nil {
+			x.Unix = &UnixEnd{Type: res.Unix.Type, Peer: res.Peer}
+			if p := w.rec.Resources[res.Peer].Unix; p != nil {
+				x.Unix.PeerPath, x.Unix.Listener, x.Unix.Queued, x.Unix.Backlog = p.Path, p.Listening, p.Queued, p.Backlog
+			}
+		}
 		if f := wt.FIFO; f != nil {
 			x.FIFO = &FIFO{Path: f.Path, WaitsFor: fifoEnd(f), OpenBy: fifoOpeners(f), Complete: f.Complete}
 		}
@@ -110,6 +116,9 @@ func (w *words) detail(wt *classify.Wait) string {
 	res := w.rec.Resources[wt.Resource]
 	if extra := resourceText(res); extra != "" {
 		s += "; " + extra
+	}
+	if res.Unix != nil {
+		s += "; " + w.unixText(res)
 	}
 	if len(wt.Ends) == 0 {
 		if wt.Kind != model.WaitChildExit && wt.Resource != "" {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/hangdoc/hangdoc/internal/testvictim"
+	"github.com/hangdoc/hangdoc/sampler"
 )
 
 // Kernel waits followed to their other end (issue 20): the path or
@@ -35,6 +36,14 @@ type kwWait struct {
 		OpenBy   []int  `json:"open_by"`
 		Complete bool   `json:"complete"`
 	} `json:"fifo"`
+	Unix *struct {
+		Type     string `json:"type"`
+		Peer     string `json:"peer"`
+		PeerPath string `json:"peer_path"`
+		Listener bool   `json:"listener"`
+		Queued   *int   `json:"queued"`
+		Backlog  *int   `json:"backlog"`
+	} `json:"unix"`
 }
 
 // kwDiagnose runs hangdoc on pid and wants a blocked verdict.
@@ -94,6 +103,53 @@ func TestFIFOOpen(t *testing.T) {
 			}
 			if !slices.Contains(w.FIFO.OpenBy, writer) || !strings.Contains(w.Detail, "pid "+strconv.Itoa(writer)) {
 				t.Errorf("fifo %+v, detail %q: want the writer %d with it open", w.FIFO, w.Detail, writer)
+			}
+		})
+	}
+}
+
+// TestUnixSockets: a connect() blocked on a listener whose backlog is full
+// names the listener, its process and its queue; a read of a socketpair
+// names the process that holds the other end.
+func TestUnixSockets(t *testing.T) {
+	bin := testvictim.Build(t, "unixsock")
+	diag := sampler.UnixDiagWorks()
+	for _, mode := range []string{"backlog", "pair"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			if mode == "pair" && !diag {
+				t.Skip("sock_diag does not answer about Unix sockets on this kernel (CONFIG_UNIX_DIAG): a peer cannot be found")
+			}
+			cmd := exec.Command(bin, mode)
+			// sun_path holds 108 bytes: a short directory of the test's own.
+			dir, err := os.MkdirTemp("/tmp", "hd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			cmd.Env = append(os.Environ(), "TMPDIR="+dir)
+			v := testvictim.StartCmd(t, cmd)
+			other, path := v.Int("other"), v.Info["path"]
+			r := kwDiagnose(t, v.PID)
+			w := r.waitOf(t, v.PID)
+			if w.To == nil || w.To.PID != other || w.Unix == nil || w.Unix.Peer == "" {
+				t.Fatalf("wait %+v, want one to pid %d through a Unix socket's peer", w, other)
+			}
+			if !strings.Contains(w.Chain, "pid "+strconv.Itoa(other)) {
+				t.Errorf("chain %q does not follow to pid %d", w.Chain, other)
+			}
+			if mode == "pair" {
+				if w.Kind != "socket-read" || w.Unix.Listener {
+					t.Errorf("wait %+v, want a socket-read of a connected socket", w)
+				}
+				return
+			}
+			if w.Kind != "socket-connect" || w.Path != "unix:"+path || !w.Unix.Listener || w.Unix.PeerPath != path {
+				t.Errorf("wait %+v (unix %+v), want a socket-connect to the listener at %s", w, *w.Unix, path)
+			}
+			if diag && (w.Unix.Queued == nil || w.Unix.Backlog == nil || *w.Unix.Queued <= *w.Unix.Backlog ||
+				!strings.Contains(w.Detail, "accept queue is full")) {
+				t.Errorf("unix %+v, detail %q: want the listener's full queue", *w.Unix, w.Detail)
 			}
 		})
 	}
