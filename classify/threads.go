@@ -83,6 +83,8 @@ type proc struct {
 	// throttle is the target's cgroup quota's doing over the run (the
 	// target only: peers are not judged by it).
 	throttle *Throttle
+	// retry is the record lock its sleeping threads retry, if any.
+	retry *RetryLock
 }
 
 // newProc runs the thread adapter over one process's samples, given its
@@ -113,6 +115,7 @@ func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Reso
 	for i := range p.threads {
 		p.byTID[p.threads[i].Ref.TID] = &p.threads[i]
 	}
+	p.retryLock()
 	for _, l := range p.locks {
 		for _, w := range l.Waiters {
 			p.byTID[w.TID].WaitsFor = l.ID
@@ -675,6 +678,10 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 	case model.WaitPollFDs:
 		for _, fd := range last.Polled {
 			w.Polled = append(w.Polled, Polled{FD: fd.FD, Read: fd.Read, Write: fd.Write, Resource: fd.Target})
+		}
+	case model.WaitLockRetry:
+		if r := p.retry; r != nil {
+			w.Retry, w.To = r, &Ref{PID: r.Holder}
 		}
 	case model.WaitUninterruptible:
 		w.KernelStack = last.KernelStack

@@ -44,6 +44,24 @@ type Sample struct {
 	// when unread (a dump, a /proc without them).
 	Cgroup  *Cgroup  `json:"cgroup,omitempty"`
 	Machine *Machine `json:"machine,omitempty"`
+	// LockedFiles are, when a thread sleeps briefly (a retry loop's
+	// back-off) and none waits in a lock call, the files the process has
+	// open on which another process holds a record lock (POSIX or OFD),
+	// from /proc/locks: a lock it may be retrying with F_SETLK.
+	LockedFiles []LockedFile `json:"locked_files,omitempty"`
+}
+
+// LockedFile is a file a process has open and the record locks on it.
+type LockedFile struct {
+	Path  string `json:"path"`
+	FD    int    `json:"fd"`
+	Dev   string `json:"dev"`
+	Inode uint64 `json:"inode"`
+	// Held are the locks other processes hold on it; Own this process's.
+	Held []FileLockEntry `json:"held"`
+	Own  []FileLockEntry `json:"own"`
+	// SQLite: the file begins with SQLite's header ("SQLite format 3").
+	SQLite bool `json:"sqlite,omitempty"`
 }
 
 // Cgroup is what the cgroup that limits a process's CPU says at one
@@ -144,6 +162,9 @@ type Thread struct {
 	// FIFO is, for an open that waits for the other end of a FIFO (wchan
 	// wait_for_partner), the FIFO and the processes that have it open.
 	FIFO *FIFOWait `json:"fifo,omitempty"`
+	// SleepNS is how long a nanosleep or clock_nanosleep asked to sleep,
+	// read from the thread's memory; 0 when unread or absolute.
+	SleepNS int64 `json:"sleep_ns,omitempty"`
 	// FileLock is, for a thread blocked in flock() or fcntl(F_SETLKW),
 	// the file and the locks held on it, from /proc/locks.
 	FileLock *FileLock `json:"file_lock,omitempty"`

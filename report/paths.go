@@ -120,3 +120,31 @@ func (w *words) unixText(res model.Resource) string {
 	}
 	return s
 }
+
+// retryText words a record lock retried: "retries a lock on FILE held by
+// pid N (COMM), asleep ~100 ms between tries; probable holder: …".
+func (w *words) retryText(wt *classify.Wait) string {
+	r := wt.Retry
+	what := "a lock on " + r.Path
+	if r.SQLite {
+		what = "a lock on the SQLite database " + r.Path
+	}
+	s := fmt.Sprintf("retries %s held by %s, asleep %s between tries", what, w.procName(r.Holder), backoffText(r.SleepNS))
+	if c := callText(wt.Syscall); c != "" {
+		s += " in " + c
+	}
+	s += fmt.Sprintf("; probable holder: /proc/locks shows its %s %s lock on bytes %s of the file in %s, and this process has the file open on fd %d (its attempts, non-blocking, are not seen)",
+		r.Lock.Class, r.Lock.Type, r.Lock.Range, plural(r.Samples, "sample", "samples"), r.FD)
+	if r.SQLite {
+		s += fmt.Sprintf("; SQLite database %s is locked by %s, which holds a write transaction or is committing one", r.Path, w.procName(r.Holder))
+	}
+	return s
+}
+
+// backoffText words a sleep: "~100 ms".
+func backoffText(ns int64) string {
+	if ns >= 1e9 {
+		return fmt.Sprintf("~%.1f s", float64(ns)/1e9)
+	}
+	return fmt.Sprintf("~%d ms", (ns+5e5)/1e6)
+}

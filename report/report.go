@@ -250,6 +250,24 @@ type Wait struct {
 	FIFO *FIFO `json:"fifo,omitempty"`
 	// Unix is, for a wait on a Unix socket, the socket and its other end.
 	Unix *UnixEnd `json:"unix,omitempty"`
+	// Retry is, for a lock-retry wait, the record lock retried.
+	Retry *Retry `json:"retry,omitempty"`
+}
+
+// Retry is a record lock a process retries while another holds it.
+type Retry struct {
+	Path string `json:"path"`
+	// Holder is the process /proc/locks names; Lock its lock there:
+	// "POSIX WRITE 1073741825 1073741825".
+	Holder int    `json:"holder"`
+	Lock   string `json:"lock"`
+	// SleepMS is the back-off between tries.
+	SleepMS float64 `json:"sleep_ms"`
+	SQLite  bool    `json:"sqlite,omitempty"`
+	// Basis is "inferred": the attempts are never seen, only the sleeps
+	// and the other process's lock, in Samples samples.
+	Basis   string `json:"basis"`
+	Samples int    `json:"samples"`
 }
 
 // UnixEnd is a Unix socket a thread waits on and what is at its other end.

@@ -30,6 +30,10 @@ func (w *words) waits() []Wait {
 			x.Polled = append(x.Polled, Polled{FD: p.FD, Events: eventsText(p), Resource: p.Resource, Ends: append([]int{}, p.Ends...)})
 		}
 		x.Path = wt.Path
+		if r := wt.Retry; r != nil {
+			x.Retry = &Retry{Path: r.Path, Holder: r.Holder, Lock: r.Lock.Class + " " + r.Lock.Type + " " + r.Lock.Range,
+				SleepMS: float64(r.SleepNS) / 1e6, SQLite: r.SQLite, Basis: "inferred", Samples: r.Samples}
+		}
 		if res := w.rec.Resources[wt.Resource]; res.Unix != nil {
 			x.Unix = &UnixEnd{Type: res.Unix.Type, Peer: res.Peer}
 			if p := w.rec.Resources[res.Peer].Unix; p != nil {
@@ -86,6 +90,8 @@ func (w *words) detail(wt *classify.Wait) string {
 		s = "waits for any child to exit" + call
 	case wt.Kind == model.WaitFIFO && wt.FIFO != nil:
 		return w.fifoText(wt)
+	case wt.Kind == model.WaitLockRetry && wt.Retry != nil:
+		return w.retryText(wt)
 	case wt.Kind == model.WaitPollFDs:
 		var fds []string
 		for _, p := range wt.Polled {

@@ -147,6 +147,15 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 			}
 		}
 	}
+	// A record lock another process holds on a file this one has open, while
+	// it naps: the lock it may be retrying.
+	for _, lf := range sm.LockedFiles {
+		for _, h := range lf.Held {
+			if h.PID > 0 && h.PID != pid && !slices.Contains(lockers, h.PID) {
+				lockers = append(lockers, h.PID)
+			}
+		}
+	}
 	for _, c := range append(children, lockers...) {
 		if !slices.Contains(next, c) {
 			next = append(next, c)

@@ -197,6 +197,8 @@ func (s *Sampler) Sample() (model.Sample, error) {
 	s.readPolled(&sample)
 	s.readFileLocks(&sample)
 	s.readPaths(&sample)
+	s.readSleeps(&sample)
+	s.readLockedFiles(&sample)
 	stopped := st.State.Stopped()
 	for _, th := range sample.Threads {
 		stopped = stopped || th.State.Stopped()

@@ -44,12 +44,22 @@ type kwWait struct {
 		Queued   *int   `json:"queued"`
 		Backlog  *int   `json:"backlog"`
 	} `json:"unix"`
+	Retry *struct {
+		Path    string  `json:"path"`
+		Holder  int     `json:"holder"`
+		Lock    string  `json:"lock"`
+		SleepMS float64 `json:"sleep_ms"`
+		SQLite  bool    `json:"sqlite"`
+		Basis   string  `json:"basis"`
+		Samples int     `json:"samples"`
+	} `json:"retry"`
 }
 
-// kwDiagnose runs hangdoc on pid and wants a blocked verdict.
-func kwDiagnose(t *testing.T, pid int) kwReport {
+// kwDiagnose runs hangdoc on pid with samples samples and wants a blocked
+// verdict.
+func kwDiagnose(t *testing.T, pid, samples int) kwReport {
 	t.Helper()
-	out, stderr, code := hangdoc(t, strconv.Itoa(pid), "--json", "--interval", "300ms", "--samples", "2")
+	out, stderr, code := hangdoc(t, strconv.Itoa(pid), "--json", "--interval", "300ms", "--samples", strconv.Itoa(samples))
 	var r kwReport
 	if err := jsonUnmarshal(out, &r); err != nil {
 		t.Fatalf("%v\n%s\n%s", err, out, stderr)
@@ -84,7 +94,7 @@ func TestFIFOOpen(t *testing.T) {
 			cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
 			v := testvictim.StartCmd(t, cmd)
 			path, writer := v.Info["path"], v.Int("writer")
-			r := kwDiagnose(t, v.PID)
+			r := kwDiagnose(t, v.PID, 2)
 			w := r.waitOf(t, v.PID)
 			if w.Kind != "fifo-open" || w.Path != path || w.FIFO == nil || w.FIFO.Path != path || w.FIFO.WaitsFor != "reader" {
 				t.Fatalf("wait %+v, want a fifo-open of %s waiting for a reader", w, path)
@@ -130,7 +140,7 @@ func TestUnixSockets(t *testing.T) {
 			cmd.Env = append(os.Environ(), "TMPDIR="+dir)
 			v := testvictim.StartCmd(t, cmd)
 			other, path := v.Int("other"), v.Info["path"]
-			r := kwDiagnose(t, v.PID)
+			r := kwDiagnose(t, v.PID, 2)
 			w := r.waitOf(t, v.PID)
 			if w.To == nil || w.To.PID != other || w.Unix == nil || w.Unix.Peer == "" {
 				t.Fatalf("wait %+v, want one to pid %d through a Unix socket's peer", w, other)
@@ -152,5 +162,35 @@ func TestUnixSockets(t *testing.T) {
 				t.Errorf("unix %+v, detail %q: want the listener's full queue", *w.Unix, w.Detail)
 			}
 		})
+	}
+}
+
+// TestSQLiteBusy: a SQLite write that retries in its busy handler while
+// another process holds a write transaction is blocked behind that
+// process, named with the database file and the basis of the claim.
+func TestSQLiteBusy(t *testing.T) {
+	if err := exec.Command("python3", "-c", "import sqlite3").Run(); err != nil {
+		t.Fatalf("python3 has no sqlite3 module: %v", err)
+	}
+	cmd := exec.Command("python3", testvictim.Script(t, "py_sqlite_busy.py"))
+	cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+	v := testvictim.StartCmd(t, cmd)
+	holder, path := v.Int("holder"), v.Info["path"]
+	// A sample that catches the retrier back on a CPU cannot see its nap:
+	// three samples, of which one asleep is enough.
+	r := kwDiagnose(t, v.PID, 3)
+	w := r.waitOf(t, v.PID)
+	if w.Kind != "lock-retry" || w.To == nil || w.To.PID != holder || w.Retry == nil {
+		t.Fatalf("wait %+v, want a lock-retry behind pid %d", w, holder)
+	}
+	if w.Retry.Path != path || w.Retry.Holder != holder || !w.Retry.SQLite || w.Retry.Basis != "inferred" || !strings.HasPrefix(w.Retry.Lock, "POSIX ") {
+		t.Errorf("retry %+v, want the SQLite database %s locked by pid %d, inferred", *w.Retry, path, holder)
+	}
+	want := "retries a lock on the SQLite database " + path + " held by pid " + strconv.Itoa(holder)
+	if !strings.Contains(w.Detail, want) || !strings.Contains(w.Detail, "probable holder") {
+		t.Errorf("detail %q lacks %q and its basis", w.Detail, want)
+	}
+	if !strings.Contains(r.Summary, "pid "+strconv.Itoa(holder)) {
+		t.Errorf("summary %q does not name the holder %d", r.Summary, holder)
 	}
 }
