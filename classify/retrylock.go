@@ -25,8 +25,12 @@ type RetryLock struct {
 	Samples int
 }
 
-// maxRetrySleepNS is the longest sleep read as a retry's back-off.
-const maxRetrySleepNS = int64(1e9)
+// minRetrySleepNS and maxRetrySleepNS bound a sleep read as a retry's
+// back-off, as the sampler does.
+const (
+	minRetrySleepNS = int64(20e6)
+	maxRetrySleepNS = int64(1e9)
+)
 
 // retryLock finds the record lock a process retries: every live thread is
 // idle, the ones asleep sleep briefly, and the last sample that looked (a
@@ -34,6 +38,9 @@ const maxRetrySleepNS = int64(1e9)
 // back to a CPU does not) shows another process's lock on a file the
 // process has open. Those threads become blocked behind the holder.
 func (p *proc) retryLock() {
+	if p.runtime == model.RuntimeGo {
+		return // its threads' sleeps are the scheduler's; its goroutines sleep unseen
+	}
 	var last *model.Sample
 	for i := len(p.samples) - 1; i >= 0 && last == nil; i-- {
 		if len(p.samples[i].LockedFiles) > 0 {
@@ -52,7 +59,7 @@ func (p *proc) retryLock() {
 		case t.Class != ClassIdle:
 			return
 		}
-		if ns := p.waiting[t.Ref.TID].SleepNS; t.Wait == model.WaitSleep && ns > 0 && ns <= maxRetrySleepNS {
+		if ns := p.waiting[t.Ref.TID].SleepNS; t.Wait == model.WaitSleep && ns >= minRetrySleepNS && ns <= maxRetrySleepNS {
 			sleepers = append(sleepers, t)
 		}
 	}

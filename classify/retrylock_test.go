@@ -40,6 +40,7 @@ func TestRetryLock(t *testing.T) {
 	}{
 		{"sqlite busy", mk(100e6, []model.LockedFile{db}, nil), true},
 		{"a long sleep", mk(30e9, []model.LockedFile{db}, nil), false},
+		{"a runtime's nap", mk(5e6, []model.LockedFile{db}, nil), false},
 		{"no lock of another's", mk(100e6, nil, nil), false},
 		{"a thread works", mk(100e6, []model.LockedFile{db}, worker), false},
 	}

@@ -21,10 +21,15 @@ import (
 // tries and the other process's lock in /proc/locks on a file the waiter
 // has open. These are the facts; classify decides what they mean.
 
-// maxRetrySleep is the longest sleep read as a retry loop's back-off
-// (SQLite's busy handler sleeps at most 100 ms at a time, 1 s without
-// usleep).
-const maxRetrySleep = time.Second
+// minRetrySleep and maxRetrySleep bound a sleep read as a retry loop's
+// back-off (SQLite's busy handler settles at 100 ms a try, 1 s without
+// usleep). Shorter naps are a runtime's own (Go's sysmon sleeps 20 µs to
+// 10 ms), and looking at every open file for them would cost every
+// sample of an idle Go server.
+const (
+	minRetrySleep = 20 * time.Millisecond
+	maxRetrySleep = time.Second
+)
 
 // maxLockedFDs bounds how many of a process's descriptors are looked at.
 const maxLockedFDs = 1024
@@ -82,7 +87,7 @@ func (s *Sampler) readLockedFiles(sample *model.Sample) {
 		if fileLockCall(th.Syscall) {
 			return // a lock waited for in the open: readFileLocks names it
 		}
-		if th.SleepNS > 0 && th.SleepNS <= int64(maxRetrySleep) {
+		if th.SleepNS >= int64(minRetrySleep) && th.SleepNS <= int64(maxRetrySleep) {
 			napping = true
 		}
 	}
