@@ -74,3 +74,12 @@ func TestReadCString(t *testing.T) {
 		}
 	}
 }
+
+func FuzzFormatSockaddr(f *testing.F) {
+	f.Add(append([]byte{1, 0}, "/run/app.sock\x00"...))
+	f.Add([]byte{2, 0, 0x1f, 0x90, 127, 0, 0, 1})
+	f.Add([]byte{10, 0})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		formatSockaddr(b)
+	})
+}

@@ -126,3 +126,10 @@ func TestReadUnix(t *testing.T) {
 		t.Errorf("ReadUnix(client) = %+v, %+v, %v; want the listener %d at %s, 0 queued of 3", self, peer, ok, ino(l), path)
 	}
 }
+
+func FuzzParseNetUnix(f *testing.F) {
+	f.Add("0000000000000000: 00000002 00000000 00010000 0001 01 31234 /run/app.sock")
+	f.Fuzz(func(t *testing.T, line string) {
+		parseNetUnix(line)
+	})
+}
