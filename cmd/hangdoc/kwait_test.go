@@ -99,8 +99,8 @@ func TestFIFOOpen(t *testing.T) {
 			if w.Kind != "fifo-open" || w.Path != path || w.FIFO == nil || w.FIFO.Path != path || w.FIFO.WaitsFor != "reader" {
 				t.Fatalf("wait %+v, want a fifo-open of %s waiting for a reader", w, path)
 			}
-			if !strings.Contains(w.Detail, "waits for a reader of FIFO "+path) {
-				t.Errorf("detail %q does not name the FIFO", w.Detail)
+			if !strings.Contains(w.Detail, "waits for a reader of FIFO "+path) || !strings.Contains(r.Summary, "waits for a reader of FIFO "+path) {
+				t.Errorf("detail %q, summary %q: want both to name the FIFO", w.Detail, r.Summary)
 			}
 			if mode == "nobody" {
 				// Another test's process may not have it open: the path is
