@@ -85,6 +85,8 @@ type proc struct {
 	// throttle is the target's cgroup quota's doing over the run (the
 	// target only: peers are not judged by it).
 	throttle *Throttle
+	// retry is the record lock its sleeping threads retry, if any.
+	retry *RetryLock
 }
 
 // newProc runs the thread adapter over one process's samples, given its
@@ -115,6 +117,7 @@ func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Reso
 	for i := range p.threads {
 		p.byTID[p.threads[i].Ref.TID] = &p.threads[i]
 	}
+	p.retryLock()
 	for _, l := range p.locks {
 		for _, w := range l.Waiters {
 			p.byTID[w.TID].WaitsFor = l.ID
@@ -655,6 +658,9 @@ func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
 			return model.WaitFileLock, t.FD
 		}
 	}
+	if t.FIFO != nil {
+		return model.WaitFIFO, "fifo:" + t.FIFO.Path
+	}
 	fd, isFD := model.FDArg(sc)
 	if !isFD {
 		return model.WaitSyscall, ""
@@ -759,7 +765,7 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 		return Wait{}, false
 	}
 	last := p.waiting[t.Ref.TID]
-	w := Wait{From: t.Ref, Kind: t.Wait, Resource: t.Resource, Syscall: last.Syscall}
+	w := Wait{From: t.Ref, Kind: t.Wait, Resource: t.Resource, Syscall: last.Syscall, Path: last.Path, FIFO: last.FIFO}
 	switch w.Kind {
 	case model.WaitLock:
 		l := p.lockOf[t.Ref.TID]
@@ -782,6 +788,10 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 	case model.WaitPollFDs:
 		for _, fd := range last.Polled {
 			w.Polled = append(w.Polled, Polled{FD: fd.FD, Read: fd.Read, Write: fd.Write, Resource: fd.Target})
+		}
+	case model.WaitLockRetry:
+		if r := p.retry; r != nil {
+			w.Retry, w.To = r, &Ref{PID: r.Holder}
 		}
 	case model.WaitUninterruptible:
 		w.KernelStack = last.KernelStack

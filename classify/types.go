@@ -258,6 +258,12 @@ type Wait struct {
 	Joined, Child int
 	Watches       []string
 	KernelStack   []string
+	// Path is the path or socket address the call was given, read from
+	// the thread's memory; FIFO the FIFO an open waits on (WaitFIFO).
+	Path string
+	FIFO *model.FIFOWait
+	// Retry is the record lock a sleeping thread retries (WaitLockRetry).
+	Retry *RetryLock
 	// Ends are the processes at the other end of a pipe or socket, or the
 	// children waited for, as the graph found them; Looked says it looked
 	// for them.

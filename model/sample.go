@@ -44,6 +44,24 @@ type Sample struct {
 	// when unread (a dump, a /proc without them).
 	Cgroup  *Cgroup  `json:"cgroup,omitempty"`
 	Machine *Machine `json:"machine,omitempty"`
+	// LockedFiles are, when a thread sleeps briefly (a retry loop's
+	// back-off) and none waits in a lock call, the files the process has
+	// open on which another process holds a record lock (POSIX or OFD),
+	// from /proc/locks: a lock it may be retrying with F_SETLK.
+	LockedFiles []LockedFile `json:"locked_files,omitempty"`
+}
+
+// LockedFile is a file a process has open and the record locks on it.
+type LockedFile struct {
+	Path  string `json:"path"`
+	FD    int    `json:"fd"`
+	Dev   string `json:"dev"`
+	Inode uint64 `json:"inode"`
+	// Held are the locks other processes hold on it; Own this process's.
+	Held []FileLockEntry `json:"held"`
+	Own  []FileLockEntry `json:"own"`
+	// SQLite: the file begins with SQLite's header ("SQLite format 3").
+	SQLite bool `json:"sqlite,omitempty"`
 }
 
 // Cgroup is what the cgroup that limits a process's CPU says at one
@@ -133,6 +151,20 @@ type Thread struct {
 	// fd_sets); PollErr says why they could not be read.
 	Polled  []PolledFD `json:"polled,omitempty"`
 	PollErr string     `json:"poll_err,omitempty"`
+	// Path is what a blocked open, openat, openat2, creat, mknod,
+	// stat-family or execve call was given, or the address a connect or
+	// bind was given ("unix:/run/app.sock", "unix:@name",
+	// "127.0.0.1:80"), read from the thread's memory; a relative path is
+	// made absolute by its directory descriptor or the working directory.
+	// PathErr says why it could not be read.
+	Path    string `json:"path,omitempty"`
+	PathErr string `json:"path_err,omitempty"`
+	// FIFO is, for an open that waits for the other end of a FIFO (wchan
+	// wait_for_partner), the FIFO and the processes that have it open.
+	FIFO *FIFOWait `json:"fifo,omitempty"`
+	// SleepNS is how long a nanosleep or clock_nanosleep asked to sleep,
+	// read from the thread's memory; 0 when unread or absolute.
+	SleepNS int64 `json:"sleep_ns,omitempty"`
 	// FileLock is, for a thread blocked in flock() or fcntl(F_SETLKW),
 	// the file and the locks held on it, from /proc/locks.
 	FileLock *FileLock `json:"file_lock,omitempty"`
@@ -300,4 +332,18 @@ type Futex struct {
 	Owner int32  `json:"owner"`
 	Kind  int32  `json:"kind"`
 	Err   string `json:"err,omitempty"`
+}
+
+// FIFOWait is an open of a FIFO that waits for a process to open its
+// other end: a writer waits for a reader, a reader for a writer.
+type FIFOWait struct {
+	Path string `json:"path"`
+	// Write: it opens the FIFO to write, and so waits for a reader.
+	Write bool `json:"write"`
+	// Holders are the descriptors open on the FIFO in any process, matched
+	// by device and inode; Complete is false when the search ran out of
+	// time before every process was read.
+	Holders  []FDRef `json:"holders"`
+	Complete bool    `json:"complete"`
+	Err      string  `json:"err,omitempty"`
 }

@@ -63,6 +63,9 @@ const (
 	WaitErrgroup     // errgroup.Group.Wait: the group's goroutines
 	WaitSingleflight // singleflight: the first caller's result
 	WaitSemaphore    // semaphore.Weighted.Acquire: a Release
+	// What a thread's call, read with its arguments, shows.
+	WaitFIFO      // opening a FIFO: for a process to open its other end
+	WaitLockRetry // asleep between tries of a record lock another process holds (SQLite's busy handler)
 )
 
 // Role is where a wait's edge in the wait-for graph leads.
@@ -142,6 +145,8 @@ var waitKinds = [...]waitInfo{
 	WaitErrgroup:         {"errgroup", false, RoleWokenBy},
 	WaitSingleflight:     {"singleflight", false, RoleWokenBy},
 	WaitSemaphore:        {"semaphore", false, RoleWokenBy},
+	WaitFIFO:             {"fifo-open", false, RoleNone},
+	WaitLockRetry:        {"lock-retry", false, RoleHeldBy},
 }
 
 // WaitKinds lists every kind but WaitNone, in table order: for tests that

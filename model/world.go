@@ -31,9 +31,30 @@ type Resource struct {
 	Holders []FDRef   `json:"holders"`
 	Pipe    *PipeFill `json:"pipe,omitempty"`
 	TCP     *TCPConn  `json:"tcp,omitempty"`
-	// Peer names the other end of a TCP connection on this host
+	// Unix is what the kernel's Unix socket table says of a Unix socket.
+	Unix *UnixSock `json:"unix,omitempty"`
+	// Peer names the other end of a TCP connection on this host, of a
+	// connected Unix socket, or the listener a Unix connect waits on
 	// ("socket:[456]"), itself a Resource.
 	Peer string `json:"peer,omitempty"`
+}
+
+// UnixSock is one Unix socket as sock_diag (or /proc/net/unix) shows it.
+type UnixSock struct {
+	Inode uint64 `json:"inode"`
+	Type  string `json:"type"` // stream, dgram, seqpacket
+	// Path is the name it is bound to ("/run/app.sock", "@abstract"); ""
+	// for none (a socketpair's, a client's).
+	Path      string `json:"path,omitempty"`
+	Listening bool   `json:"listening,omitempty"`
+	// For a listener read through sock_diag: Queued connections wait to
+	// be accepted, Backlog is listen()'s limit; a connect blocks once
+	// Queued exceeds Backlog. Nil when unread.
+	Queued  *int `json:"queued,omitempty"`
+	Backlog *int `json:"backlog,omitempty"`
+	// Connecting is the address a connect() on it waits for
+	// ("unix:/run/app.sock").
+	Connecting string `json:"connecting,omitempty"`
 }
 
 // Search says how the holders of resources were looked for.

@@ -280,6 +280,60 @@ type Wait struct {
 	CandidateCount int   `json:"candidate_count,omitempty"`
 	Wakers         []Ref `json:"wakers,omitempty"`
 	NobodyLeft     bool  `json:"nobody_left,omitempty"`
+	// Path is the path or socket address the blocked call was given, read
+	// from the thread's memory ("/run/app/ctl", "unix:/run/app.sock").
+	Path string `json:"path,omitempty"`
+	// FIFO is, for an open that waits for the other end of a FIFO (kind
+	// fifo-open), the FIFO and who has it open.
+	FIFO *FIFO `json:"fifo,omitempty"`
+	// Unix is, for a wait on a Unix socket, the socket and its other end.
+	Unix *UnixEnd `json:"unix,omitempty"`
+	// Retry is, for a lock-retry wait, the record lock retried.
+	Retry *Retry `json:"retry,omitempty"`
+}
+
+// Retry is a record lock a process retries while another holds it.
+type Retry struct {
+	Path string `json:"path"`
+	// Holder is the process /proc/locks names; Lock its lock there:
+	// "POSIX WRITE 1073741825 1073741825".
+	Holder int    `json:"holder"`
+	Lock   string `json:"lock"`
+	// SleepMS is the back-off between tries.
+	SleepMS float64 `json:"sleep_ms"`
+	SQLite  bool    `json:"sqlite,omitempty"`
+	// Basis is "inferred": the attempts are never seen, only the sleeps
+	// and the other process's lock, in Samples samples.
+	Basis   string `json:"basis"`
+	Samples int    `json:"samples"`
+}
+
+// UnixEnd is a Unix socket a thread waits on and what is at its other end.
+type UnixEnd struct {
+	Type string `json:"type"` // stream, dgram, seqpacket
+	// Peer is the other end ("socket:[N]"): the connected peer, or the
+	// listener a connect waits on (Listener); PeerPath the name it is
+	// bound to.
+	Peer     string `json:"peer,omitempty"`
+	PeerPath string `json:"peer_path,omitempty"`
+	Listener bool   `json:"listener,omitempty"`
+	// Queued and Backlog are the listener's: connections waiting to be
+	// accepted, and listen()'s limit (a connect blocks once Queued is
+	// more than Backlog).
+	Queued  *int `json:"queued,omitempty"`
+	Backlog *int `json:"backlog,omitempty"`
+}
+
+// FIFO is a FIFO an open waits on.
+type FIFO struct {
+	Path string `json:"path"`
+	// WaitsFor is the end it waits for: "reader" (it opens to write) or
+	// "writer".
+	WaitsFor string `json:"waits_for"`
+	// OpenBy are the processes found with the FIFO open; Complete is false
+	// when the search ran out of time first.
+	OpenBy   []int `json:"open_by"`
+	Complete bool  `json:"complete"`
 }
 
 // Polled is one descriptor a poll or select waits on.

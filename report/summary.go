@@ -165,6 +165,9 @@ func (w *words) summary(c classify.Cause) string {
 			}
 			return fmt.Sprintf("%s blocked (%s) and none runs, in %s", plural(len(as), "thread is", "threads are"), kindsText(c.Kinds), w.everyDump())
 		}
+		if wt := w.waitOf[as[0].Ref]; len(as) == 1 && wt != nil && wt.FIFO != nil {
+			return fmt.Sprintf("%s is blocked for the whole run and %s; no thread uses CPU", threadName(as[0]), w.fifoText(wt))
+		}
 		if len(as) == 1 {
 			return fmt.Sprintf("%s is blocked, %s, for the whole run; no thread uses CPU%s", threadName(as[0]), blockedText(as[0]), w.beyond(as[0].Ref))
 		}

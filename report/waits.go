@@ -34,6 +34,20 @@ func (w *words) waits() []Wait {
 		for _, p := range wt.Polled {
 			x.Polled = append(x.Polled, Polled{FD: p.FD, Events: eventsText(p), Resource: p.Resource, Ends: append([]int{}, p.Ends...)})
 		}
+		x.Path = wt.Path
+		if r := wt.Retry; r != nil {
+			x.Retry = &Retry{Path: r.Path, Holder: r.Holder, Lock: r.Lock.Class + " " + r.Lock.Type + " " + r.Lock.Range,
+				SleepMS: float64(r.SleepNS) / 1e6, SQLite: r.SQLite, Basis: "inferred", Samples: r.Samples}
+		}
+		if res := w.rec.Resources[wt.Resource]; res.Unix != nil {
+			x.Unix = &UnixEnd{Type: res.Unix.Type, Peer: res.Peer}
+			if p := w.rec.Resources[res.Peer].Unix; p != nil {
+				x.Unix.PeerPath, x.Unix.Listener, x.Unix.Queued, x.Unix.Backlog = p.Path, p.Listening, p.Queued, p.Backlog
+			}
+		}
+		if f := wt.FIFO; f != nil {
+			x.FIFO = &FIFO{Path: f.Path, WaitsFor: fifoEnd(f), OpenBy: fifoOpeners(f), Complete: f.Complete}
+		}
 		out = append(out, x)
 	}
 	return out
@@ -121,6 +135,10 @@ func (w *words) detail(wt *classify.Wait) string {
 		s = fmt.Sprintf("waits for child pid %d to exit", wt.Child)
 	case wt.Kind == model.WaitChildExit:
 		s = "waits for any child to exit" + call
+	case wt.Kind == model.WaitFIFO && wt.FIFO != nil:
+		return w.fifoText(wt)
+	case wt.Kind == model.WaitLockRetry && wt.Retry != nil:
+		return w.retryText(wt)
 	case wt.Kind == model.WaitPollFDs:
 		var fds []string
 		for _, p := range wt.Polled {
@@ -142,6 +160,9 @@ func (w *words) detail(wt *classify.Wait) string {
 	default:
 		s = kindWords(wt.Kind) + call
 	}
+	if wt.Path != "" {
+		s += pathWords(wt.Syscall.Name) + wt.Path
+	}
 	if wt.Basis == classify.EdgeCandidate {
 		s += "; " + w.candidatesText(wt)
 	}
@@ -151,6 +172,9 @@ func (w *words) detail(wt *classify.Wait) string {
 	res := w.rec.Resources[wt.Resource]
 	if extra := resourceText(res); extra != "" {
 		s += "; " + extra
+	}
+	if res.Unix != nil {
+		s += "; " + w.unixText(res)
 	}
 	if len(wt.Ends) == 0 {
 		if wt.Kind != model.WaitChildExit && wt.Resource != "" {

@@ -167,6 +167,8 @@ var kindText = map[model.WaitKind]string{
 	model.WaitErrgroup:         "waiting in errgroup.Group.Wait for the group's goroutines",
 	model.WaitSingleflight:     "waiting in singleflight for the first caller's result",
 	model.WaitSemaphore:        "waiting in semaphore.Weighted.Acquire for a Release",
+	model.WaitFIFO:             "opening a FIFO that nobody has open at the other end",
+	model.WaitLockRetry:        "retrying a record lock another process holds, asleep between tries",
 }
 
 // missingText says, for a wait no live actor is left to end, what nobody

@@ -28,6 +28,9 @@ type follower struct {
 	order    []int // peers in the order found
 	res      map[string]model.Resource
 	search   model.Search
+	// connects are the addresses the connect() calls on a socket wait
+	// for, by "socket:[N]".
+	connects map[string]string
 }
 
 func newFollower(sys System, target int, budget time.Duration) *follower {
@@ -36,6 +39,7 @@ func newFollower(sys System, target int, budget time.Duration) *follower {
 		samplers: map[int]Process{},
 		peers:    map[int]*model.Process{},
 		res:      map[string]model.Resource{},
+		connects: map[string]string{},
 		search:   model.Search{Complete: true, BudgetMS: budget.Milliseconds()},
 	}
 }
@@ -85,6 +89,9 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 		case strings.HasPrefix(t.FD, "pipe:") || strings.HasPrefix(t.FD, "socket:"):
 			if _, done := f.res[t.FD]; !done {
 				wanted[t.FD] = true
+			}
+			if sc.Name == "connect" && t.Path != "" {
+				f.connects[t.FD] = t.Path
 			}
 		case sc.Name == "wait4" || sc.Name == "waitid":
 			children = append(children, f.waitedChildren(pid, t)...)
@@ -137,6 +144,15 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 				if h.PID != pid && !slices.Contains(next, h.PID) {
 					next = append(next, h.PID)
 				}
+			}
+		}
+	}
+	// A record lock another process holds on a file this one has open, while
+	// it naps: the lock it may be retrying.
+	for _, lf := range sm.LockedFiles {
+		for _, h := range lf.Held {
+			if h.PID > 0 && h.PID != pid && !slices.Contains(lockers, h.PID) {
+				lockers = append(lockers, h.PID)
 			}
 		}
 	}
@@ -235,6 +251,9 @@ func (f *follower) resolve(pid int, wanted map[string]bool) {
 					f.res[r.Peer] = model.Resource{Name: r.Peer, TCP: &pc, Holders: []model.FDRef{}}
 				}
 			}
+			if r.TCP == nil {
+				f.unix(pid, &r, look)
+			}
 		}
 		f.res[name] = r
 	}
@@ -251,6 +270,24 @@ func (f *follower) resolve(pid int, wanted map[string]bool) {
 		r := f.res[name]
 		r.Holders = append(r.Holders, found[name]...)
 		f.res[name] = r
+	}
+}
+
+// unix describes a Unix socket and finds its other end: the peer of a
+// connected one, the listener a connect waits on.
+func (f *follower) unix(pid int, r *model.Resource, look map[string]bool) {
+	self, peer, ok := f.sys.Unix(pid, inode(r.Name), f.connects[r.Name])
+	if !ok {
+		return
+	}
+	r.Unix = &self
+	if peer == nil {
+		return
+	}
+	r.Peer = fmt.Sprintf("socket:[%d]", peer.Inode)
+	look[r.Peer] = true
+	if _, done := f.res[r.Peer]; !done {
+		f.res[r.Peer] = model.Resource{Name: r.Peer, Unix: peer, Holders: []model.FDRef{}}
 	}
 }
 

@@ -39,6 +39,9 @@ type Sampler struct {
 	// mounts are where the cgroup v2 hierarchy and the v1 cpu controller
 	// are mounted, read once.
 	mounts *[2]cgroupMount
+	// fifos are the holders found for each FIFO an open waits on, by
+	// device and inode: looked for once.
+	fifos map[[2]uint64]fifoHolders
 }
 
 // task is the open files of one thread and what they said last time.
@@ -193,6 +196,9 @@ func (s *Sampler) Sample() (model.Sample, error) {
 	s.resolveFDs(&sample)
 	s.readPolled(&sample)
 	s.readFileLocks(&sample)
+	s.readPaths(&sample)
+	s.readSleeps(&sample)
+	s.readLockedFiles(&sample)
 	stopped := st.State.Stopped()
 	for _, th := range sample.Threads {
 		stopped = stopped || th.State.Stopped()

@@ -28,6 +28,9 @@ type System interface {
 	Holders(targets map[string]bool, order []int, budget time.Duration) (found map[string][]model.FDRef, scanned int, complete bool)
 	// TCP lists the TCP sockets of pid's network namespace.
 	TCP(pid int) ([]model.TCPConn, error)
+	// Unix describes pid's Unix socket socket:[ino] and its other end (see
+	// ReadUnix).
+	Unix(pid int, ino uint64, connecting string) (self model.UnixSock, peer *model.UnixSock, ok bool)
 	// PipeFill says how full the pipe behind pid's fd is.
 	PipeFill(pid, fd int) (model.PipeFill, error)
 	// BootTime is when the machine booted.
@@ -58,7 +61,10 @@ func (l live) Procs() ([]model.Proc, error)  { return ScanProcs(l.fs) }
 func (l live) Holders(targets map[string]bool, order []int, budget time.Duration) (map[string][]model.FDRef, int, bool) {
 	return FindHolders(l.fs, targets, order, budget)
 }
-func (l live) TCP(pid int) ([]model.TCPConn, error)         { return ReadTCP(l.fs, pid) }
+func (l live) TCP(pid int) ([]model.TCPConn, error) { return ReadTCP(l.fs, pid) }
+func (l live) Unix(pid int, ino uint64, connecting string) (model.UnixSock, *model.UnixSock, bool) {
+	return ReadUnix(l.fs, pid, ino, connecting)
+}
 func (l live) PipeFill(pid, fd int) (model.PipeFill, error) { return ReadPipeFill(l.fs, pid, fd) }
 func (l live) BootTime() (time.Time, error)                 { return BootTime(l.fs) }
 func (l live) Host() model.Host                             { return DescribeHost() }

@@ -91,6 +91,19 @@ func (s *system) TCP(pid int) ([]model.TCPConn, error) {
 	return out, nil
 }
 
+// Unix gives what the recording found of a Unix socket and its peer.
+func (s *system) Unix(pid int, ino uint64, connecting string) (model.UnixSock, *model.UnixSock, bool) {
+	r, ok := s.rec.Resources[fmt.Sprintf("socket:[%d]", ino)]
+	if !ok || r.Unix == nil {
+		return model.UnixSock{}, nil, false
+	}
+	if p := s.rec.Resources[r.Peer].Unix; p != nil {
+		c := *p
+		return *r.Unix, &c, true
+	}
+	return *r.Unix, nil, true
+}
+
 func (s *system) PipeFill(pid, fd int) (model.PipeFill, error) {
 	for _, r := range s.rec.Resources {
 		for _, h := range r.Holders {
