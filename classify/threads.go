@@ -459,8 +459,13 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		t.Wait = kind
 	case one && last.State == model.StateRunning:
 		t.Class, t.Why = ClassWorking, Why{Rule: WhyOnCPUOnce}
-	case wanted >= opts.SpinCPU && !stackMoved && float64(own) <= opts.SpinSwitchesPerSecond*elapsed.Seconds():
+	case (wanted >= opts.SpinCPU || share >= opts.SpinCPU*opts.crowded()) && !stackMoved && float64(own) <= opts.SpinSwitchesPerSecond*elapsed.Seconds():
+		// A loop wants a whole core: it got one, waited on a run queue
+		// for the rest, or got what a crowded machine gives any task.
 		t.Class, t.Why = ClassSpinning, Why{Rule: WhySpins, N: t.Seen}
+		if share < opts.SpinCPU {
+			t.Why.Crowded = percent(opts.crowded())
+		}
 	case share >= opts.BusyCPU:
 		t.Class, t.Why = ClassWorking, Why{Rule: WhyBusy}
 	case stackMoved:

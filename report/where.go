@@ -17,7 +17,9 @@ func Where(stack []model.Frame) string {
 	u := classify.UserFrame(stack)
 	switch {
 	case len(stack) == 0:
-		return "?"
+		// A goroutine read from memory while it ran in every sample: its
+		// saved stack is stale, so none was read.
+		return "(its stack unread: it ran at every read)"
 	case u == 0:
 		return stack[0].Func
 	case u > 0:
