@@ -278,7 +278,7 @@ func TestGoSigquit(t *testing.T) {
 				t.Errorf("probable holder goroutine %d, want %d", id, v.Int("holder"))
 			}
 			// SIGQUIT kills a Go program: that is why it is opt-in.
-			deadline := time.Now().Add(5 * time.Second)
+			deadline := time.Now().Add(30 * time.Second) // a dump of every goroutine, on a loaded machine
 			for !dead(v.PID) && time.Now().Before(deadline) {
 				time.Sleep(50 * time.Millisecond)
 			}
