@@ -380,7 +380,11 @@ func (w *words) whyText(a *classify.Actor) string {
 		t := w.actor(*y.Other)
 		s = fmt.Sprintf("%s in all %d samples with the same stack, while %s spins (%s); the source does not say which thread runs it", a.GoState, y.N, threadName(t), w.cpuText(t))
 	case classify.WhyGoSpinsProcess:
-		s = fmt.Sprintf("%s in all %d samples in the same loop, while the process uses %.0f%% of a core across its threads (the scheduler moves a goroutine between threads)", a.GoState, y.N, y.ProcessCPU)
+		where := "in the same loop"
+		if len(a.Stack) == 0 {
+			where = "(its stack unread: it ran at every read)"
+		}
+		s = fmt.Sprintf("%s in all %d samples %s, while the process uses %.0f%% of a core across its threads (the scheduler moves a goroutine between threads)", a.GoState, y.N, where, y.ProcessCPU)
 	case classify.WhyGoSpinsInDumps:
 		s = fmt.Sprintf("%s in all %d dumps with the same stack (no CPU evidence in a file: probably spinning)", a.GoState, y.N)
 	case classify.WhyGoUnreadRuns:

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -98,7 +99,13 @@ func TestDiagnosesAtOnceOfALockWait(t *testing.T) {
 		if r.code != ExitBlocked || c.Verdict != "blocked" {
 			t.Errorf("run %d: exit %d, verdict %s (%s), want blocked as every other run; notes %v", i, r.code, c.Verdict, c.Summary, c.Sampling.Notes)
 		}
-		if !strings.Contains(c.Summary, "tid "+strconv.Itoa(holder)+" ") {
+		// The holder is named from the Python stacks; a py-spy that a
+		// loaded machine kept past its deadline leaves the kernel's
+		// evidence alone, which names the waits but not who holds the lock.
+		stacks := !slices.ContainsFunc(c.Sampling.Notes, func(n string) bool {
+			return strings.Contains(n, "did not finish")
+		})
+		if stacks && !strings.Contains(c.Summary, "tid "+strconv.Itoa(holder)+" ") {
 			t.Errorf("run %d: summary %q does not name the holder, tid %d", i, c.Summary, holder)
 		}
 		for _, n := range c.Sampling.Notes {
