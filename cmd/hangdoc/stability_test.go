@@ -135,7 +135,7 @@ func TestStabilityVerdicts(t *testing.T) {
 		t.Run(vc.name, func(t *testing.T) {
 			v := startStable(t, vc.name, vc.kind)
 			diagnose := func() (stableFacts, string) {
-				out, stderr, _ := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+				out, stderr, _ := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
 				f, summary := stableOf(t, out)
 				return f, summary + " " + stderr
 			}
