@@ -409,13 +409,15 @@ func (p *proc) thread(h *history, opts Options) Actor {
 	t.CPU.RunqueuePercent = percent(wanted - share)
 	// Movement: a wait that changed, a stack that changed. A reading
 	// caught in someone else's passing stop is no wait of the thread's,
-	// and a stack read across an interval in which another may have
-	// stopped the process is no evidence that it moved.
+	// nor is one on a CPU or a run queue just after another may have
+	// stopped the process (the stop woke it; on a loaded machine it waits
+	// a while to re-enter its call); and a stack read across such an
+	// interval is no evidence that it moved.
 	stackMoved := false
 	passing := passingStops(h.readings)
 	base := -1
 	for i, r := range h.readings {
-		if passing[i] {
+		if passing[i] || h.foreign[i] && r.State == model.StateRunning {
 			continue
 		}
 		if base < 0 {
