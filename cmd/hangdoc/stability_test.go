@@ -5,7 +5,9 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -134,10 +136,24 @@ func TestStabilityVerdicts(t *testing.T) {
 	for _, vc := range stabilityVictims {
 		t.Run(vc.name, func(t *testing.T) {
 			v := startStable(t, vc.name, vc.kind)
+			// Each run is recorded, and the recordings kept, so that a
+			// run that differs can be replayed (hangdoc analyze FILE).
+			dir, err := os.MkdirTemp("", "hangdoc-stability-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				if !t.Failed() {
+					os.RemoveAll(dir)
+				}
+			})
+			n := 0
 			diagnose := func() (stableFacts, string) {
-				out, stderr, _ := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+				n++
+				rec := filepath.Join(dir, fmt.Sprintf("%s-%d.json", vc.name, n))
+				out, stderr, _ := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms", "--record", rec)
 				f, summary := stableOf(t, out)
-				return f, summary + " " + stderr
+				return f, summary + " " + stderr + " (recorded in " + rec + ")"
 			}
 			first, summary := diagnose()
 			if vc.verdict != "" && first.Verdict != vc.verdict {
