@@ -29,9 +29,11 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 	}
 	// The adapters: threads, then the locks Python source shows, then
 	// goroutines.
+	d.Machine = machineLoad(rec.Samples, rec.Host)
+	opts.share = d.Machine.Share()
 	p := newProc(rec.Samples, rec.Target.Runtime, rec.Resources, rec.Sources, opts)
 	p.throttle = throttle(rec.Samples, rec.Target, rec.Host)
-	d.Throttle, d.Machine = p.throttle, machineLoad(rec.Samples, rec.Host)
+	d.Throttle = p.throttle
 	p.pythonLocks(rec.Sources)
 	p.addGoroutines(opts, rec.Sources)
 

@@ -30,6 +30,10 @@ type Why struct {
 	// OnCPU is what said a thread read from dumps ran (WhyDumpRunning,
 	// WhyDumpSpins).
 	OnCPU OnCPUEvidence
+	// Crowded is, for a spinner judged by what a crowded machine could
+	// give it, that share in percent of a core: it wants a CPU it does
+	// not get. 0 when it got what it wanted.
+	Crowded float64
 }
 
 // OnCPUEvidence is what a dump shows of a thread being on a CPU: a dump
@@ -95,6 +99,10 @@ const (
 	WhyDumpSpins   // on a CPU with the same stack in all N dumps (OnCPU)
 	WhyDumpWaitsIn // waits in the call its line makes (Site: "time.sleep"), in N dumps (Kind)
 	WhyDumpOffCPU  // py-spy saw it off a CPU, in a call its stack does not name, in N dumps
+	// WhyGoUnreadRuns: running in all N samples with no stack to read
+	// (read from memory while it ran), on thread Other, which sleeps and
+	// wakes: no sign of one loop.
+	WhyGoUnreadRuns
 )
 
 // Cause is why the verdict: the rung of the ladder that decided it, and
@@ -191,6 +199,26 @@ type MachineLoad struct {
 	// PressurePercent is the machine's CPU pressure over the run; -1 for
 	// none.
 	PressurePercent float64
+}
+
+// Share is what the machine could give one runnable task, as a share of
+// a core: its CPUs over its load average, or what its CPU pressure left
+// free of waiting, whichever says it was less loaded (the load average
+// lags a minute behind); at most 1. A spinner on a crowded machine gets
+// no more than this.
+func (m *MachineLoad) Share() float64 {
+	if m == nil {
+		return 1
+	}
+	load := 1.0
+	if m.CPUs > 0 && m.Load1 > float64(m.CPUs) {
+		load = float64(m.CPUs) / m.Load1
+	}
+	pressure := 0.0
+	if m.PressurePercent >= 0 {
+		pressure = 1 - min(m.PressurePercent, 100)/100
+	}
+	return max(load, pressure)
 }
 
 // Busy reports a machine whose CPUs were nearly all busy: only then does

@@ -674,17 +674,33 @@ func (s *goScene) goroutine(h *goHistory) Actor {
 	// runnable at the same place is a wake-up that went nowhere (netpoll
 	// wakes writers to a full pipe now and then). A goroutine that never
 	// waits moves if it leaves the loop it was caught in.
+	// A running goroutine read from memory has no stack (its saved one
+	// is stale while it runs): an unknown stack is no change.
 	waits := map[string]bool{}
+	base := slices.IndexFunc(h.readings, func(r model.Goroutine) bool { return len(r.Stack) > 0 })
 	for _, r := range h.readings {
 		if goWait(r) != model.WaitNone {
 			waits[r.State] = true
 		}
-		same := sameGoStack(r.Stack, h.readings[0].Stack)
-		if !same && goWait(r) == model.WaitNone && goWait(h.readings[0]) == model.WaitNone {
-			same = sameLoop(r.Stack, h.readings[0].Stack)
+		if base < 0 || len(r.Stack) == 0 {
+			continue
+		}
+		b := h.readings[base]
+		same := sameGoStack(r.Stack, b.Stack)
+		if !same && goWait(r) == model.WaitNone && goWait(b) == model.WaitNone {
+			same = sameLoop(r.Stack, b.Stack)
 		}
 		if !same {
 			g.Moved = true
+		}
+	}
+	if len(g.Stack) == 0 {
+		// Where it runs is where it last showed a stack.
+		for i := len(h.readings) - 1; i >= 0; i-- {
+			if len(h.readings[i].Stack) > 0 {
+				g.Stack = h.readings[i].Stack
+				break
+			}
 		}
 	}
 	g.Moved = g.Moved || len(waits) > 1
@@ -753,19 +769,52 @@ func (s *goScene) runningClass(h *goHistory, g *Actor) (Class, Why) {
 			return ClassWorking, Why{Rule: WhyGoBetweenWaits}
 		}
 	}
-	if t := s.p.byTID[g.Thread]; g.Thread != 0 && t != nil && t.CPU.Percent+t.CPU.RunqueuePercent >= s.opts.GoSpinCPU*100 {
-		return ClassSpinning, Why{Rule: WhyGoSpinsOnThread, N: g.Seen, Other: &t.Ref}
+	// No stack in any sample (it ran at every read of its memory): no
+	// sign that it stays in one loop, unless a thread spins.
+	stackless := !slices.ContainsFunc(h.readings, func(r model.Goroutine) bool { return len(r.Stack) > 0 })
+	// On a crowded machine a loop gets what the machine gives any task.
+	fair := s.opts.GoSpinCPU * 100 * s.opts.crowded()
+	t := s.p.byTID[g.Thread]
+	if g.Thread == 0 {
+		t = nil
+	}
+	if t != nil && (t.Class == ClassSpinning || !stackless && t.CPU.Percent+t.CPU.RunqueuePercent >= s.opts.GoSpinCPU*100) {
+		return ClassSpinning, Why{Rule: WhyGoSpinsOnThread, N: g.Seen, Other: &t.Ref, Crowded: t.Why.Crowded}
 	}
 	if t := s.spinningThread; t != nil {
-		return ClassSpinning, Why{Rule: WhyGoSpinsWhile, N: g.Seen, Other: &t.Ref}
+		return ClassSpinning, Why{Rule: WhyGoSpinsWhile, N: g.Seen, Other: &t.Ref, Crowded: t.Why.Crowded}
+	}
+	if stackless && t != nil && s.sleepsOften(t) {
+		// Its thread slept and woke all through the run: it ran, waited
+		// and ran again, which one loop never does.
+		return ClassWorking, Why{Rule: WhyGoUnreadRuns, N: g.Seen, Other: &t.Ref}
 	}
 	if s.processCPU >= s.opts.GoSpinCPU*100 {
 		return ClassSpinning, Why{Rule: WhyGoSpinsProcess, N: g.Seen, ProcessCPU: s.processCPU}
+	}
+	if s.processCPU >= fair {
+		return ClassSpinning, Why{Rule: WhyGoSpinsProcess, N: g.Seen, ProcessCPU: s.processCPU, Crowded: percent(s.opts.crowded())}
 	}
 	if len(s.p.byTID) == 0 {
 		return ClassSpinning, Why{Rule: WhyGoSpinsInDumps, N: g.Seen}
 	}
 	return ClassWorking, Why{Rule: WhyGoRunsLittle, N: g.Seen, ProcessCPU: s.processCPU}
+}
+
+// wakesPerSecond is how often a thread that sleeps and wakes all through
+// a run does so at the least: a thread that runs one loop sleeps only when
+// the scheduler moves the loop to another thread, a few times a run.
+const wakesPerSecond = 50
+
+// sleepsOften reports a thread that made voluntary switches at
+// wakesPerSecond or more over the run.
+func (s *goScene) sleepsOften(t *Actor) bool {
+	n := len(s.p.samples)
+	if n < 2 {
+		return false
+	}
+	secs := s.p.samples[n-1].Time.Sub(s.p.samples[0].Time).Seconds()
+	return secs > 0 && float64(t.Voluntary) >= wakesPerSecond*secs
 }
 
 // sameLoop compares two readings of a goroutine that runs: it stays in one

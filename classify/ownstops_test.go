@@ -1,6 +1,7 @@
 package classify_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/hangdoc/hangdoc/classify"
@@ -53,5 +54,68 @@ func TestOwnStopsAreNoMovement(t *testing.T) {
 	)
 	if d := Classify(samples, World{}, classify.DefaultOptions()); !d.Threads[0].Moved {
 		t.Errorf("20 switches of its own, no pause: not moved (%s)", d.Summary)
+	}
+}
+
+// Stops that are not hangdoc's own are not progress either: while another
+// diagnosis holds the target (its py-spy pauses) or a tracer does, the
+// switches, a reading caught stopped, and a stack that changed across the
+// interval are not the thread's movement (issue 18 item 8: ten diagnoses
+// at once of a Python program whose threads wait on a lock said "working"
+// in half of them).
+func TestForeignStopsAreNoMovement(t *testing.T) {
+	lock := futexWait(0x5556606ed830, 0)
+	frameA := []model.Frame{{Func: "writer", File: "w.py", Line: 65}}
+	frameB := []model.Frame{{Func: "flush", File: "w.py", Line: 12}, {Func: "writer", File: "w.py", Line: 66}}
+	claim := []model.ForeignStop{{Kind: model.ForeignClaim, PID: 4242}}
+	tests := []struct {
+		name    string
+		steps   [][]th
+		foreign [][]model.ForeignStop // per sample
+	}{
+		{"switches while another diagnosis holds the target",
+			[][]th{{{tid: 1, name: "w", state: "S", call: lock, wchan: "futex_do_wait", vol: 10}},
+				{{tid: 1, name: "w", state: "S", call: lock, wchan: "futex_do_wait", vol: 12}},
+				{{tid: 1, name: "w", state: "S", call: lock, wchan: "futex_do_wait", vol: 14}}},
+			[][]model.ForeignStop{claim, claim, claim}},
+		{"a reading caught in a tracer's stop",
+			[][]th{{{tid: 1, name: "w", state: "S", call: lock, wchan: "futex_do_wait", vol: 10}},
+				{{tid: 1, name: "w", state: "t", call: model.Syscall{Nr: -1}, wchan: "ptrace_stop", vol: 11}},
+				{{tid: 1, name: "w", state: "S", call: lock, wchan: "futex_do_wait", vol: 12}}},
+			[][]model.ForeignStop{nil, {{Kind: model.ForeignStopped, TID: 1}, {Kind: model.ForeignTracer, PID: 4242}}, nil}},
+		{"a reading woken by another's stop, on a run queue",
+			[][]th{{{tid: 1, name: "w", state: "S", call: lock, wchan: "futex_do_wait", vol: 10}},
+				{{tid: 1, name: "w", state: "R", call: running, vol: 11}},
+				{{tid: 1, name: "w", state: "S", call: lock, wchan: "futex_do_wait", vol: 12}}},
+			[][]model.ForeignStop{claim, claim, claim}},
+		{"a stack read across another's stop",
+			[][]th{{{tid: 1, name: "w", state: "S", call: lock, wchan: "futex_do_wait", stack: frameA}},
+				{{tid: 1, name: "w", state: "S", call: lock, wchan: "futex_do_wait", stack: frameB}},
+				{{tid: 1, name: "w", state: "S", call: lock, wchan: "futex_do_wait", stack: frameB}}},
+			[][]model.ForeignStop{nil, {{Kind: model.ForeignRestart, TID: 1}}, nil}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			samples := run(nil, tt.steps...)
+			for i := range samples {
+				samples[i].Foreign = tt.foreign[i]
+			}
+			d := Classify(samples, World{}, classify.DefaultOptions())
+			a := d.Threads[0]
+			if a.Class != classify.ClassBlocked || a.Moved {
+				t.Errorf("class %s (moved %v, %s), want blocked: a stop not hangdoc's own reads as movement", a.Class, a.Moved, d.Summary)
+			}
+			if a.Wait == model.WaitTraced || d.Cause.Stop != nil {
+				t.Errorf("wait %v, stop %+v: a stop that came and went is not the thread's wait", a.Wait, d.Cause.Stop)
+			}
+			// The same readings with no sign of another's stop: the
+			// thread moved.
+			for i := range samples {
+				samples[i].Foreign = nil
+			}
+			if d := Classify(samples, World{}, classify.DefaultOptions()); !strings.Contains(tt.name, "a reading") && !d.Threads[0].Moved {
+				t.Errorf("no foreign stop: not moved (%s)", d.Summary)
+			}
+		})
 	}
 }

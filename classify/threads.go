@@ -17,6 +17,9 @@ type history struct {
 	readings []model.Thread
 	times    []time.Time
 	paused   []bool // a stack source paused the process after this reading
+	// foreign: something other than this diagnosis may have stopped the
+	// process since the reading before (model.ForeignStop).
+	foreign []bool
 	// frozen is how long a stack source kept the process stopped after
 	// this reading (Delve): time in which no thread could run.
 	frozen []time.Duration
@@ -25,14 +28,42 @@ type history struct {
 func (h *history) last() model.Thread { return h.readings[len(h.readings)-1] }
 
 // lastWaiting is the last reading that caught the thread off a CPU, or the
-// last reading if none did.
+// last reading if none did. A reading caught in a passing stop (state t or
+// T where others are not: another diagnosis's pause) says nothing of the
+// thread's wait.
 func lastWaiting(readings []model.Thread) model.Thread {
+	passing := passingStops(readings)
 	for i := len(readings) - 1; i >= 0; i-- {
-		if readings[i].State != model.StateRunning {
+		if readings[i].State != model.StateRunning && !passing[i] {
+			return readings[i]
+		}
+	}
+	for i := len(readings) - 1; i >= 0; i-- {
+		if !passing[i] {
 			return readings[i]
 		}
 	}
 	return readings[len(readings)-1]
+}
+
+// passingStops marks the readings that caught a thread stopped (t or T)
+// when others did not: a stop that came and went, someone else's. A
+// thread stopped in every reading is stopped; nil when none is marked.
+func passingStops(readings []model.Thread) []bool {
+	n := 0
+	for _, r := range readings {
+		if r.State.Stopped() {
+			n++
+		}
+	}
+	if n == 0 || n == len(readings) {
+		return make([]bool, len(readings))
+	}
+	out := make([]bool, len(readings))
+	for i, r := range readings {
+		out[i] = r.State.Stopped()
+	}
+	return out
 }
 
 // proc is one sampled process and what the adapters made of it.
@@ -379,7 +410,8 @@ func (pl *places) freed(t *Actor) {
 func histories(samples []model.Sample) []*history {
 	byTID := map[int]*history{}
 	var order []int
-	for _, s := range samples {
+	foreign := foreignIntervals(samples)
+	for i, s := range samples {
 		for _, t := range s.Threads {
 			h := byTID[t.TID]
 			if h == nil {
@@ -396,6 +428,7 @@ func histories(samples []model.Sample) []*history {
 				h.readings = append(h.readings, t)
 				h.times = append(h.times, s.Time)
 				h.paused = append(h.paused, s.Paused)
+				h.foreign = append(h.foreign, foreign[i])
 				h.frozen = append(h.frozen, s.Frozen)
 			}
 		}
@@ -405,6 +438,23 @@ func histories(samples []model.Sample) []*history {
 	for _, tid := range order {
 		if len(byTID[tid].readings) > 0 {
 			out = append(out, byTID[tid])
+		}
+	}
+	return out
+}
+
+// foreignIntervals marks each sample whose interval since the one before
+// may hold a stop that is not this diagnosis's own: one it notes, or one
+// the sample before caught in progress (a stopped thread, a tracer), which
+// ended after it.
+func foreignIntervals(samples []model.Sample) []bool {
+	out := make([]bool, len(samples))
+	for i, s := range samples {
+		out[i] = out[i] || len(s.Foreign) > 0
+		if i+1 < len(samples) && slices.ContainsFunc(s.Foreign, func(f model.ForeignStop) bool {
+			return f.Kind == model.ForeignStopped || f.Kind == model.ForeignTracer
+		}) {
+			out[i+1] = true
 		}
 	}
 	return out
@@ -435,14 +485,21 @@ func (p *proc) thread(h *history, opts Options) Actor {
 	}
 	t.Voluntary = last.Voluntary - first.Voluntary
 	t.Involuntary = last.Involuntary - first.Involuntary
-	// Switches a stack source's pauses caused are not the thread's own.
-	pauses := uint64(0)
-	for _, paused := range h.paused[:len(h.paused)-1] {
-		if paused {
+	// Switches a stack source's pauses caused are not the thread's own;
+	// across an interval in which another may have stopped it (another
+	// diagnosis, a tracer), none is.
+	pauses, switches := uint64(0), uint64(0)
+	for i := 1; i < len(h.readings); i++ {
+		a, b := h.readings[i-1].Voluntary, h.readings[i].Voluntary
+		if h.foreign[i] || b < a {
+			continue
+		}
+		switches += b - a
+		if h.paused[i-1] {
 			pauses++
 		}
 	}
-	own := t.Voluntary - min(t.Voluntary, pauses*opts.PauseSwitches)
+	own := switches - min(switches, pauses*opts.PauseSwitches)
 	// CPU is shared out over the time the thread could run: the time a
 	// stack source kept the process stopped is not idleness.
 	elapsed := h.times[len(h.times)-1].Sub(h.times[0])
@@ -463,14 +520,35 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		wanted += float64(last.RunDelay-first.RunDelay) / float64(elapsed)
 	}
 	t.CPU.RunqueuePercent = percent(wanted - share)
+	// Movement: a wait that changed, a stack that changed. A reading
+	// caught in someone else's passing stop is no wait of the thread's,
+	// nor is one on a CPU or a run queue just after another may have
+	// stopped the process (the stop woke it; on a loaded machine it waits
+	// a while to re-enter its call); and a stack read across such an
+	// interval is no evidence that it moved.
 	stackMoved := false
-	for _, r := range h.readings[1:] {
-		if !sameWait(r, first) {
+	passing := passingStops(h.readings)
+	base := -1
+	for i, r := range h.readings {
+		if passing[i] || h.foreign[i] && r.State == model.StateRunning {
+			continue
+		}
+		if base < 0 {
+			base = i
+		} else if !sameWait(r, h.readings[base]) {
 			t.Moved = true
 		}
-		if len(r.Stack) > 0 && len(first.Stack) > 0 && !sameStack(r.Stack, first.Stack) {
+	}
+	ref, across := -1, false // the last reading with a stack; a foreign interval since
+	for i, r := range h.readings {
+		across = across || i > 0 && h.foreign[i]
+		if len(r.Stack) == 0 {
+			continue
+		}
+		if ref >= 0 && !across && !sameStack(r.Stack, h.readings[ref].Stack) {
 			stackMoved = true
 		}
+		ref, across = i, false
 	}
 	t.Moved = t.Moved || own > 0 || stackMoved
 	one := len(h.readings) == 1
@@ -496,8 +574,13 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		t.Wait = kind
 	case one && last.State == model.StateRunning:
 		t.Class, t.Why = ClassWorking, Why{Rule: WhyOnCPUOnce}
-	case wanted >= opts.SpinCPU && !stackMoved && float64(own) <= opts.SpinSwitchesPerSecond*elapsed.Seconds():
+	case (wanted >= opts.SpinCPU || share >= opts.SpinCPU*opts.crowded()) && !stackMoved && float64(own) <= opts.SpinSwitchesPerSecond*elapsed.Seconds():
+		// A loop wants a whole core: it got one, waited on a run queue
+		// for the rest, or got what a crowded machine gives any task.
 		t.Class, t.Why = ClassSpinning, Why{Rule: WhySpins, N: t.Seen}
+		if share < opts.SpinCPU {
+			t.Why.Crowded = percent(opts.crowded())
+		}
 	case share >= opts.BusyCPU:
 		t.Class, t.Why = ClassWorking, Why{Rule: WhyBusy}
 	case stackMoved:

@@ -425,6 +425,21 @@ type Options struct {
 	// locks with the most waiters only (0: all).
 	ShapeOnly   bool
 	HolderLocks int
+
+	// share is what the machine could give one runnable task over the
+	// run, as a share of a core (MachineLoad.Share): Classify sets it.
+	// Below 1 the machine was crowded, and a thread that loops is judged
+	// against it, not against a whole core. 0 is unknown: a whole core.
+	share float64
+}
+
+// crowded is the share a crowded machine could give one runnable task,
+// or 1.
+func (o Options) crowded() float64 {
+	if o.share <= 0 || o.share > 1 {
+		return 1
+	}
+	return o.share
 }
 
 // DefaultOptions returns the thresholds hangdoc uses.

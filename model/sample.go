@@ -15,6 +15,11 @@ type Sample struct {
 	// this sample (py-spy without --nonblocking). Each pause costs every
 	// thread a voluntary context switch or two that are not its own doing.
 	Paused bool `json:"paused,omitempty"`
+	// Foreign are the signs that something else stopped the target
+	// between the previous sample and this one (another diagnosis, a
+	// tracer): across that interval no switch and no stack change is
+	// movement. Nil when there were none.
+	Foreign []ForeignStop `json:"foreign_stops,omitempty"`
 	// Futexes holds what the target's memory says at each address a thread
 	// waits on in futex(): the words classify needs to name a mutex's owner.
 	Futexes map[string]Futex `json:"futexes,omitempty"`

@@ -463,6 +463,9 @@ func New(rec model.Recording, d classify.Diagnosis) *Report {
 		r.Time = rec.Samples[0].Time.UTC()
 		r.Sampling.DurationMS = rec.Samples[n-1].Time.Sub(rec.Samples[0].Time).Milliseconds()
 	}
+	if n := foreignNote(rec.Samples); n != "" {
+		r.Sampling.Notes = append(r.Sampling.Notes, n)
+	}
 	r.Summary, r.Hint = w.summary(d.Cause), w.hint(d.Cause)
 	r.HintBasis = hintKey(r.Hint)
 	r.Evidence = w.evidence(d.Evidence)

@@ -382,9 +382,15 @@ func (w *words) whyText(a *classify.Actor) string {
 		t := w.actor(*y.Other)
 		s = fmt.Sprintf("%s in all %d samples with the same stack, while %s spins (%s); the source does not say which thread runs it", a.GoState, y.N, threadName(t), w.cpuText(t))
 	case classify.WhyGoSpinsProcess:
-		s = fmt.Sprintf("%s in all %d samples in the same loop, while the process uses %.0f%% of a core across its threads (the scheduler moves a goroutine between threads)", a.GoState, y.N, y.ProcessCPU)
+		where := "in the same loop"
+		if len(a.Stack) == 0 {
+			where = "(its stack unread: it ran at every read)"
+		}
+		s = fmt.Sprintf("%s in all %d samples %s, while the process uses %.0f%% of a core across its threads (the scheduler moves a goroutine between threads)", a.GoState, y.N, where, y.ProcessCPU)
 	case classify.WhyGoSpinsInDumps:
 		s = fmt.Sprintf("%s in all %d dumps with the same stack (no CPU evidence in a file: probably spinning)", a.GoState, y.N)
+	case classify.WhyGoUnreadRuns:
+		s = fmt.Sprintf("%s in all %d samples, its stack unread while it ran, on tid %d, which slept and woke during the run (%d voluntary switches): work, not one loop", a.GoState, y.N, y.Other.TID, w.actor(*y.Other).Voluntary)
 	case classify.WhyGoRunsLittle:
 		s = fmt.Sprintf("%s in all %d samples, but the process uses only %.0f%% of a core", a.GoState, y.N, y.ProcessCPU)
 	case classify.WhyGoParked:
@@ -418,6 +424,12 @@ func (w *words) whyText(a *classify.Actor) string {
 	}
 	if y.ChanWait != nil {
 		s = fmt.Sprintf("%s; blocked %s", s, chanWaitText(y.ChanWait))
+	}
+	if y.Crowded > 0 {
+		s += "; it wants a CPU it does not get"
+		if y.Crowded < 100 {
+			s += fmt.Sprintf(" (the crowded machine gave a runnable task about %.0f%% of a core)", y.Crowded)
+		}
 	}
 	return s
 }

@@ -29,9 +29,12 @@ func claimDir() string {
 	return filepath.Join(os.TempDir(), "hangdoc-"+strconv.Itoa(os.Getuid()))
 }
 
-// Claim is a diagnosis's hold on its target; Release lets it go.
+// Claim is a diagnosis's hold on its target; Release lets it go. A
+// diagnosis that could not take it keeps the path, to ask at each sample
+// whether another still holds it (Other).
 type Claim struct {
-	f *os.File
+	f    *os.File
+	path string
 }
 
 // Release lets the target go to the next diagnosis.
@@ -47,8 +50,9 @@ var ErrClaimed = errors.New("another diagnosis holds the target")
 
 // Claim takes the target for this diagnosis, waiting up to wait (and no
 // longer than ctx) for another one to finish. When it cannot, the error
-// wraps ErrClaimed and names the other diagnosis's pid. A replayed target
-// needs no claim.
+// wraps ErrClaimed and names the other diagnosis's pid, and the Claim
+// returned holds nothing but can say whether the other still holds it. A
+// replayed target needs no claim.
 func (t *Target) Claim(ctx context.Context, wait time.Duration) (*Claim, error) {
 	if _, live := t.Sys.(live); !live {
 		return &Claim{}, nil
@@ -68,7 +72,7 @@ func (t *Target) Claim(ctx context.Context, wait time.Duration) (*Claim, error) 
 		if err == nil {
 			f.Truncate(0)
 			f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-			return &Claim{f: f}, nil
+			return &Claim{f: f, path: path}, nil
 		}
 		if !errors.Is(err, unix.EWOULDBLOCK) {
 			f.Close()
@@ -81,13 +85,40 @@ func (t *Target) Claim(ctx context.Context, wait time.Duration) (*Claim, error) 
 			if holder == "" {
 				holder = "unknown"
 			}
-			return nil, fmt.Errorf("pid %s: %w", holder, ErrClaimed)
+			return &Claim{path: path}, fmt.Errorf("pid %s: %w", holder, ErrClaimed)
 		}
 		select {
 		case <-ctx.Done():
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// Other says whether another diagnosis holds the target's claim now, and
+// its pid (0 when it wrote none). A claim that came free is taken, so the
+// diagnoses still waiting for it do not stop the target under this one.
+func (c *Claim) Other() (pid int, held bool) {
+	if c == nil || c.path == "" || c.f != nil {
+		return 0, false
+	}
+	f, err := os.OpenFile(c.path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return 0, false
+	}
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	if err == nil {
+		f.Truncate(0)
+		f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		c.f = f
+		return 0, false
+	}
+	defer f.Close()
+	if !errors.Is(err, unix.EWOULDBLOCK) {
+		return 0, false
+	}
+	b, _ := readFile(c.path, make([]byte, 64))
+	pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid, true
 }
 
 // TracerPID is the process tracing pid (TracerPid in its status), 0 for

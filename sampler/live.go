@@ -206,6 +206,7 @@ func (s *Sampler) Sample() (model.Sample, error) {
 	if stopped {
 		sample.Stop = s.readStop(st)
 	}
+	s.foreign(&sample)
 	sample.Cgroup = s.readCgroup()
 	sample.Machine = readMachine(s.fs)
 	return sample, nil

@@ -350,7 +350,7 @@ func TestTCPLive(t *testing.T) {
 			var all []model.TCPConn
 			var sEnd model.TCPConn
 			// Loopback delivers at once; allow a moment anyway.
-			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 				all, err = ReadTCP(NewFS(""), self)
 				if err != nil {
 					t.Fatalf("ReadTCP(/proc, %d): %v", self, err)

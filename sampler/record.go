@@ -86,6 +86,9 @@ type Options struct {
 	Version string
 	// Notes go into the recording first: what the caller found before it.
 	Notes []string
+	// Claim is the caller's claim on the target: when another diagnosis
+	// holds it, each sample says so (model.ForeignStop). Nil for none.
+	Claim *Claim
 }
 
 // maxStackFailures is how many failed reads in a row drop a stack source:
@@ -121,6 +124,7 @@ func Record(ctx context.Context, t *Target, first Process, opts Options) (rec mo
 	f := newFollower(t.Sys, t.PID, cmp.Or(opts.SearchBudget, time.Second))
 	defer f.close()
 	var firstScan []model.Proc
+	prevOther := -1 // the pid holding the claim at the previous sample; -1 for none
 	defer func() {
 		// Whatever ended the run, the world around the samples taken so
 		// far goes with them.
@@ -163,6 +167,11 @@ func Record(ctx context.Context, t *Target, first Process, opts Options) (rec mo
 			rec.TargetExited = true
 			return rec, nil
 		}
+		var prev *model.Sample
+		if n := len(rec.Samples); n > 0 {
+			prev = &rec.Samples[n-1]
+		}
+		foreignAround(&sample, prev, opts.Claim, &prevOther)
 		st.add(ctx, &sample, &rec)
 		rec.Samples = append(rec.Samples, sample)
 		if i == 0 {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -53,4 +54,65 @@ func TestTwoDiagnosesAtOnce(t *testing.T) {
 			t.Errorf("run %d says permission denied: %v\n%s", i, c.Sampling.Notes, r.stderr)
 		}
 	}
+}
+
+// TestDiagnosesAtOnceOfALockWait: diagnoses of one Python program whose
+// threads wait on a lock, all at once, say blocked and name the same
+// holder — also those that could not claim the target and ran while
+// another's py-spy paused it: a stop that is not a diagnosis's own is no
+// movement (issue 18 item 8; ten at once gave 5 "working" before). Each
+// run lasts at least 4s (3 samples 2s apart), so the fourth cannot claim
+// the target within its wait of 10s unless the runs start far apart.
+func TestDiagnosesAtOnceOfALockWait(t *testing.T) {
+	needPySpy(t)
+	v := testvictim.StartPython(t, "py_ndjson_pipe.py")
+	holder := v.TID("holder")
+	const runs = 4
+	type result struct {
+		code   ExitCode
+		out    string
+		stderr string
+	}
+	results := make([]result, runs)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, stderr, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--samples", "3", "--interval", "2s")
+			results[i] = result{code, out, stderr}
+		}()
+	}
+	wg.Wait()
+	foreign := 0
+	for i, r := range results {
+		var c struct {
+			Verdict  string `json:"verdict"`
+			Summary  string `json:"summary"`
+			Sampling struct {
+				Notes []string `json:"notes"`
+			} `json:"sampling"`
+		}
+		if err := json.Unmarshal([]byte(r.out), &c); err != nil {
+			t.Fatalf("run %d: exit %d, %v\n%s", i, r.code, err, r.stderr)
+		}
+		if r.code != ExitBlocked || c.Verdict != "blocked" {
+			t.Errorf("run %d: exit %d, verdict %s (%s), want blocked as every other run; notes %v", i, r.code, c.Verdict, c.Summary, c.Sampling.Notes)
+		}
+		// The holder is named from the Python stacks; a py-spy that a
+		// loaded machine kept past its deadline leaves the kernel's
+		// evidence alone, which names the waits but not who holds the lock.
+		stacks := !slices.ContainsFunc(c.Sampling.Notes, func(n string) bool {
+			return strings.Contains(n, "did not finish")
+		})
+		if stacks && !strings.Contains(c.Summary, "tid "+strconv.Itoa(holder)+" ") {
+			t.Errorf("run %d: summary %q does not name the holder, tid %d", i, c.Summary, holder)
+		}
+		for _, n := range c.Sampling.Notes {
+			if strings.Contains(n, "stopped by someone else") {
+				foreign++
+			}
+		}
+	}
+	t.Logf("%d of %d runs counted stops not their own as no movement", foreign, runs)
 }

@@ -127,49 +127,68 @@ var demoVictim = regexp.MustCompile(`demo: victim (pid=\S+ .*)`)
 func TestDemoScenarios(t *testing.T) {
 	for _, s := range victim.Scenarios {
 		t.Run(s.Name, func(t *testing.T) {
-			out, stderr, code := hangdoc(t, "demo", s.Name, "--json", "--interval", "700ms")
-			if code != 0 {
-				t.Fatalf("demo %s: exit %d\n%s\n%s", s.Name, code, stderr, out)
-			}
-			c := decode(t, out)
-			if c.Verdict != s.Expect {
-				t.Errorf("verdict %q, want %q", c.Verdict, s.Expect)
-			}
-			m := demoVictim.FindStringSubmatch(stderr)
-			if m == nil {
-				t.Fatalf("demo did not say which victim it started:\n%s", stderr)
-			}
-			info, err := testvictim.ParseReady("ready " + m[1])
-			if err != nil {
-				t.Fatal(err)
-			}
-			if pid, _ := strconv.Atoi(info["pid"]); pid != c.Target.PID {
-				t.Errorf("diagnosed pid %d, victim pid %d", c.Target.PID, pid)
-			}
-			if h := info["holder"]; h != "" {
-				tid, _ := strconv.Atoi(h)
-				if _, ok := c.lockHeldBy(tid); !ok {
-					t.Errorf("no lock held by the victim's holder %d: %+v", tid, c.Locks)
-				}
-			}
-			if r := info["reader"]; r != "" {
-				// The pipe's slow reader is another process: the chain reaches it.
-				x := xdecode(t, out)
-				if len(x.Processes) == 0 || strconv.Itoa(x.Processes[0].PID) != r || !strings.Contains(x.Processes[0].State, "sleeping") {
-					t.Errorf("processes %+v, want the sleeping reader %s", x.Processes, r)
-				}
-			}
-			if s.Expect == "deadlock" && len(c.Cycles) != 1 {
-				t.Errorf("cycles = %+v, want one", c.Cycles)
-			}
-			// The victim is gone when the demo returns.
-			if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", c.Target.PID)); err == nil {
-				if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.Target.PID)); !strings.Contains(string(b), ") Z") {
-					t.Errorf("victim %d still running after the demo", c.Target.PID)
-				}
+			// The pipe's slow reader sleeps a second between reads of a
+			// byte, and a loaded machine may catch it in a read or on a
+			// run queue: that observation is retried on a new demo, all
+			// else holds in every one.
+			for attempt := 1; !demoScenario(t, s, attempt == 3); attempt++ {
+				t.Logf("attempt %d: the slow reader was caught awake; again", attempt)
 			}
 		})
 	}
+}
+
+// demoScenario runs one demo and checks its report; false when only the
+// slow reader's state was off and this is not the last try.
+func demoScenario(t *testing.T, s victim.Scenario, last bool) bool {
+	t.Helper()
+	out, stderr, code := hangdoc(t, "demo", s.Name, "--json", "--interval", "700ms")
+	if code != 0 {
+		t.Fatalf("demo %s: exit %d\n%s\n%s", s.Name, code, stderr, out)
+	}
+	c := decode(t, out)
+	if c.Verdict != s.Expect {
+		t.Errorf("verdict %q, want %q", c.Verdict, s.Expect)
+	}
+	m := demoVictim.FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("demo did not say which victim it started:\n%s", stderr)
+	}
+	info, err := testvictim.ParseReady("ready " + m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pid, _ := strconv.Atoi(info["pid"]); pid != c.Target.PID {
+		t.Errorf("diagnosed pid %d, victim pid %d", c.Target.PID, pid)
+	}
+	if h := info["holder"]; h != "" {
+		tid, _ := strconv.Atoi(h)
+		if _, ok := c.lockHeldBy(tid); !ok {
+			t.Errorf("no lock held by the victim's holder %d: %+v", tid, c.Locks)
+		}
+	}
+	if s.Expect == "deadlock" && len(c.Cycles) != 1 {
+		t.Errorf("cycles = %+v, want one", c.Cycles)
+	}
+	// The victim is gone when the demo returns.
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d/stat", c.Target.PID)); err == nil {
+		if b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", c.Target.PID)); !strings.Contains(string(b), ") Z") {
+			t.Errorf("victim %d still running after the demo", c.Target.PID)
+		}
+	}
+	if r := info["reader"]; r != "" {
+		// The pipe's slow reader is another process: the chain reaches it.
+		x := xdecode(t, out)
+		if len(x.Processes) == 0 || strconv.Itoa(x.Processes[0].PID) != r {
+			t.Errorf("processes %+v, want the reader %s", x.Processes, r)
+		} else if !strings.Contains(x.Processes[0].State, "sleeping") {
+			if !last {
+				return false
+			}
+			t.Errorf("processes %+v, want the sleeping reader %s", x.Processes, r)
+		}
+	}
+	return true
 }
 
 func TestDemoDefaultText(t *testing.T) {
@@ -442,7 +461,9 @@ func statState(path string) (string, bool) {
 }
 
 func waitState(t *testing.T, pid int, state string) {
-	for range 100 {
+	// Bounded generously: a loaded machine may not run the victim for a
+	// while.
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
 		if procState(t, pid) == state {
 			return
 		}

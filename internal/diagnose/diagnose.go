@@ -66,7 +66,7 @@ func Run(ctx context.Context, opts Options) (*report.Report, model.Recording, er
 	claim, err := t.Claim(ctx, claimWait(ctx))
 	switch {
 	case errors.Is(err, sampler.ErrClaimed):
-		notes = append(notes, fmt.Sprintf("another diagnosis (%v) holds the target: this one does not stop it, and the other's pauses may show as movement", err))
+		notes = append(notes, fmt.Sprintf("another diagnosis (%v) holds the target: this one does not stop it, and counts no switch or stack change as movement while the other may stop it", err))
 		src.NoStop = true
 	case err != nil:
 		notes = append(notes, "the target could not be claimed for this diagnosis: "+err.Error())
@@ -78,7 +78,7 @@ func Run(ctx context.Context, opts Options) (*report.Report, model.Recording, er
 	}
 	ropts := sampler.Options{
 		Samples: opts.Samples, Interval: opts.Interval, SearchBudget: opts.SearchBudget,
-		Stacks: sources.For(t, src), Version: version.Version, Notes: notes,
+		Stacks: sources.For(t, src), Version: version.Version, Notes: notes, Claim: claim,
 	}
 	if w := opts.Progress; w != nil {
 		ropts.Progress = func(n, of int, s model.Sample) {
