@@ -100,3 +100,19 @@ func TestGoroutineWithNoStackWhileItRuns(t *testing.T) {
 		})
 	}
 }
+
+// On a crowded machine every task waits on a run queue: a thread that
+// hardly ran had no chance to sleep, so its lack of switches shows no
+// loop (the C working victim at load 30: 0% of a core, 97% waiting for
+// one, read as spinning).
+func TestRunQueueAloneIsNoLoopOnACrowdedMachine(t *testing.T) {
+	starved := run(nil,
+		[]th{{tid: 1, name: "cruncher", state: "R", cpu: 0, call: running, delay: 1}},
+		[]th{{tid: 1, name: "cruncher", state: "R", cpu: 0, call: running, delay: 970 * time.Millisecond}},
+	)
+	rec := crowd(starved, 30, 99)
+	d := classify.Classify(rec, classify.DefaultOptions())
+	if c := d.Threads[0].Class; c == classify.ClassSpinning {
+		t.Fatalf("class %s (%+v): a thread that never ran is no proven loop", c, d.Threads[0].Why)
+	}
+}

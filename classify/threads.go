@@ -574,9 +574,13 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		t.Wait = kind
 	case one && last.State == model.StateRunning:
 		t.Class, t.Why = ClassWorking, Why{Rule: WhyOnCPUOnce}
-	case (wanted >= opts.SpinCPU || share >= opts.SpinCPU*opts.crowded()) && !stackMoved && float64(own) <= opts.SpinSwitchesPerSecond*elapsed.Seconds():
+	case (wanted >= opts.SpinCPU && (opts.crowded() >= 1 || share >= opts.SpinCPU*opts.crowded()/2) || share >= opts.SpinCPU*opts.crowded()) && !stackMoved && float64(own) <= opts.SpinSwitchesPerSecond*elapsed.Seconds():
 		// A loop wants a whole core: it got one, waited on a run queue
-		// for the rest, or got what a crowded machine gives any task.
+		// for the rest, or got what a crowded machine gives any task. On
+		// a crowded machine, a thread that waited on the run queue but
+		// hardly ran (less than half what the machine gave any task)
+		// shows no loop: every task waits there, and one that never ran
+		// had no chance to sleep, so its lack of switches proves nothing.
 		t.Class, t.Why = ClassSpinning, Why{Rule: WhySpins, N: t.Seen}
 		if share < opts.SpinCPU {
 			t.Why.Crowded = percent(opts.crowded())
