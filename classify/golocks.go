@@ -275,6 +275,11 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 			continue
 		}
 		if u := s.userFrame(i); u >= 0 {
+			// The frame that calls the lock, as for the waits below: the
+			// standard library's (sync.(*Once).doSlow) where it locks.
+			if lc := model.GoLockCaller(g.Stack); lc >= 0 && lc < u {
+				u = lc
+			}
 			if src := parse(g.Stack[u].File); src == nil || src.funcAt(g.Stack[u].Line) == nil {
 				siteFns[g.Stack[u].Func] = true
 			}
