@@ -24,6 +24,15 @@ import (
 func (p *proc) pythonLocks(sources map[string][]string) {
 	var waits []lockWait
 	var holds []lockHold
+	codes := map[string][]pyLine{} // each source's lines classified, read once
+	codeOf := func(file string, lines []string) []pyLine {
+		c, ok := codes[file]
+		if !ok {
+			c = pyCodeLines(lines)
+			codes[file] = c
+		}
+		return c
+	}
 	for i := range p.threads {
 		t := &p.threads[i]
 		if len(t.Stack) == 0 || t.Class == ClassExited {
@@ -56,6 +65,9 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 			}
 			lines := sources[f.File]
 			fn := pyFuncAt(lines, f.Line)
+			if fn == nil && f.Func == "<module>" && lines != nil {
+				fn = pyModuleFunc // a script's top-level code
+			}
 			ref := lockRef{fn: f.Func + "@" + f.File, line: f.Line}
 			if waiting && wait < 0 {
 				if isConditionWait(f) || strings.HasSuffix(f.File, "threading.py") && !isLockMachinery(f) {
@@ -89,7 +101,12 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 				}
 				continue
 			}
-			for _, x := range pyHeldAt(lines, f.Line, fn) {
+			held := pyHeldIn(lines, codeOf(f.File, lines), f.Line, fn)
+			if k != wait && k != pyTop(t.Stack) {
+				// Inside the call of a one-line `with X: call()`.
+				held = append(held, pyInlineHeld(lines, f.Line)...)
+			}
+			for _, x := range held {
 				if released[k] == x {
 					continue
 				}

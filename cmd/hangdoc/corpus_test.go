@@ -24,8 +24,9 @@ const corpusDir = "../../testdata/corpus/dumps"
 
 // corpusSources points analyze at the victims' sources: the dumps name
 // them by the paths of the machine that made the corpus, or, py-spy, by
-// their short names.
-var corpusSources = []string{"--src", "../../testdata/corpus/victims/python", "--src", "../../testdata/corpus/victims/go"}
+// their short names; the live tests' victims (testdata/victims) for the
+// dumps gen/py_lockid.sh takes of them.
+var corpusSources = []string{"--src", "../../testdata/corpus/victims/python", "--src", "../../testdata/corpus/victims/go", "--src", "../../testdata/victims"}
 
 // expectation is one .expect file.
 type expectation struct {

@@ -108,6 +108,60 @@ func TestPythonRendererSpinsHoldingTheLock(t *testing.T) {
 	}
 }
 
+// TestPythonLockIdentity: locks named by their expression alone (issue
+// 19): the textbook ABBA on two module globals with one-line `with b:
+// pass` is a deadlock of t1 and t2, also when main joins t1 (main waits
+// behind the cycle, it is not in it); a lock taken by lock.acquire() at a
+// script's top level is held by main, whose only frame is <module>.
+func TestPythonLockIdentity(t *testing.T) {
+	needPySpy(t)
+	for _, mode := range []string{"abba", "abba-join"} {
+		t.Run(mode, func(t *testing.T) {
+			v := testvictim.StartPython(t, "py_lock_identity.py", mode)
+			t1, t2 := v.TID("first"), v.TID("second")
+			out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+			c := pydecode(t, out)
+			if code != ExitDeadlock || c.Verdict != "deadlock" {
+				t.Fatalf("exit %d verdict %q (%s), want deadlock\n%s", code, c.Verdict, c.Summary, stderr)
+			}
+			if len(c.Cycles) != 1 || !slices.Equal(cycleTIDs(c.Cycles[0]), []int{min(t1, t2), max(t1, t2)}) {
+				t.Errorf("cycles %+v, want one of t1 (%d) and t2 (%d) alone", c.Cycles, t1, t2)
+			}
+			for _, h := range []struct{ tid, waiter int }{{t1, t2}, {t2, t1}} {
+				basis, waiters := c.heldBy(h.tid)
+				if !strings.HasPrefix(basis, "probable: ") || !slices.Equal(waiters, []int{h.waiter}) {
+					t.Errorf("tid %d holds a lock for %v on basis %q, want %d waiting, probable (locks %+v)", h.tid, waiters, basis, h.waiter, c.Locks)
+				}
+			}
+		})
+	}
+	t.Run("module", func(t *testing.T) {
+		v := testvictim.StartPython(t, "py_lock_identity.py", "module")
+		out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+		c := pydecode(t, out)
+		if code != ExitBlocked || c.Verdict != "blocked" {
+			t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
+		}
+		basis, waiters := c.heldBy(v.PID)
+		if !strings.Contains(basis, "holds lock, locked in <module>") || !slices.Equal(waiters, v.TIDs("waiters")) {
+			t.Errorf("main holds a lock for %v on basis %q, want %v waiting for lock taken in <module> (locks %+v)", waiters, basis, v.TIDs("waiters"), c.Locks)
+		}
+		if !strings.Contains(c.Summary, fmt.Sprintf("tid %d (MainThread) holds", v.PID)) {
+			t.Errorf("summary %q should lead with main holding the lock", c.Summary)
+		}
+	})
+}
+
+// cycleTIDs are a cycle's TIDs, sorted.
+func cycleTIDs(cy []ref) []int {
+	var tids []int
+	for _, r := range cy {
+		tids = append(tids, r.TID)
+	}
+	slices.Sort(tids)
+	return tids
+}
+
 func TestPythonPoolWithDeadFeederIsIdle(t *testing.T) {
 	needPySpy(t)
 	v := testvictim.StartPython(t, "py_dead_feeder.py")
