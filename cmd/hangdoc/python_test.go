@@ -152,6 +152,45 @@ func TestPythonLockIdentity(t *testing.T) {
 	})
 }
 
+// TestPythonSignalReentry: a SIGHUP handler, run on the main thread on top
+// of start()'s `with state_lock:` block, calls start() again: a
+// self-deadlock named with its path through the handler; with an RLock
+// the same re-entry is no deadlock.
+func TestPythonSignalReentry(t *testing.T) {
+	needPySpy(t)
+	t.Run("lock", func(t *testing.T) {
+		v := testvictim.StartPython(t, "py_signal_reenter.py", "lock")
+		out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+		c := pydecode(t, out)
+		if code != ExitDeadlock || c.Verdict != "deadlock" {
+			t.Fatalf("exit %d verdict %q (%s), want deadlock\n%s", code, c.Verdict, c.Summary, stderr)
+		}
+		if len(c.Cycles) != 1 || !slices.Equal(cycleTIDs(c.Cycles[0]), []int{v.PID}) {
+			t.Errorf("cycles %+v, want main (%d) alone", c.Cycles, v.PID)
+		}
+		basis, waiters := c.heldBy(v.PID)
+		if !strings.Contains(basis, fmt.Sprintf("state_lock in start at line %d", v.Int("withline"))) || !slices.Equal(waiters, []int{v.PID}) {
+			t.Errorf("main holds a lock for %v on basis %q, want itself waiting at line %d", waiters, basis, v.Int("withline"))
+		}
+		for _, s := range []string{"self-deadlock", "run_sighup"} {
+			if !strings.Contains(c.Summary, s) {
+				t.Errorf("summary %q lacks %q", c.Summary, s)
+			}
+		}
+		if strings.Contains(c.Hint, "outside world") || !strings.Contains(c.Hint, "signal handler") {
+			t.Errorf("hint %q: want the re-entry's, not a timeout's", c.Hint)
+		}
+	})
+	t.Run("rlock", func(t *testing.T) {
+		v := testvictim.StartPython(t, "py_signal_reenter.py", "rlock")
+		out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+		c := pydecode(t, out)
+		if code == ExitDeadlock || c.Verdict == "deadlock" || len(c.Cycles) > 0 || strings.Contains(c.Summary, "self-deadlock") {
+			t.Errorf("exit %d verdict %q (%s), cycles %+v: an RLock taken again is no deadlock\n%s", code, c.Verdict, c.Summary, c.Cycles, stderr)
+		}
+	})
+}
+
 // cycleTIDs are a cycle's TIDs, sorted.
 func cycleTIDs(cy []ref) []int {
 	var tids []int
