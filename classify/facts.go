@@ -152,6 +152,11 @@ type Cause struct {
 	Excerpt    bool
 	Outside    []Ref
 	OutsideN   int
+	// Joiners, for a pool of threads: the threads alive in a join
+	// (Thread.join) beside the idle workers. The thread it joins never
+	// ends (every other thread waits), so the process is blocked, not
+	// idle: it waits for workers who wait for work nobody is left to put.
+	Joiners []Ref
 }
 
 // Throttle is what a cgroup's CPU quota did to a process over the run.

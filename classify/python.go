@@ -331,6 +331,22 @@ func (p *proc) threadPool() []Ref {
 	return pool
 }
 
+// poolJoiners are the threads outside a thread pool that wait in a join
+// (Thread.join): the main thread joining the workers, typically.
+func (p *proc) poolJoiners(pool []Ref) []Ref {
+	var out []Ref
+	for i := range p.threads {
+		t := &p.threads[i]
+		if slices.Contains(pool, t.Ref) || t.Class == ClassExited || len(t.Stack) == 0 {
+			continue
+		}
+		if inFrame(t.Stack, "join", "threading.py") || inFrame(t.Stack, "_wait_for_tstate_lock", "threading.py") {
+			out = append(out, t.Ref)
+		}
+	}
+	return out
+}
+
 // stackKind names what a Python thread waits in from its stack alone, for
 // dumps read from files: the innermost frames of the standard library say
 // it (a C call such as time.sleep or lock.acquire shows as its caller).

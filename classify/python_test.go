@@ -93,6 +93,9 @@ func TestPythonSpinnerDespiteDumperPauses(t *testing.T) {
 	}
 }
 
+// TestPythonIdlePool: workers in queue.get() with no thread left to feed
+// them are an idle pool while main only sleeps; with main alive in a join
+// of the workers the program is blocked: it waits for what never comes.
 func TestPythonIdlePool(t *testing.T) {
 	get := []model.Frame{
 		{Func: "wait", File: "/usr/lib/python3.11/threading.py", Line: 320},
@@ -100,28 +103,42 @@ func TestPythonIdlePool(t *testing.T) {
 		{Func: "work", File: appPy, Line: 30},
 	}
 	join := []model.Frame{{Func: "_wait_for_tstate_lock", File: "/usr/lib/python3.11/threading.py", Line: 1132}, {Func: "<module>", File: appPy, Line: 50}}
-	threads := []th{{tid: 1, state: "S", call: futexWait(0x100, 0), stack: join}}
-	for i := 2; i <= 9; i++ {
-		threads = append(threads, th{tid: i, state: "S", call: futexWait(uint64(0x1000*i), 0), stack: get})
-	}
-	samples := steady(3, nil, threads...)
-	for si := range samples {
-		for ti := range samples[si].Threads {
-			tid := samples[si].Threads[ti].TID
-			name := "MainThread"
-			if tid > 1 {
-				name = fmt.Sprintf("worker-%d", tid-2)
+	sleep := []model.Frame{{Func: "<module>", File: appPy, Line: 52}}
+	for _, tc := range []struct {
+		name    string
+		main    []model.Frame
+		call    model.Syscall
+		verdict classify.Verdict
+		says    []string
+	}{
+		{"sleeping", sleep, call("clock_nanosleep", 1, 0, 0), classify.Idle, []string{"all 8 workers (worker-0…worker-7) wait in queue.get()", "the feeder thread is gone"}},
+		{"joining", join, futexWait(0x100, 0), classify.Blocked, []string{"tid 1 (MainThread) waits in join()", "all 8 workers (worker-0…worker-7) wait in queue.get()", "the feeder thread is gone"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			threads := []th{{tid: 1, state: "S", call: tc.call, stack: tc.main}}
+			for i := 2; i <= 9; i++ {
+				threads = append(threads, th{tid: i, state: "S", call: futexWait(uint64(0x1000*i), 0), stack: get})
 			}
-			samples[si].Threads[ti].Python = &model.PythonThread{ThreadName: name}
-		}
-	}
-	d := Classify(samples, World{}, classify.DefaultOptions())
-	if d.Verdict != classify.Idle || d.Confidence != classify.High {
-		t.Fatalf("verdict %s %s (%s), want idle, high", d.Verdict, d.Confidence, d.Summary)
-	}
-	for _, s := range []string{"all 8 workers (worker-0…worker-7) wait in queue.get()", "the feeder thread is gone"} {
-		if !strings.Contains(d.Summary, s) {
-			t.Errorf("summary %q lacks %q", d.Summary, s)
-		}
+			samples := steady(3, nil, threads...)
+			for si := range samples {
+				for ti := range samples[si].Threads {
+					tid := samples[si].Threads[ti].TID
+					name := "MainThread"
+					if tid > 1 {
+						name = fmt.Sprintf("worker-%d", tid-2)
+					}
+					samples[si].Threads[ti].Python = &model.PythonThread{ThreadName: name}
+				}
+			}
+			d := Classify(samples, World{}, classify.DefaultOptions())
+			if d.Verdict != tc.verdict || d.Confidence != classify.High {
+				t.Fatalf("verdict %s %s (%s), want %s, high", d.Verdict, d.Confidence, d.Summary, tc.verdict)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(d.Summary, s) {
+					t.Errorf("summary %q lacks %q", d.Summary, s)
+				}
+			}
+		})
 	}
 }

@@ -207,6 +207,11 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 		c.Rule, c.Actors = CausePool, pool
 		if l.kind == ActorGoroutine {
 			p.poolProof(l, &c)
+		} else if c.Joiners = p.poolJoiners(pool); len(c.Joiners) > 0 {
+			// A thread alive in a join waits for one of the others, who
+			// all wait: it never returns. The feeder is gone, but the
+			// program still waits for its workers.
+			v = Blocked
 		}
 	case len(l.byClass[ClassBlocked]) > 0:
 		// The worst proven state decides: goroutines blocked behind a

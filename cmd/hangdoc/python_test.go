@@ -201,16 +201,21 @@ func cycleTIDs(cy []ref) []int {
 	return tids
 }
 
-func TestPythonPoolWithDeadFeederIsIdle(t *testing.T) {
+// TestPythonPoolWithDeadFeederIsBlocked: the workers wait in queue.get()
+// for work nobody is left to put, and main, alive, joins them: the
+// program waits for what never comes, blocked (not an idle pool).
+func TestPythonPoolWithDeadFeederIsBlocked(t *testing.T) {
 	needPySpy(t)
 	v := testvictim.StartPython(t, "py_dead_feeder.py")
 	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
 	c := pydecode(t, out)
-	if code != ExitIdle || c.Verdict != "idle" {
-		t.Fatalf("exit %d verdict %q (%s), want idle\n%s", code, c.Verdict, c.Summary, stderr)
+	if code != ExitBlocked || c.Verdict != "blocked" {
+		t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
 	}
-	if !strings.Contains(c.Summary, "queue.get()") || !strings.Contains(c.Summary, "feeder thread is gone") {
-		t.Errorf("summary %q should say the pool waits in queue.get() with its feeder gone", c.Summary)
+	for _, s := range []string{fmt.Sprintf("tid %d (MainThread) waits in join()", v.PID), "queue.get()", "feeder thread is gone"} {
+		if !strings.Contains(c.Summary, s) {
+			t.Errorf("summary %q lacks %q: main joins the pool, which waits in queue.get() with its feeder gone", c.Summary, s)
+		}
 	}
 	named := 0
 	for _, th := range c.Threads {
