@@ -3,6 +3,7 @@ package classify
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -88,6 +89,14 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 					// its line, as far as the site can tell.
 					waits = append(waits, lockWait{a: t, frame: k, lock: ref})
 					wait = k
+				} else if lines == nil && k == pyTop(t.Stack) && reentered(t.Stack, k) {
+					// No source, but the function it waits in is on its
+					// stack again, further out, past the line it waits
+					// at, through other calls (a signal handler, a
+					// callback): re-entered, it waits at its line for
+					// what its outer frame took there.
+					waits = append(waits, lockWait{a: t, frame: k, lock: ref})
+					wait = k
 				} else {
 					waiting = false
 				}
@@ -139,9 +148,63 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 		for n, base := 2, l.ID; slices.ContainsFunc(locks[:gi], func(o Lock) bool { return o.ID == l.ID }); n++ {
 			l.ID = fmt.Sprintf("%s#%d", base, n)
 		}
+		if l.Basis.Self && len(l.Basis.Reentry) > 0 {
+			l.Basis.Handler = signalHandler(l.Basis.Reentry, sources)
+		}
 		p.attachPythonLock(l)
 	}
 	p.sortLocks()
+}
+
+// reentered reports a frame whose function stands again further out on
+// the stack, at another line, with calls of other functions between the
+// two (a plain recursion is not a re-entry).
+func reentered(stack []model.Frame, k int) bool {
+	f := stack[k]
+	if strings.HasSuffix(f.File, "threading.py") {
+		return false
+	}
+	other := false
+	for _, o := range stack[k+1:] {
+		if o.Func == f.Func && o.File == f.File {
+			return other && o.Line != f.Line
+		}
+		other = other || !native(o)
+	}
+	return false
+}
+
+// pySignalRE is a handler's registration: "signal.signal(signal.SIGHUP,
+// run_sighup)".
+var pySignalRE = regexp.MustCompile(`(?:^|[^\w.])(?:signal\.)?signal\(\s*(?:signal\.)?(SIG\w+)\s*,\s*([A-Za-z_][\w.]*)\s*\)`)
+
+// signalHandler finds, among the calls by which a thread came back to a
+// lock, one that the sources register as a signal handler: in the
+// handler's own file first, then in the others.
+func signalHandler(calls []model.Frame, sources map[string][]string) *SignalHandler {
+	files := slices.Sorted(maps.Keys(sources))
+	for _, f := range calls {
+		name := f.Func
+		if i := strings.LastIndexByte(name, '.'); i >= 0 {
+			name = name[i+1:]
+		}
+		for _, file := range append([]string{f.File}, files...) {
+			for i, l := range sources[file] {
+				m := pySignalRE.FindStringSubmatch(l)
+				if m == nil {
+					continue
+				}
+				reg := m[2]
+				if j := strings.LastIndexByte(reg, '.'); j >= 0 {
+					reg = reg[j+1:]
+				}
+				if reg == name {
+					return &SignalHandler{Func: f.Func, Signal: m[1], File: file, Line: i + 1}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // pyWaitCallRE is a call of a condition's wait: "self.not_empty.wait()".

@@ -142,3 +142,37 @@ func TestPythonIdlePool(t *testing.T) {
 		})
 	}
 }
+
+// TestPythonReentryWithoutSource: with no source, a thread waiting in a
+// function that stands again further out on its stack, at another line,
+// through other calls (a signal handler), waits for what its outer frame
+// took: a self-deadlock, probable by the site. A plain recursion waiting
+// at its top is not one.
+func TestPythonReentryWithoutSource(t *testing.T) {
+	const app = "/srv/agent.py"
+	for _, tc := range []struct {
+		name  string
+		stack []model.Frame
+		self  bool
+	}{
+		{"signal handler", []model.Frame{
+			{Func: "start", File: app, Line: 53}, {Func: "run_sighup", File: app, Line: 64},
+			{Func: "load_config", File: app, Line: 49}, {Func: "start", File: app, Line: 54}, {Func: "<module>", File: app, Line: 104},
+		}, true},
+		{"recursion", []model.Frame{
+			{Func: "poll", File: app, Line: 5}, {Func: "poll", File: app, Line: 7}, {Func: "<module>", File: app, Line: 20},
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			samples := steady(3, nil, th{tid: 1, state: "S", call: futexWait(0x9000, 0), stack: tc.stack})
+			d := Classify(samples, World{}, classify.DefaultOptions())
+			self := d.Verdict == classify.Deadlock && len(d.Cycles) == 1 && len(d.Cycles[0]) == 1
+			if self != tc.self {
+				t.Fatalf("verdict %s (%s), cycles %v: self-deadlock %v, want %v", d.Verdict, d.Summary, d.Cycles, self, tc.self)
+			}
+			if tc.self && (!strings.Contains(d.Summary, "self-deadlock") || !strings.Contains(d.Summary, "run_sighup")) {
+				t.Errorf("summary %q should name the self-deadlock and its path through run_sighup", d.Summary)
+			}
+		})
+	}
+}

@@ -697,7 +697,7 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 		back := ""
 		if t := w.actor(cycle[0]); t != nil {
 			if l := w.lock(t.WaitsFor); l != nil && len(l.Basis.Reentry) > 0 {
-				back = "; it came back to the lock through " + reentryText(l.Basis.Reentry)
+				back = "; it came back to the lock through " + reentryText(l.Basis.Reentry) + handlerText(l.Basis.Handler)
 			}
 		}
 		return fmt.Sprintf("self-deadlock: %s (itself)%s%s", strings.Join(parts, "; "), back, more)

@@ -172,7 +172,7 @@ func TestPythonSignalReentry(t *testing.T) {
 		if !strings.Contains(basis, fmt.Sprintf("state_lock in start at line %d", v.Int("withline"))) || !slices.Equal(waiters, []int{v.PID}) {
 			t.Errorf("main holds a lock for %v on basis %q, want itself waiting at line %d", waiters, basis, v.Int("withline"))
 		}
-		for _, s := range []string{"self-deadlock", "run_sighup"} {
+		for _, s := range []string{"self-deadlock", "run_sighup is the SIGHUP handler"} {
 			if !strings.Contains(c.Summary, s) {
 				t.Errorf("summary %q lacks %q", c.Summary, s)
 			}

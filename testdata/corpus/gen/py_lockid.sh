@@ -70,6 +70,7 @@ for pv in $PYTHONS; do
 				echo "threads: 1"
 				echo "mentions: self-deadlock"
 				echo "mentions: run_sighup"
+				echo "mentions: run_sighup is the SIGHUP handler"
 				echo "producer: py-spy-text"
 				echo "note: start() holds state_lock (a threading.Lock) and reads a pipe; SIGHUP runs run_sighup on top of the read, which calls start() again: it waits at \`with state_lock:\` for the lock its outer frame holds"
 				;;
