@@ -91,10 +91,10 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 					wait = k
 				} else if lines == nil && k == pyTop(t.Stack) && reentered(t.Stack, k) {
 					// No source, but the function it waits in is on its
-					// stack again, further out, past the line it waits
-					// at, through other calls (a signal handler, a
-					// callback): re-entered, it waits at its line for
-					// what its outer frame took there.
+					// stack again, further out, at another line, through
+					// other calls (a signal handler, a callback):
+					// re-entered, it waits at its line for what its outer
+					// frame took there.
 					waits = append(waits, lockWait{a: t, frame: k, lock: ref})
 					wait = k
 				} else {
@@ -111,8 +111,9 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 				continue
 			}
 			held := pyHeldIn(lines, codeOf(f.File, lines), f.Line, fn)
-			if k != wait && k != pyTop(t.Stack) {
-				// Inside the call of a one-line `with X: call()`.
+			if k != wait {
+				// Inside the body of a one-line `with X: call()`: the
+				// frame that is not waiting to enter it has entered it.
 				held = append(held, pyInlineHeld(lines, f.Line)...)
 			}
 			for _, x := range held {
