@@ -160,6 +160,11 @@ type Cause struct {
 	Excerpt    bool
 	Outside    []Ref
 	OutsideN   int
+	// Joiners, for a pool of threads: the threads alive in a join
+	// (Thread.join) beside the idle workers. The thread it joins never
+	// ends (every other thread waits), so the process is blocked, not
+	// idle: it waits for workers who wait for work nobody is left to put.
+	Joiners []Ref
 }
 
 // Throttle is what a cgroup's CPU quota did to a process over the run.
@@ -414,6 +419,9 @@ type Basis struct {
 	// Reentry, for a self-deadlock: the calls from the frame that holds
 	// the lock to the one that waits for it, outermost first.
 	Reentry []model.Frame
+	// Handler: one of the Reentry calls is a signal handler, as the
+	// source's signal.signal(...) registers it.
+	Handler *SignalHandler
 	// Stale: the source was read but does not match the stacks.
 	Stale    bool
 	Ranked   []RankedHolder
@@ -426,6 +434,13 @@ type Basis struct {
 	// that have the file open, among which an OFD lock's holder is.
 	File   *model.FileLockEntry
 	Opened []int
+}
+
+// SignalHandler is a function the source registers as a signal handler:
+// signal.signal(Signal, Func) at File:Line.
+type SignalHandler struct {
+	Func, Signal, File string
+	Line               int
 }
 
 // BasisRule names how a lock's holder was (or was not) established.

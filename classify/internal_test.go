@@ -307,6 +307,67 @@ def runner(lock):
 	}
 }
 
+// TestPythonSourceByExpression: a one-line `with b: pass` waits for b and
+// holds nothing; in an outer frame, a one-line `with X: call()` holds X;
+// a module's top-level code holds what it acquired above the line, not
+// what a def body or a docstring names.
+func TestPythonSourceByExpression(t *testing.T) {
+	src := strings.Split(`"""A script. Its docstring says lock.release() and
+with lock: pass, which are not code.
+"""
+import threading
+a, b = threading.Lock(), threading.Lock()
+lock = threading.Lock()
+
+def first():
+    with a:
+        both.wait()
+        with b: pass
+
+def helper():
+    """lock.acquire() in a docstring."""
+    lock.release()
+
+def handler():
+    with lock: work()  # the call runs inside the block
+
+lock.acquire()
+for i in range(3):
+    start()
+while True:
+    time.sleep(1)
+`, "\n")
+	if got := pyLockingAt(src, 11); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("locking at `with b: pass`: %q, want b", got)
+	}
+	f := pyFuncAt(src, 11)
+	if got := pyHeldAt(src, 11, f); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("held at `with b: pass`: %q, want a only", got)
+	}
+	if got := pyInlineHeld(src, 18); !slices.Equal(got, []string{"lock"}) {
+		t.Errorf("held inside `with lock: work()`: %q, want lock", got)
+	}
+	if got := pyInlineHeld(src, 11); got != nil {
+		t.Errorf("`with b: pass` is entered, not held: %q", got)
+	}
+	if got := pyHeldAt(src, 24, pyModuleFunc); !slices.Equal(got, []string{"lock"}) {
+		t.Errorf("held at the module's line 24: %q, want lock (the docstrings and helper's release are not its code)", got)
+	}
+	if got := pyHeldAt(src, 19, pyModuleFunc); got != nil {
+		t.Errorf("held at the module's line 19, before the acquire: %q", got)
+	}
+	if sc, _ := pyScope(src, pyModuleFunc, "lock"); sc != scopeGlobal {
+		t.Errorf("lock at module level: scope %d, want global", sc)
+	}
+	code := pyCodeLines(src)
+	// The while's body (24) is module code.
+	for line, want := range map[int]pyLine{1: pyInString, 2: pyInString, 3: pyInString, 4: pyAtModule, 10: pyInDef, 14: pyInString, 15: pyInDef, 20: pyAtModule, 24: pyAtModule} {
+		if code[line-1] != want {
+			t.Errorf("line %d (%q): %d, want %d", line, src[line-1], code[line-1], want)
+		}
+	}
+}
+
 func TestArgWord(t *testing.T) {
 	args := "(0xc000012080, {0x79f1c8, 0x1b608059e000}, 0x0?, 0xc000012088, ...)"
 	for i, want := range []string{"0xc000012080", "", "", "0xc000012088", ""} {

@@ -11,7 +11,9 @@ import (
 // X.release() in between.
 
 var (
-	pyWithRE    = regexp.MustCompile(`^\s*(?:async\s+)?with\s+(.+?):\s*(?:#.*)?$`)
+	// A `with` line: "with X:" opening a block, or "with X: body" on one
+	// line (m[2], the body).
+	pyWithRE    = regexp.MustCompile(`^\s*(?:async\s+)?with\s+(.+?):(?:\s*(?:#.*)?|\s+([^#\s].*))$`)
 	pyAcquireRE = regexp.MustCompile(`([A-Za-z_][\w.]*)\.acquire\(`)
 	pyReleaseRE = regexp.MustCompile(`([A-Za-z_][\w.]*)\.release\(`)
 	pyDefRE     = regexp.MustCompile(`^(\s*)(?:async\s+)?def\s+(\w+)\s*\(([^)]*)`)
@@ -27,7 +29,13 @@ type pyFunc struct {
 	params []string
 	from   int // the def line
 	indent int // the def's indentation
+	// module: not a def but a module's top-level code (a <module> frame):
+	// every line at module scope above it, outside def and class bodies.
+	module bool
 }
+
+// pyModuleFunc is a module's top-level code, as a function.
+var pyModuleFunc = &pyFunc{name: "<module>", indent: -1, module: true}
 
 // pyFuncAt finds the def a line is in, and the class that def is in.
 func pyFuncAt(lines []string, line int) *pyFunc {
@@ -111,16 +119,24 @@ func pyLockingAt(lines []string, line int) []string {
 
 // pyHeldAt is what the function around line holds there: the items of the
 // `with` blocks the line is inside, and what it acquired above the line and
-// did not release.
+// did not release. For a module's top-level code (f.module) that is every
+// line at module scope above it. Lines inside strings (docstrings) are not
+// code.
 func pyHeldAt(lines []string, line int, f *pyFunc) []string {
-	if f == nil {
+	return pyHeldIn(lines, pyCodeLines(lines), line, f)
+}
+
+// pyHeldIn is pyHeldAt with the file's code lines (pyCodeLines) known.
+func pyHeldIn(lines []string, code []pyLine, line int, f *pyFunc) []string {
+	if f == nil || line < 1 || line > len(lines) {
 		return nil
 	}
+	isCode := func(i int) bool { return i-1 < len(code) && code[i-1] != pyInString }
 	var held []string
 	at := indentOf(lines[line-1])
 	for i := line - 1; i > f.from; i-- {
 		l := lines[i-1]
-		if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#") {
+		if strings.TrimSpace(l) == "" || strings.HasPrefix(strings.TrimSpace(l), "#") || !isCode(i) {
 			continue
 		}
 		if in := indentOf(l); in < at {
@@ -130,6 +146,9 @@ func pyHeldAt(lines []string, line int, f *pyFunc) []string {
 	}
 	released := map[string]int{}
 	for i := line - 1; i > f.from; i-- {
+		if !isCode(i) || f.module && code[i-1] != pyAtModule {
+			continue
+		}
 		l := lines[i-1]
 		if m := pyReleaseRE.FindStringSubmatch(l); m != nil {
 			released[m[1]]++
@@ -145,11 +164,96 @@ func pyHeldAt(lines []string, line int, f *pyFunc) []string {
 	return held
 }
 
+// pyInlineHeld is what a frame holds at a one-line `with X: call()` while
+// it is inside the call (a frame above it runs): X.
+func pyInlineHeld(lines []string, line int) []string {
+	if line < 1 || line > len(lines) {
+		return nil
+	}
+	m := pyWithRE.FindStringSubmatch(lines[line-1])
+	if m == nil || m[2] == "" {
+		return nil
+	}
+	if body, _, _ := strings.Cut(m[2], "#"); strings.TrimSpace(body) == "pass" || strings.TrimSpace(body) == "..." {
+		return nil // nothing runs inside it
+	}
+	return withItems(lines[line-1])
+}
+
+// pyLine says what a line of a Python file is.
+type pyLine uint8
+
+const (
+	pyAtModule pyLine = iota // code at module scope
+	pyInDef                  // code inside a def or class body
+	pyInString               // inside a multi-line string (a docstring)
+)
+
+var pyTripleRE = regexp.MustCompile(`"""|'''`)
+
+// pyCodeLines classifies every line of a Python file: inside a
+// triple-quoted string (a docstring: the lines it spans, its first and
+// last included when they start with it), inside a def or class body, or
+// at module scope. The scan is lexical and approximate: triple quotes
+// inside comments and ordinary strings are not told apart.
+func pyCodeLines(lines []string) []pyLine {
+	out := make([]pyLine, len(lines))
+	quote := "" // the triple quote a string open at the line's start began with
+	body := -1  // the indentation of the def or class whose body this is
+	for i, l := range lines {
+		if quote != "" {
+			out[i] = pyInString
+			quote = closeTriple(l, quote)
+			continue
+		}
+		t := strings.TrimSpace(l)
+		if t == "" || strings.HasPrefix(t, "#") {
+			if body >= 0 {
+				out[i] = pyInDef
+			}
+			continue
+		}
+		if in := indentOf(l); body >= 0 && in <= body {
+			body = -1
+		}
+		switch {
+		case body >= 0:
+			out[i] = pyInDef
+		case pyDefRE.MatchString(l) || pyClassRE.MatchString(l):
+			body = indentOf(l)
+		}
+		quote = closeTriple(l, "")
+		if strings.HasPrefix(t, `"""`) || strings.HasPrefix(t, "'''") {
+			out[i] = pyInString
+		}
+	}
+	return out
+}
+
+// closeTriple scans s for triple quotes, open being the one a string is
+// open with ("" for none), and returns the one still open at its end.
+func closeTriple(s, open string) string {
+	for {
+		loc := pyTripleRE.FindStringIndex(s)
+		if loc == nil {
+			return open
+		}
+		q := s[loc[0]:loc[1]]
+		switch {
+		case open == "":
+			open = q
+		case q == open:
+			open = ""
+		}
+		s = s[loc[1]:]
+	}
+}
+
 // pyScope says what the root of a lock expression is: self (a field of
 // the class), a parameter, a local, or a module global.
 func pyScope(lines []string, f *pyFunc, expr string) (scope, int) {
 	root, _, _ := strings.Cut(expr, ".")
-	if f != nil {
+	if f != nil && !f.module {
 		for i, p := range f.params {
 			if p == root {
 				if i == 0 && f.class != "" && (p == "self" || p == "cls") {

@@ -3,6 +3,7 @@ package classify
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -24,6 +25,15 @@ import (
 func (p *proc) pythonLocks(sources map[string][]string) {
 	var waits []lockWait
 	var holds []lockHold
+	codes := map[string][]pyLine{} // each source's lines classified, read once
+	codeOf := func(file string, lines []string) []pyLine {
+		c, ok := codes[file]
+		if !ok {
+			c = pyCodeLines(lines)
+			codes[file] = c
+		}
+		return c
+	}
 	for i := range p.threads {
 		t := &p.threads[i]
 		if len(t.Stack) == 0 || t.Class == ClassExited {
@@ -56,6 +66,9 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 			}
 			lines := sources[f.File]
 			fn := pyFuncAt(lines, f.Line)
+			if fn == nil && f.Func == "<module>" && lines != nil {
+				fn = pyModuleFunc // a script's top-level code
+			}
 			ref := lockRef{fn: f.Func + "@" + f.File, line: f.Line}
 			if waiting && wait < 0 {
 				if isConditionWait(f) || strings.HasSuffix(f.File, "threading.py") && !isLockMachinery(f) {
@@ -76,6 +89,14 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 					// its line, as far as the site can tell.
 					waits = append(waits, lockWait{a: t, frame: k, lock: ref})
 					wait = k
+				} else if lines == nil && k == pyTop(t.Stack) && reentered(t.Stack, k) {
+					// No source, but the function it waits in is on its
+					// stack again, further out, at another line, through
+					// other calls (a signal handler, a callback):
+					// re-entered, it waits at its line for what its outer
+					// frame took there.
+					waits = append(waits, lockWait{a: t, frame: k, lock: ref})
+					wait = k
 				} else {
 					waiting = false
 				}
@@ -89,7 +110,13 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 				}
 				continue
 			}
-			for _, x := range pyHeldAt(lines, f.Line, fn) {
+			held := pyHeldIn(lines, codeOf(f.File, lines), f.Line, fn)
+			if k != wait {
+				// Inside the body of a one-line `with X: call()`: the
+				// frame that is not waiting to enter it has entered it.
+				held = append(held, pyInlineHeld(lines, f.Line)...)
+			}
+			for _, x := range held {
 				if released[k] == x {
 					continue
 				}
@@ -122,9 +149,63 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 		for n, base := 2, l.ID; slices.ContainsFunc(locks[:gi], func(o Lock) bool { return o.ID == l.ID }); n++ {
 			l.ID = fmt.Sprintf("%s#%d", base, n)
 		}
+		if l.Basis.Self && len(l.Basis.Reentry) > 0 {
+			l.Basis.Handler = signalHandler(l.Basis.Reentry, sources)
+		}
 		p.attachPythonLock(l)
 	}
 	p.sortLocks()
+}
+
+// reentered reports a frame whose function stands again further out on
+// the stack, at another line, with calls of other functions between the
+// two (a plain recursion is not a re-entry).
+func reentered(stack []model.Frame, k int) bool {
+	f := stack[k]
+	if strings.HasSuffix(f.File, "threading.py") {
+		return false
+	}
+	other := false
+	for _, o := range stack[k+1:] {
+		if o.Func == f.Func && o.File == f.File {
+			return other && o.Line != f.Line
+		}
+		other = other || !native(o)
+	}
+	return false
+}
+
+// pySignalRE is a handler's registration: "signal.signal(signal.SIGHUP,
+// run_sighup)".
+var pySignalRE = regexp.MustCompile(`(?:^|[^\w.])(?:signal\.)?signal\(\s*(?:signal\.)?(SIG\w+)\s*,\s*([A-Za-z_][\w.]*)\s*\)`)
+
+// signalHandler finds, among the calls by which a thread came back to a
+// lock, one that the sources register as a signal handler: in the
+// handler's own file first, then in the others.
+func signalHandler(calls []model.Frame, sources map[string][]string) *SignalHandler {
+	files := slices.Sorted(maps.Keys(sources))
+	for _, f := range calls {
+		name := f.Func
+		if i := strings.LastIndexByte(name, '.'); i >= 0 {
+			name = name[i+1:]
+		}
+		for _, file := range append([]string{f.File}, files...) {
+			for i, l := range sources[file] {
+				m := pySignalRE.FindStringSubmatch(l)
+				if m == nil {
+					continue
+				}
+				reg := m[2]
+				if j := strings.LastIndexByte(reg, '.'); j >= 0 {
+					reg = reg[j+1:]
+				}
+				if reg == name {
+					return &SignalHandler{Func: f.Func, Signal: m[1], File: file, Line: i + 1}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // pyWaitCallRE is a call of a condition's wait: "self.not_empty.wait()".
@@ -312,6 +393,22 @@ func (p *proc) threadPool() []Ref {
 		return nil
 	}
 	return pool
+}
+
+// poolJoiners are the threads outside a thread pool that wait in a join
+// (Thread.join): the main thread joining the workers, typically.
+func (p *proc) poolJoiners(pool []Ref) []Ref {
+	var out []Ref
+	for i := range p.threads {
+		t := &p.threads[i]
+		if slices.Contains(pool, t.Ref) || t.Class == ClassExited || len(t.Stack) == 0 {
+			continue
+		}
+		if inFrame(t.Stack, "join", "threading.py") || inFrame(t.Stack, "_wait_for_tstate_lock", "threading.py") {
+			out = append(out, t.Ref)
+		}
+	}
+	return out
 }
 
 // stackKind names what a Python thread waits in from its stack alone, for

@@ -93,6 +93,9 @@ func TestPythonSpinnerDespiteDumperPauses(t *testing.T) {
 	}
 }
 
+// TestPythonIdlePool: workers in queue.get() with no thread left to feed
+// them are an idle pool while main only sleeps; with main alive in a join
+// of the workers the program is blocked: it waits for what never comes.
 func TestPythonIdlePool(t *testing.T) {
 	get := []model.Frame{
 		{Func: "wait", File: "/usr/lib/python3.11/threading.py", Line: 320},
@@ -100,28 +103,76 @@ func TestPythonIdlePool(t *testing.T) {
 		{Func: "work", File: appPy, Line: 30},
 	}
 	join := []model.Frame{{Func: "_wait_for_tstate_lock", File: "/usr/lib/python3.11/threading.py", Line: 1132}, {Func: "<module>", File: appPy, Line: 50}}
-	threads := []th{{tid: 1, state: "S", call: futexWait(0x100, 0), stack: join}}
-	for i := 2; i <= 9; i++ {
-		threads = append(threads, th{tid: i, state: "S", call: futexWait(uint64(0x1000*i), 0), stack: get})
-	}
-	samples := steady(3, nil, threads...)
-	for si := range samples {
-		for ti := range samples[si].Threads {
-			tid := samples[si].Threads[ti].TID
-			name := "MainThread"
-			if tid > 1 {
-				name = fmt.Sprintf("worker-%d", tid-2)
+	sleep := []model.Frame{{Func: "<module>", File: appPy, Line: 52}}
+	for _, tc := range []struct {
+		name    string
+		main    []model.Frame
+		call    model.Syscall
+		verdict classify.Verdict
+		says    []string
+	}{
+		{"sleeping", sleep, call("clock_nanosleep", 1, 0, 0), classify.Idle, []string{"all 8 workers (worker-0…worker-7) wait in queue.get()", "the feeder thread is gone"}},
+		{"joining", join, futexWait(0x100, 0), classify.Blocked, []string{"tid 1 (MainThread) waits in join()", "all 8 workers (worker-0…worker-7) wait in queue.get()", "the feeder thread is gone"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			threads := []th{{tid: 1, state: "S", call: tc.call, stack: tc.main}}
+			for i := 2; i <= 9; i++ {
+				threads = append(threads, th{tid: i, state: "S", call: futexWait(uint64(0x1000*i), 0), stack: get})
 			}
-			samples[si].Threads[ti].Python = &model.PythonThread{ThreadName: name}
-		}
+			samples := steady(3, nil, threads...)
+			for si := range samples {
+				for ti := range samples[si].Threads {
+					tid := samples[si].Threads[ti].TID
+					name := "MainThread"
+					if tid > 1 {
+						name = fmt.Sprintf("worker-%d", tid-2)
+					}
+					samples[si].Threads[ti].Python = &model.PythonThread{ThreadName: name}
+				}
+			}
+			d := Classify(samples, World{}, classify.DefaultOptions())
+			if d.Verdict != tc.verdict || d.Confidence != classify.High {
+				t.Fatalf("verdict %s %s (%s), want %s, high", d.Verdict, d.Confidence, d.Summary, tc.verdict)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(d.Summary, s) {
+					t.Errorf("summary %q lacks %q", d.Summary, s)
+				}
+			}
+		})
 	}
-	d := Classify(samples, World{}, classify.DefaultOptions())
-	if d.Verdict != classify.Idle || d.Confidence != classify.High {
-		t.Fatalf("verdict %s %s (%s), want idle, high", d.Verdict, d.Confidence, d.Summary)
-	}
-	for _, s := range []string{"all 8 workers (worker-0…worker-7) wait in queue.get()", "the feeder thread is gone"} {
-		if !strings.Contains(d.Summary, s) {
-			t.Errorf("summary %q lacks %q", d.Summary, s)
-		}
+}
+
+// TestPythonReentryWithoutSource: with no source, a thread waiting in a
+// function that stands again further out on its stack, at another line,
+// through other calls (a signal handler), waits for what its outer frame
+// took: a self-deadlock, probable by the site. A plain recursion waiting
+// at its top is not one.
+func TestPythonReentryWithoutSource(t *testing.T) {
+	const app = "/srv/agent.py"
+	for _, tc := range []struct {
+		name  string
+		stack []model.Frame
+		self  bool
+	}{
+		{"signal handler", []model.Frame{
+			{Func: "start", File: app, Line: 53}, {Func: "run_sighup", File: app, Line: 64},
+			{Func: "load_config", File: app, Line: 49}, {Func: "start", File: app, Line: 54}, {Func: "<module>", File: app, Line: 104},
+		}, true},
+		{"recursion", []model.Frame{
+			{Func: "poll", File: app, Line: 5}, {Func: "poll", File: app, Line: 7}, {Func: "<module>", File: app, Line: 20},
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			samples := steady(3, nil, th{tid: 1, state: "S", call: futexWait(0x9000, 0), stack: tc.stack})
+			d := Classify(samples, World{}, classify.DefaultOptions())
+			self := d.Verdict == classify.Deadlock && len(d.Cycles) == 1 && len(d.Cycles[0]) == 1
+			if self != tc.self {
+				t.Fatalf("verdict %s (%s), cycles %v: self-deadlock %v, want %v", d.Verdict, d.Summary, d.Cycles, self, tc.self)
+			}
+			if tc.self && (!strings.Contains(d.Summary, "self-deadlock") || !strings.Contains(d.Summary, "run_sighup")) {
+				t.Errorf("summary %q should name the self-deadlock and its path through run_sighup", d.Summary)
+			}
+		})
 	}
 }

@@ -127,9 +127,10 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 	case holder != nil && holder.Class == ClassSpinning:
 		v, conf = Spinning, basisConfidence(held.Basis.Kind)
 		c.Rule, c.Actors, c.Lock = CauseHolderSpins, []Ref{holder.Ref}, held.ID
-	case holder != nil && (holder.Class == ClassBlocked || holder.Class == ClassIdle && l.kind == ActorGoroutine):
+	case holder != nil && (holder.Class == ClassBlocked || holder.Class == ClassIdle):
 		// A holder parked for good (select {}, a sleep, a receive nothing
-		// feeds) keeps its waiters blocked: it does not make them idle.
+		// feeds; a thread asleep in a loop) keeps its waiters blocked: it
+		// does not make them idle.
 		v, conf = Blocked, basisConfidence(held.Basis.Kind)
 		c.Rule, c.Actors, c.Lock = CauseHolderBlocked, []Ref{holder.Ref}, held.ID
 		if holder.Kind == ActorGoroutine && g != nil {
@@ -206,6 +207,11 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 		c.Rule, c.Actors = CausePool, pool
 		if l.kind == ActorGoroutine {
 			p.poolProof(l, &c)
+		} else if c.Joiners = p.poolJoiners(pool); len(c.Joiners) > 0 {
+			// A thread alive in a join waits for one of the others, who
+			// all wait: it never returns. The feeder is gone, but the
+			// program still waits for its workers.
+			v = Blocked
 		}
 	case len(l.byClass[ClassBlocked]) > 0:
 		// The worst proven state decides: goroutines blocked behind a

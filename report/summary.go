@@ -138,6 +138,18 @@ func (w *words) summary(c classify.Cause) string {
 			return fmt.Sprintf("%s wait in %s for work and no goroutine is sending to them; %s",
 				plural(len(as), "worker", "workers"), Where(as[0].Stack)+" ["+as[0].GoState+"]", w.poolUnproven(c))
 		}
+		if len(c.Joiners) > 0 {
+			var js []string
+			for _, r := range c.Joiners {
+				js = append(js, threadName(w.actor(r)))
+			}
+			verb := "waits"
+			if len(js) > 1 {
+				verb = "wait"
+			}
+			return fmt.Sprintf("%s %s in join() for workers that never finish: all %d workers (%s) wait in queue.get() for work no thread is left to put — the feeder thread is gone, but the join still waits",
+				strings.Join(js, ", "), verb, len(as), namesOf(as))
+		}
 		return fmt.Sprintf("all %d workers (%s) wait in queue.get() and no thread is left that could feed the queue: whatever feeds the pool stopped — the feeder thread is gone", len(as), namesOf(as))
 	case classify.CauseStranded:
 		return w.strandedSummary(as)
@@ -725,7 +737,7 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 		back := ""
 		if t := w.actor(cycle[0]); t != nil {
 			if l := w.lock(t.WaitsFor); l != nil && len(l.Basis.Reentry) > 0 {
-				back = "; it came back to the lock through " + reentryText(l.Basis.Reentry)
+				back = "; it came back to the lock through " + reentryText(l.Basis.Reentry) + handlerText(l.Basis.Handler)
 			}
 		}
 		return fmt.Sprintf("self-deadlock: %s (itself)%s%s", strings.Join(parts, "; "), back, more)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -644,7 +645,7 @@ func (w *words) frameBasis(l *classify.Lock) string {
 	if b.Self {
 		s += "; the holder is itself one of the waiters: it waits for a lock it already holds, a self-deadlock"
 		if len(b.Reentry) > 0 {
-			s += ", back to it through " + reentryText(b.Reentry)
+			s += ", back to it through " + reentryText(b.Reentry) + handlerText(b.Handler)
 		}
 	}
 	if b.Futex != "" {
@@ -658,6 +659,14 @@ func (w *words) frameBasis(l *classify.Lock) string {
 func shortFunc(fn string) string {
 	f, _, _ := strings.Cut(fn, "@")
 	return f
+}
+
+// handlerText names the signal handler of a re-entry: "" for none.
+func handlerText(h *classify.SignalHandler) string {
+	if h == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (%s is the %s handler, set at %s:%d: it ran on top of the frame that held the lock)", shortFunc(h.Func), h.Signal, filepath.Base(h.File), h.Line)
 }
 
 // reentryText is the path by which a thread that holds a lock came back

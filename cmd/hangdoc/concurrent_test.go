@@ -47,8 +47,8 @@ func TestTwoDiagnosesAtOnce(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.out), &c); err != nil {
 			t.Fatalf("run %d: exit %d, %v\n%s", i, r.code, err, r.stderr)
 		}
-		if r.code != ExitIdle || c.Verdict != "idle" {
-			t.Errorf("run %d: exit %d, verdict %s (%s), want idle as every other run; notes %v", i, r.code, c.Verdict, c.Summary, c.Sampling.Notes)
+		if r.code != ExitBlocked || c.Verdict != "blocked" {
+			t.Errorf("run %d: exit %d, verdict %s (%s), want blocked as every other run; notes %v", i, r.code, c.Verdict, c.Summary, c.Sampling.Notes)
 		}
 		if strings.Contains(r.out+r.stderr, "permission denied") {
 			t.Errorf("run %d says permission denied: %v\n%s", i, c.Sampling.Notes, r.stderr)

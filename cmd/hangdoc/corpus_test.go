@@ -26,8 +26,9 @@ const corpusDir = "../../testdata/corpus/dumps"
 
 // corpusSources points analyze at the victims' sources: the dumps name
 // them by the paths of the machine that made the corpus, or, py-spy, by
-// their short names.
-var corpusSources = []string{"--src", "../../testdata/corpus/victims/python", "--src", "../../testdata/corpus/victims/go"}
+// their short names; the live tests' victims (testdata/victims) for the
+// dumps gen/py_lockid.sh takes of them.
+var corpusSources = []string{"--src", "../../testdata/corpus/victims/python", "--src", "../../testdata/corpus/victims/go", "--src", "../../testdata/victims"}
 
 // expectation is one .expect file.
 type expectation struct {
@@ -230,8 +231,6 @@ var notYet = []struct {
 }{
 	// Left by issue 11: the waiter is the goroutine the truncation cut.
 	{"go-selfdump/selfdump-truncated.*", []check{checkHolder}, "issue 11, left", "the only goroutine waiting for mu is the one the truncation cut: its frames end inside sync, so no frame of the program's says which lock; an address-only wait would need the parser to mark the cut goroutine (model), so that the inferred rule may use it without inventing holders for the standard library's own mutexes"},
-	// Issue 10: idle only for waits for work.
-	{"*/pool_dead_feeder.*", []check{checkVerdict}, "issue 10", "main joins workers in queue.get() whose feeder died: blocked, not an idle pool"},
 	// The ladder's confidence policy (classify/verdict.go, the lead's): one
 	// sample is low; the corpus takes one dump for at most medium.
 	{"*/*", []check{checkConfidence}, "confidence policy", "one snapshot is low confidence in the ladder; the corpus expects medium (high where the runtime says deadlock)"},

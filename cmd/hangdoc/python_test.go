@@ -108,16 +108,114 @@ func TestPythonRendererSpinsHoldingTheLock(t *testing.T) {
 	}
 }
 
-func TestPythonPoolWithDeadFeederIsIdle(t *testing.T) {
+// TestPythonLockIdentity: locks named by their expression alone (issue
+// 19): the textbook ABBA on two module globals with one-line `with b:
+// pass` is a deadlock of t1 and t2, also when main joins t1 (main waits
+// behind the cycle, it is not in it); a lock taken by lock.acquire() at a
+// script's top level is held by main, whose only frame is <module>.
+func TestPythonLockIdentity(t *testing.T) {
+	needPySpy(t)
+	for _, mode := range []string{"abba", "abba-join"} {
+		t.Run(mode, func(t *testing.T) {
+			v := testvictim.StartPython(t, "py_lock_identity.py", mode)
+			t1, t2 := v.TID("first"), v.TID("second")
+			out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+			c := pydecode(t, out)
+			if code != ExitDeadlock || c.Verdict != "deadlock" {
+				t.Fatalf("exit %d verdict %q (%s), want deadlock\n%s", code, c.Verdict, c.Summary, stderr)
+			}
+			if len(c.Cycles) != 1 || !slices.Equal(cycleTIDs(c.Cycles[0]), []int{min(t1, t2), max(t1, t2)}) {
+				t.Errorf("cycles %+v, want one of t1 (%d) and t2 (%d) alone", c.Cycles, t1, t2)
+			}
+			for _, h := range []struct{ tid, waiter int }{{t1, t2}, {t2, t1}} {
+				basis, waiters := c.heldBy(h.tid)
+				if !strings.HasPrefix(basis, "probable: ") || !slices.Equal(waiters, []int{h.waiter}) {
+					t.Errorf("tid %d holds a lock for %v on basis %q, want %d waiting, probable (locks %+v)", h.tid, waiters, basis, h.waiter, c.Locks)
+				}
+			}
+		})
+	}
+	t.Run("module", func(t *testing.T) {
+		v := testvictim.StartPython(t, "py_lock_identity.py", "module")
+		out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+		c := pydecode(t, out)
+		if code != ExitBlocked || c.Verdict != "blocked" {
+			t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
+		}
+		basis, waiters := c.heldBy(v.PID)
+		if !strings.Contains(basis, "holds lock, locked in <module>") || !slices.Equal(waiters, v.TIDs("waiters")) {
+			t.Errorf("main holds a lock for %v on basis %q, want %v waiting for lock taken in <module> (locks %+v)", waiters, basis, v.TIDs("waiters"), c.Locks)
+		}
+		if !strings.Contains(c.Summary, fmt.Sprintf("tid %d (MainThread) holds", v.PID)) {
+			t.Errorf("summary %q should lead with main holding the lock", c.Summary)
+		}
+	})
+}
+
+// TestPythonSignalReentry: a SIGHUP handler, run on the main thread on top
+// of start()'s `with state_lock:` block, calls start() again: a
+// self-deadlock named with its path through the handler; with an RLock
+// the same re-entry is no deadlock.
+func TestPythonSignalReentry(t *testing.T) {
+	needPySpy(t)
+	t.Run("lock", func(t *testing.T) {
+		v := testvictim.StartPython(t, "py_signal_reenter.py", "lock")
+		out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+		c := pydecode(t, out)
+		if code != ExitDeadlock || c.Verdict != "deadlock" {
+			t.Fatalf("exit %d verdict %q (%s), want deadlock\n%s", code, c.Verdict, c.Summary, stderr)
+		}
+		if len(c.Cycles) != 1 || !slices.Equal(cycleTIDs(c.Cycles[0]), []int{v.PID}) {
+			t.Errorf("cycles %+v, want main (%d) alone", c.Cycles, v.PID)
+		}
+		basis, waiters := c.heldBy(v.PID)
+		if !strings.Contains(basis, fmt.Sprintf("state_lock in start at line %d", v.Int("withline"))) || !slices.Equal(waiters, []int{v.PID}) {
+			t.Errorf("main holds a lock for %v on basis %q, want itself waiting at line %d", waiters, basis, v.Int("withline"))
+		}
+		for _, s := range []string{"self-deadlock", "run_sighup is the SIGHUP handler"} {
+			if !strings.Contains(c.Summary, s) {
+				t.Errorf("summary %q lacks %q", c.Summary, s)
+			}
+		}
+		if strings.Contains(c.Hint, "outside world") || !strings.Contains(c.Hint, "signal handler") {
+			t.Errorf("hint %q: want the re-entry's, not a timeout's", c.Hint)
+		}
+	})
+	t.Run("rlock", func(t *testing.T) {
+		v := testvictim.StartPython(t, "py_signal_reenter.py", "rlock")
+		out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+		c := pydecode(t, out)
+		if code == ExitDeadlock || c.Verdict == "deadlock" || len(c.Cycles) > 0 || strings.Contains(c.Summary, "self-deadlock") {
+			t.Errorf("exit %d verdict %q (%s), cycles %+v: an RLock taken again is no deadlock\n%s", code, c.Verdict, c.Summary, c.Cycles, stderr)
+		}
+	})
+}
+
+// cycleTIDs are a cycle's TIDs, sorted.
+func cycleTIDs(cy []ref) []int {
+	var tids []int
+	for _, r := range cy {
+		tids = append(tids, r.TID)
+	}
+	slices.Sort(tids)
+	return tids
+}
+
+// TestPythonPoolWithDeadFeederIsBlocked: the workers wait in queue.get()
+// for work nobody is left to put, and main, alive, joins them: the
+// program waits for what never comes, blocked (not an idle pool).
+func TestPythonPoolWithDeadFeederIsBlocked(t *testing.T) {
 	needPySpy(t)
 	v := testvictim.StartPython(t, "py_dead_feeder.py")
 	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
 	c := pydecode(t, out)
-	if code != ExitIdle || c.Verdict != "idle" {
-		t.Fatalf("exit %d verdict %q (%s), want idle\n%s", code, c.Verdict, c.Summary, stderr)
+	if code != ExitBlocked || c.Verdict != "blocked" {
+		t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
 	}
-	if !strings.Contains(c.Summary, "queue.get()") || !strings.Contains(c.Summary, "feeder thread is gone") {
-		t.Errorf("summary %q should say the pool waits in queue.get() with its feeder gone", c.Summary)
+	for _, s := range []string{fmt.Sprintf("tid %d (MainThread) waits in join()", v.PID), "queue.get()", "feeder thread is gone"} {
+		if !strings.Contains(c.Summary, s) {
+			t.Errorf("summary %q lacks %q: main joins the pool, which waits in queue.get() with its feeder gone", c.Summary, s)
+		}
 	}
 	named := 0
 	for _, th := range c.Threads {

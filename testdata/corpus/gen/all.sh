@@ -13,6 +13,7 @@ rm -f "$work/versions.txt"
 bash "$gen/go.sh"
 bash "$gen/go_extra.sh"
 bash "$gen/python.sh"
+bash "$gen/py_lockid.sh"
 bash "$gen/big.sh"
 {
 	echo "# tool versions of the last gen/all.sh run"
