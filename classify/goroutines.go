@@ -131,8 +131,10 @@ func (p *proc) addGoroutines(opts Options, files map[string][]string) {
 	p.locks = append(p.locks, locks...)
 	p.reindexLocks()
 	s.chanEdges()
+	s.chanProofs()
 	s.idlePools()
 	s.settle()
+	s.chanWaits()
 	s.socketWaits()
 	p.groups = s.groups()
 }
@@ -286,7 +288,7 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 			if g.Labels != nil {
 				key.labels = labelKey(g.Labels)
 			}
-			if g.WaitChans != nil || g.ChanRefs != nil {
+			if g.WaitChans != nil || g.ChanRefs != nil || g.HeldChans != nil {
 				// Channel evidence (Delve) ties goroutines one by one:
 				// never folded.
 				key.chans = strconv.FormatInt(g.ID, 10)
@@ -738,7 +740,7 @@ func (s *goScene) idlePools() {
 	}
 	for i := range gs {
 		g := &gs[i]
-		if n := count[s.lastStack(i)]; receiving(*g) && n >= 2 {
+		if n := count[s.lastStack(i)]; receiving(*g) && n >= 2 && !s.p.chanHeld(g) {
 			s.p.pool = append(s.p.pool, g.Refs()...)
 			g.Class = ClassIdle
 			g.Why = Why{Rule: WhyGoPool, N: n - 1}

@@ -72,6 +72,9 @@ type proc struct {
 	// program's goroutines that could end it.
 	goWakers map[int64][]int64
 	chanWhy  map[int64]*ChanWait
+	// chanProof is the channel scan's answer for each goroutine that
+	// waits on channels (chanproof.go).
+	chanProof map[int64]*Counterparts
 	// verdict is a peer's own, from its threads.
 	verdict Verdict
 	// runtimeDeadlock: the Go runtime itself said no goroutine can ever

@@ -276,6 +276,10 @@ type Wait struct {
 	// — no live actor is left that could end it.
 	Wakers []Ref
 	Nobody bool
+	// Counterparts are, for a goroutine's channel wait, the goroutines
+	// the memory scan found referring to its channels (chanproof.go);
+	// nil without a scan.
+	Counterparts *Counterparts
 }
 
 // Polled is one descriptor a poll or select waits on, and the processes at

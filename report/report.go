@@ -242,6 +242,10 @@ type Wait struct {
 	// threads or goroutines that could end it; NobodyLeft: there are none.
 	Wakers     []Ref `json:"wakers,omitempty"`
 	NobodyLeft bool  `json:"nobody_left,omitempty"`
+	// Counterparts are, for a goroutine's channel wait read from a live
+	// program's memory, the goroutines that refer to its channels and how
+	// that was established (see chanproof.go).
+	Counterparts *Counterparts `json:"counterparts,omitempty"`
 }
 
 // Polled is one descriptor a poll or select waits on.

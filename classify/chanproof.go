@@ -1,0 +1,168 @@
+package classify
+
+import (
+	"slices"
+
+	"github.com/hangdoc/hangdoc/model"
+)
+
+// Channel proofs: what the memory reader's channel scan (model.ChanScan,
+// Goroutine.HeldChans, on a live run's last sample) says of the goroutines
+// that could still complete a channel operation others wait in. A
+// goroutine whose stack, or a heap object its stack leads to, holds the
+// channel's address is a possible counterpart; when the scan covered
+// everything and names none but the channel's own waiters, no goroutine is
+// left that could: "nobody left", proven. A counterpart is a candidate,
+// never an edge of the wait-for graph: a word that looks like the
+// address is all the scan sees.
+
+// Counterparts is the scan's answer for one goroutine's channel wait.
+type Counterparts struct {
+	// Chans are the channels it waits on (several in a select).
+	Chans []string
+	// Refs are the goroutines, none of them waiting on those channels,
+	// whose memory refers to one of them, lowest id first.
+	Refs []Ref
+	// Globals: the program's globals refer to one of them, so any
+	// goroutine may reach it. Timer: one may be a timer's channel, which
+	// the runtime sends on.
+	Globals, Timer bool
+	// Complete: the scan read every stack and every object within Depth
+	// pointers of them; otherwise Cut says where it stopped.
+	Complete bool
+	Cut      string
+	Depth    int
+	// WaitFirst are the Refs blocked themselves in a wait that names
+	// nobody (sync.WaitGroup.Wait) which these waiters are candidates to
+	// end: each waits for the other.
+	WaitFirst []Ref
+	// waiters are all the goroutines waiting on Chans.
+	waiters []int64
+}
+
+// Nobody reports a proof that no goroutine is left that could complete
+// the wait: a complete scan named nobody, no global refers to the
+// channel, and no timer sends on it.
+func (c *Counterparts) Nobody() bool {
+	return c != nil && c.Complete && len(c.Refs) == 0 && !c.Globals && !c.Timer
+}
+
+// maxChanWaits bounds the channel waits a process lists.
+const maxChanWaits = 200
+
+// chanProofs works out, from the last sample's channel scan, the
+// counterparts of every goroutine that waits on channels in it.
+func (s *goScene) chanProofs() {
+	p := s.p
+	var last *model.Sample
+	for i := len(p.samples) - 1; i >= 0; i-- {
+		if p.samples[i].Goroutines != nil {
+			last = &p.samples[i]
+			break
+		}
+	}
+	if last == nil || last.ChanScan == nil {
+		return
+	}
+	scan := last.ChanScan
+	waiters := map[string][]int64{}
+	holders := map[string][]int64{}
+	for _, g := range last.Goroutines {
+		for _, c := range g.WaitChans {
+			waiters[c] = append(waiters[c], g.ID)
+		}
+		if a := p.byGID[g.ID]; a != nil && a.Aside == AsideRuntime {
+			continue // the runtime's own never completes a program's channel operation
+		}
+		for _, c := range g.HeldChans {
+			holders[c] = append(holders[c], g.ID)
+		}
+	}
+	p.chanProof = map[int64]*Counterparts{}
+	for _, g := range last.Goroutines {
+		if len(g.WaitChans) == 0 || p.byGID[g.ID] == nil {
+			continue
+		}
+		cp := &Counterparts{Chans: g.WaitChans, Complete: scan.Complete, Cut: scan.Cut, Depth: scan.Depth, Refs: []Ref{}}
+		for _, c := range g.WaitChans {
+			for _, w := range waiters[c] {
+				if !slices.Contains(cp.waiters, w) {
+					cp.waiters = append(cp.waiters, w)
+				}
+			}
+			for _, h := range holders[c] {
+				if h == g.ID || slices.Contains(waiters[c], h) || slices.ContainsFunc(cp.Refs, func(r Ref) bool { return r.Goroutine == h }) {
+					continue
+				}
+				cp.Refs = append(cp.Refs, Ref{PID: p.pid, Goroutine: h})
+			}
+			cp.Globals = cp.Globals || slices.Contains(scan.Globals, c)
+			cp.Timer = cp.Timer || slices.Contains(scan.Timers, c)
+		}
+		slices.SortFunc(cp.Refs, func(a, b Ref) int { return int(a.Goroutine - b.Goroutine) })
+		p.chanProof[g.ID] = cp
+	}
+}
+
+// chanCounterparts is the channel scan's answer for a goroutine that waits
+// on channels; nil when there was no scan or it waits on none. It is what
+// a "nobody left" verdict can ask: Nobody() is the proof.
+func (p *proc) chanCounterparts(g *Actor) *Counterparts {
+	if g == nil || g.Kind != ActorGoroutine {
+		return nil
+	}
+	return p.chanProof[g.Ref.Goroutine]
+}
+
+// chanHeld reports a goroutine whose channel the scan found referred to by
+// a goroutine outside its waiters: one that is there, so it is not a
+// worker whose feeder is gone.
+func (p *proc) chanHeld(g *Actor) bool {
+	cp := p.chanCounterparts(g)
+	return cp != nil && len(cp.Refs) > 0
+}
+
+// chanWaits lists the channel waits the scan answered, with their
+// counterparts, at most maxChanWaits.
+func (s *goScene) chanWaits() {
+	p := s.p
+	if len(p.chanProof) == 0 {
+		return
+	}
+	n := 0
+	for i := range p.goroutines {
+		g := &p.goroutines[i]
+		cp := p.chanProof[g.Ref.Goroutine]
+		if cp == nil || g.Class != ClassBlocked && g.Class != ClassIdle || g.Wait != model.WaitChannel && g.Wait != model.WaitSelect {
+			continue
+		}
+		if n++; n > maxChanWaits {
+			return
+		}
+		cp.WaitFirst = p.waitFirst(cp)
+		p.waits = append(p.waits, Wait{From: g.Ref, Kind: g.Wait, Resource: "chan:" + cp.Chans[0], Counterparts: cp})
+	}
+}
+
+// candidatesOf are the goroutines that could end a goroutine's wait that
+// names nobody (a WaitGroup's), as settle found them.
+func (p *proc) candidatesOf(id int64) []int64 { return p.goWakers[id] }
+
+// waitFirst is, of a wait's counterparts, those blocked themselves in a
+// wait that its waiters are candidates to end (main in wg.Wait() for the
+// workers that wait on the channel it refers to): each waits for the
+// other.
+func (p *proc) waitFirst(cp *Counterparts) []Ref {
+	var out []Ref
+	for _, r := range cp.Refs {
+		a := p.byGID[r.Goroutine]
+		if a == nil || a.Class != ClassBlocked || a.Wait.Role() != model.RoleWokenBy {
+			continue
+		}
+		cands := p.candidatesOf(r.Goroutine)
+		if !slices.ContainsFunc(cp.waiters, func(w int64) bool { return !slices.Contains(cands, w) }) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
