@@ -26,7 +26,7 @@ import (
 const (
 	scanDepth    = 2
 	scanBudget   = 64 << 20 // bytes read in all
-	scanTime     = 5 * time.Second
+	scanTime     = 10 * time.Second
 	maxStackScan = 1 << 20 // of one stack
 	maxObjScan   = 1 << 20 // of one object
 )
