@@ -52,9 +52,9 @@ func TestChanProofs(t *testing.T) {
 			not:     "feeder",
 		},
 		{
-			name:    "nobody refers to the channel: proven",
-			main:    gr(1, "select (no cases)", []model.Frame{{Func: "main.main", File: "/src/main.go", Line: 9}}),
-			scan:    complete, verdict: classify.Idle, refs: []int64{}, nobody: true,
+			name: "nobody refers to the channel: proven",
+			main: gr(1, "select (no cases)", []model.Frame{{Func: "main.main", File: "/src/main.go", Line: 9}}),
+			scan: complete, verdict: classify.Idle, refs: []int64{}, nobody: true,
 			summary: "all 4 workers wait in main.worker [chan receive] and no goroutine but them refers to their channel (memory scan: every stack and the globals, 2 pointers deep)",
 		},
 		{
@@ -62,21 +62,21 @@ func TestChanProofs(t *testing.T) {
 			main:    gr(1, "select (no cases)", []model.Frame{{Func: "main.main", File: "/src/main.go", Line: 9}}),
 			scan:    &model.ChanScan{Depth: 2, Cut: "goroutine 9 was running: its registers are not in memory"},
 			verdict: classify.Idle, refs: []int64{},
-			not:     "no goroutine but them",
+			not: "no goroutine but them",
 		},
 		{
 			name:    "a global that refers to the channel proves nothing",
 			main:    gr(1, "select (no cases)", []model.Frame{{Func: "main.main", File: "/src/main.go", Line: 9}}),
 			scan:    &model.ChanScan{Depth: 2, Complete: true, Globals: []string{"0xj"}},
 			verdict: classify.Idle, refs: []int64{},
-			not:     "no goroutine but them",
+			not: "no goroutine but them",
 		},
 		{
 			name:    "a timer's channel proves nothing",
 			main:    gr(1, "select (no cases)", []model.Frame{{Func: "main.main", File: "/src/main.go", Line: 9}}),
 			scan:    &model.ChanScan{Depth: 2, Complete: true, Timers: []string{"0xj"}},
 			verdict: classify.Idle, refs: []int64{},
-			not:     "no goroutine but them",
+			not: "no goroutine but them",
 		},
 	}
 	for _, tt := range tests {
