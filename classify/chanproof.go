@@ -1,7 +1,9 @@
 package classify
 
 import (
+	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/hangdoc/hangdoc/model"
 )
@@ -36,8 +38,12 @@ type Counterparts struct {
 	// nobody (sync.WaitGroup.Wait) which these waiters are candidates to
 	// end: each waits for the other.
 	WaitFirst []Ref
-	// waiters are all the goroutines waiting on Chans.
+	// Waiters is how many goroutines wait on Chans (a select's on any of
+	// them); waiters are they.
+	Waiters int
 	waiters []int64
+	// first: WaitFirst is worked out.
+	first bool
 }
 
 // Nobody reports a proof that no goroutine is left that could complete
@@ -51,7 +57,9 @@ func (c *Counterparts) Nobody() bool {
 const maxChanWaits = 200
 
 // chanProofs works out, from the last sample's channel scan, the
-// counterparts of every goroutine that waits on channels in it.
+// counterparts of every goroutine that waits on channels in it. Goroutines
+// that wait on the same channels share one answer: 20,000 workers on one
+// channel cost one.
 func (s *goScene) chanProofs() {
 	p := s.p
 	var last *model.Sample
@@ -65,11 +73,14 @@ func (s *goScene) chanProofs() {
 		return
 	}
 	scan := last.ChanScan
-	waiters := map[string][]int64{}
+	waiters := map[string]map[int64]bool{}
 	holders := map[string][]int64{}
 	for _, g := range last.Goroutines {
 		for _, c := range g.WaitChans {
-			waiters[c] = append(waiters[c], g.ID)
+			if waiters[c] == nil {
+				waiters[c] = map[int64]bool{}
+			}
+			waiters[c][g.ID] = true
 		}
 		if a := p.byGID[g.ID]; a != nil && a.Aside == AsideRuntime {
 			continue // the runtime's own never completes a program's channel operation
@@ -79,27 +90,42 @@ func (s *goScene) chanProofs() {
 		}
 	}
 	p.chanProof = map[int64]*Counterparts{}
+	byKey := map[string]*Counterparts{}
 	for _, g := range last.Goroutines {
 		if len(g.WaitChans) == 0 || p.byGID[g.ID] == nil {
 			continue
 		}
+		key := strings.Join(g.WaitChans, ",")
+		if cp := byKey[key]; cp != nil {
+			p.chanProof[g.ID] = cp
+			continue
+		}
 		cp := &Counterparts{Chans: g.WaitChans, Complete: scan.Complete, Cut: scan.Cut, Depth: scan.Depth, Refs: []Ref{}}
+		seen := map[int64]bool{}
+		all := map[int64]bool{}
 		for _, c := range g.WaitChans {
-			for _, w := range waiters[c] {
-				if !slices.Contains(cp.waiters, w) {
-					cp.waiters = append(cp.waiters, w)
-				}
+			for w := range waiters[c] {
+				all[w] = true
 			}
+		}
+		for _, c := range g.WaitChans {
 			for _, h := range holders[c] {
-				if h == g.ID || slices.Contains(waiters[c], h) || slices.ContainsFunc(cp.Refs, func(r Ref) bool { return r.Goroutine == h }) {
+				if all[h] || seen[h] {
 					continue
 				}
+				seen[h] = true
 				cp.Refs = append(cp.Refs, Ref{PID: p.pid, Goroutine: h})
 			}
 			cp.Globals = cp.Globals || slices.Contains(scan.Globals, c)
 			cp.Timer = cp.Timer || slices.Contains(scan.Timers, c)
 		}
-		slices.SortFunc(cp.Refs, func(a, b Ref) int { return int(a.Goroutine - b.Goroutine) })
+		for w := range all {
+			cp.waiters = append(cp.waiters, w)
+		}
+		slices.Sort(cp.waiters)
+		cp.Waiters = len(cp.waiters)
+		slices.SortFunc(cp.Refs, func(a, b Ref) int { return cmp.Compare(a.Goroutine, b.Goroutine) })
+		byKey[key] = cp
 		p.chanProof[g.ID] = cp
 	}
 }
@@ -139,7 +165,9 @@ func (s *goScene) chanWaits() {
 		if n++; n > maxChanWaits {
 			return
 		}
-		cp.WaitFirst = p.waitFirst(cp)
+		if !cp.first {
+			cp.first, cp.WaitFirst = true, p.waitFirst(cp)
+		}
 		p.waits = append(p.waits, Wait{From: g.Ref, Kind: g.Wait, Resource: "chan:" + cp.Chans[0], Counterparts: cp})
 	}
 }
@@ -159,8 +187,11 @@ func (p *proc) waitFirst(cp *Counterparts) []Ref {
 		if a == nil || a.Class != ClassBlocked || a.Wait.Role() != model.RoleWokenBy {
 			continue
 		}
-		cands := p.candidatesOf(r.Goroutine)
-		if !slices.ContainsFunc(cp.waiters, func(w int64) bool { return !slices.Contains(cands, w) }) {
+		cands := map[int64]bool{}
+		for _, c := range p.candidatesOf(r.Goroutine) {
+			cands[c] = true
+		}
+		if !slices.ContainsFunc(cp.waiters, func(w int64) bool { return !cands[w] }) {
 			out = append(out, r)
 		}
 	}

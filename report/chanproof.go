@@ -16,7 +16,9 @@ type Counterparts struct {
 	// Chans are the channels waited on; Refs the goroutines, none of
 	// them waiting on those, whose memory refers to one ([] for none).
 	Chans []string `json:"chans"`
-	Refs  []Ref    `json:"refs"`
+	// Waiters is how many goroutines wait on them.
+	Waiters int   `json:"waiters"`
+	Refs    []Ref `json:"refs"`
 	// Basis is how that was established: "memory scan".
 	Basis string `json:"basis"`
 	// Complete: every stack and every object within Depth pointers of
@@ -43,7 +45,7 @@ func counterparts(cp *classify.Counterparts) *Counterparts {
 	if cp == nil {
 		return nil
 	}
-	out := &Counterparts{Chans: append([]string{}, cp.Chans...), Refs: refs(cp.Refs), Basis: scanBasis, Complete: cp.Complete, Cut: cp.Cut,
+	out := &Counterparts{Chans: append([]string{}, cp.Chans...), Waiters: cp.Waiters, Refs: refs(cp.Refs), Basis: scanBasis, Complete: cp.Complete, Cut: cp.Cut,
 		Depth: cp.Depth, Globals: cp.Globals, Timer: cp.Timer, NobodyLeft: cp.Nobody()}
 	if len(cp.WaitFirst) > 0 {
 		out.WaitFirst = refs(cp.WaitFirst)
@@ -101,23 +103,20 @@ func (w *words) goroutineNames(rs []classify.Ref) string {
 // chanHeldSummary is the summary of blocked goroutines whose channel a
 // goroutine outside them refers to, as the memory scan found: that
 // goroutine is there, and when it waits for them itself, each waits for
-// the other. "" when no blocked goroutine's wait is such.
+// the other. "" when no blocked goroutine of the program's own code waits
+// so.
 func (w *words) chanHeldSummary(as []*classify.Actor) string {
 	for _, g := range as {
 		wt := w.waitOf[g.Ref]
-		if wt == nil || wt.Counterparts == nil || len(wt.Counterparts.Refs) == 0 {
+		if wt == nil || wt.Counterparts == nil || len(wt.Counterparts.Refs) == 0 || classify.UserFrame(g.Stack) < 0 {
+			// A library's own goroutine (an HTTP connection's write
+			// loop) says less than what the program waits for.
 			continue
 		}
 		cp := wt.Counterparts
-		var waiters []*classify.Actor
-		for _, o := range as {
-			if ow := w.waitOf[o.Ref]; ow != nil && ow.Counterparts != nil && sameChans(ow.Counterparts.Chans, cp.Chans) {
-				waiters = append(waiters, o)
-			}
-		}
 		who := fmt.Sprintf("goroutine %d waits", g.Ref.Goroutine)
-		if n := countOf(waiters); n > 1 {
-			who = fmt.Sprintf("%d goroutines wait", n)
+		if cp.Waiters > 1 {
+			who = fmt.Sprintf("%d goroutines wait", cp.Waiters)
 		}
 		s := fmt.Sprintf("%s in %s [%s] on a channel that %s refers to (%s)", who, Where(g.Stack), g.GoState, w.goroutineNames(cp.Refs), scanText(cp))
 		if len(cp.WaitFirst) > 0 {
@@ -144,23 +143,4 @@ func (w *words) poolProof(as []*classify.Actor) string {
 		return ""
 	}
 	return "no goroutine but them refers to their channel (" + scanText(wt.Counterparts) + ")"
-}
-
-func countOf(as []*classify.Actor) int {
-	n := 0
-	for _, a := range as {
-		n += a.Count()
-	}
-	return n
-}
-
-func sameChans(a, b []string) bool {
-	for _, x := range a {
-		for _, y := range b {
-			if x == y {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -128,10 +128,10 @@ func (w *words) summary(c classify.Cause) string {
 		return w.strandedSummary(as)
 	case classify.CauseBlocked:
 		if goroutines {
-			if s := w.chanHeldSummary(as); s != "" {
+			if s := w.goroutineBeyond(as); s != "" {
 				return s
 			}
-			if s := w.goroutineBeyond(as); s != "" {
+			if s := w.chanHeldSummary(as); s != "" {
 				return s
 			}
 			return fmt.Sprintf("%s blocked and none runs; the biggest group: %s", plural(len(as), "goroutine is", "goroutines are"), w.groupTitle(c.Group))

@@ -29,6 +29,7 @@ const (
 	scanTime     = 10 * time.Second
 	maxStackScan = 1 << 20 // of one stack
 	maxObjScan   = 1 << 20 // of one object
+	maxPtrs      = 1 << 21 // words that may be pointers, followed in all
 )
 
 // scanRoot is a goroutine as the read left it, for the channel scan.
@@ -97,6 +98,7 @@ type scanner struct {
 	children map[uint64][]uint64 // object → the objects its words point into
 	read     map[uint64]bool     // objects read
 	size     map[uint64]uint64   // object → its size
+	ptrs     int                 // words that may be pointers, so far
 }
 
 // cut records the first reason the scan is not complete.
@@ -326,7 +328,12 @@ func (s *scanner) words(b []byte, held []string, ptrs []uint64) ([]string, []uin
 			held = appendNew(held, c)
 			continue
 		}
-		if s.heap {
+		if s.heap && s.r.maps.readable(w, 8) {
+			if s.ptrs >= maxPtrs {
+				s.cut("more than %d words that may be pointers", maxPtrs)
+				continue
+			}
+			s.ptrs++
 			ptrs = append(ptrs, w)
 		}
 	}
@@ -490,8 +497,10 @@ func (s *scanner) batch(reqs []request) bool {
 // they point into, without repeats.
 func (s *scanner) bases(ptrs []uint64, objs map[uint64]scanObj) []uint64 {
 	var out []uint64
+	seen := map[uint64]bool{}
 	for _, p := range ptrs {
-		if o, ok := objs[p]; ok && !o.noscan && !slices.Contains(out, o.base) {
+		if o, ok := objs[p]; ok && !o.noscan && !seen[o.base] {
+			seen[o.base] = true
 			out = append(out, o.base)
 			s.size[o.base] = o.size
 		}
