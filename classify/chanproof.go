@@ -148,6 +148,30 @@ func (p *proc) chanHeld(g *Actor) bool {
 	return cp != nil && len(cp.Refs) > 0
 }
 
+// chanFed parks behind its counterpart a receiver whose channel a
+// goroutine that is not blocked refers to (a server's main that accepts
+// and would hand out the work): it waits for work from one that is there,
+// idle as that one is, not for a feeder that is gone. With every
+// counterpart blocked, or parked for good, it stays blocked: the summary
+// says on whom.
+func (s *goScene) chanFed() {
+	p := s.p
+	for i := range p.goroutines {
+		g := &p.goroutines[i]
+		cp := p.chanCounterparts(g)
+		if cp == nil || len(cp.Refs) == 0 || !receiving(*g) {
+			continue
+		}
+		for _, r := range cp.Refs {
+			// One parked for good (select {}) sends nothing either.
+			if o := p.byGID[r.Goroutine]; o != nil && o.Class != ClassBlocked && o.Why.Rule != WhyGoSelectForever {
+				g.Class, g.Why = ClassIdle, Why{Rule: WhyGoFedBy, Kind: g.Wait, Other: &o.Ref}
+				break
+			}
+		}
+	}
+}
+
 // chanWaits lists the channel waits the scan answered, with their
 // counterparts, at most maxChanWaits.
 func (s *goScene) chanWaits() {

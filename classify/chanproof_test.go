@@ -52,6 +52,27 @@ func TestChanProofs(t *testing.T) {
 			not:     "feeder",
 		},
 		{
+			name: "a counterpart that accepts connections feeds them: idle, not gone",
+			main: func() model.Goroutine {
+				g := gr(1, "IO wait", acceptStack)
+				g.HeldChans = []string{"0xj"}
+				return g
+			}(),
+			scan: complete, verdict: classify.Idle, refs: []int64{1},
+			not: "feeder",
+		},
+		{
+			name: "a counterpart parked for good in select {} sends nothing: blocked",
+			main: func() model.Goroutine {
+				g := gr(1, "select (no cases)", []model.Frame{{Func: "main.main", File: "/src/main.go", Line: 9}})
+				g.HeldChans = []string{"0xj"}
+				return g
+			}(),
+			scan: complete, verdict: classify.Blocked, refs: []int64{1},
+			summary: "4 goroutines wait in main.worker [chan receive] on a channel that goroutine 1 (main.main) refers to",
+			not:     "waits for them first",
+		},
+		{
 			name: "nobody refers to the channel: proven",
 			main: gr(1, "select (no cases)", []model.Frame{{Func: "main.main", File: "/src/main.go", Line: 9}}),
 			scan: complete, verdict: classify.Idle, refs: []int64{}, nobody: true,

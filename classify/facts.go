@@ -88,6 +88,7 @@ const (
 	WhyGoBlockedOnce   // blocked in the only sample it was seen in (Kind)
 	WhyGoBlocked       // blocked, unchanged in N samples (Kind)
 	WhyGoPool          // parked receiving at Site with N others, nothing left that could send
+	WhyGoFedBy         // parked receiving on a channel that Other, which is not blocked, refers to (the memory scan)
 	// Threads read from dumps: no kernel evidence.
 	WhyDumpRunning // on a CPU in the only dump it is in (OnCPU says how it shows)
 	WhyDumpSpins   // on a CPU with the same stack in all N dumps (OnCPU)

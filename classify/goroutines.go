@@ -133,6 +133,7 @@ func (p *proc) addGoroutines(opts Options, files map[string][]string) {
 	s.chanEdges()
 	s.chanProofs()
 	s.idlePools()
+	s.chanFed()
 	s.settle()
 	s.chanWaits()
 	s.socketWaits()

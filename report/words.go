@@ -399,6 +399,8 @@ func (w *words) whyText(a *classify.Actor) string {
 		s = fmt.Sprintf("%s, unchanged in %d %ss", goKindWords(y.Kind), y.N, w.sampleWord())
 	case classify.WhyGoPool:
 		s = fmt.Sprintf("parked receiving in %s with %d others at the same place; nothing is left that could send", Where(a.Stack), y.N)
+	case classify.WhyGoFedBy:
+		s = fmt.Sprintf("%s; goroutine %d, which refers to the channel (memory scan), is not blocked: it waits for work from it", goKindWords(y.Kind), y.Other.Goroutine)
 	}
 	if a.Kind == classify.ActorThread && !a.CPU.Known && y.Kind == model.WaitPython && y.Rule != classify.WhyDumpOffCPU {
 		s += " (the dump does not say whether it runs there or waits in a call its line makes)"
