@@ -47,7 +47,7 @@ func TestChanProofs(t *testing.T) {
 		t.Run(tt.mode, func(t *testing.T) {
 			t.Parallel()
 			v := testvictim.StartCmd(t, exec.Command(bin, tt.mode))
-			out, stderr, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--interval", "300ms", "--samples", "2")
+			out, stderr, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms", "--samples", "2")
 			var c struct {
 				tcontract
 				Waits []chanWait `json:"waits"`

@@ -39,6 +39,7 @@ type scanRoot struct {
 	sp, hi                  uint64 // its stack, from sp up; sp 0 for none
 	fields                  []uint64
 	running, system, moving bool
+	gone                    bool // ended since the read
 }
 
 // ScanChannels says whether the next reads scan for the goroutines that
@@ -67,6 +68,45 @@ func (c *chunkState) root(g *gread, out int, moving bool) {
 		rt.fields = append(rt.fields, field(g.b, f))
 	}
 	r.roots = append(r.roots, rt)
+}
+
+// Retakes of a goroutine caught running or moving: how many, how far
+// apart.
+const (
+	retakes     = 5
+	retakePause = 20 * time.Millisecond
+)
+
+// retake reads again a goroutine the read caught running (its registers
+// hold what its stack does not) or moving, until it is parked with a stack
+// to scan; gone when it ended meanwhile (a goroutine that ended refers to
+// nothing). The target is read, never stopped.
+func (r *Reader) retake(rt *scanRoot, id int64) {
+	c := newChunkState(r)
+	for try := 0; try < retakes; try++ {
+		if try > 0 {
+			time.Sleep(retakePause)
+		}
+		b := make([]byte, r.lay.G.Size)
+		if err := r.read1(rt.addr, b); err != nil {
+			return
+		}
+		g := &gread{addr: rt.addr, b: b}
+		c.decode(g)
+		switch {
+		case g.status == 0 || g.drop == "" && g.bad == "" && g.goid != id:
+			rt.gone = true
+			return
+		case g.skip() || !g.hasStack:
+			continue
+		}
+		rt.sp, rt.hi, rt.running, rt.moving = g.sp, g.hi, false, false
+		rt.fields = rt.fields[:0]
+		for _, f := range rootFields(&r.lay.G) {
+			rt.fields = append(rt.fields, field(b, f))
+		}
+		return
+	}
 }
 
 // scanObj is a heap object: its first word and size, and whether its span
@@ -151,8 +191,15 @@ func (r *Reader) chanScan(ctx context.Context, gs []model.Goroutine, roots []sca
 	objs := make([][]uint64, len(roots)+1)
 	var reqs []request
 	var idx []int
-	for i, rt := range roots {
+	for i := range roots {
+		if rt := &roots[i]; !rt.system && (rt.moving || rt.sp == 0 && rt.running) {
+			// Caught running or moving: read again once it parks.
+			r.retake(rt, gs[rt.out].ID)
+		}
+		rt := roots[i]
 		switch {
+		case rt.gone:
+			continue
 		case rt.moving:
 			if !rt.system {
 				s.cut("goroutine %d moved on every read: its stack was not scanned", gs[rt.out].ID)

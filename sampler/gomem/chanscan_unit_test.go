@@ -70,8 +70,8 @@ func TestChanScanImage(t *testing.T) {
 		bss      = 0x601000
 		stacks   = 0x7000000
 		gs       = 0x8000000
-		gsize    = 64
 	)
+	gsize := uint64(layout.Known[0].G.Size)
 	h := layout.Heap{Arenas: 8, Spans: 0, SpanSize: 64,
 		StartAddr: layout.Field{Off: 0, Size: 8}, Npages: layout.Field{Off: 8, Size: 8}, Elemsize: layout.Field{Off: 16, Size: 8},
 		State: layout.Field{Off: 24, Size: 1}, Spanclass: layout.Field{Off: 25, Size: 1},
@@ -114,7 +114,8 @@ func TestChanScanImage(t *testing.T) {
 				".data": {SectionHeader: elf.SectionHeader{Name: ".data", Addr: data, Size: 64}},
 				".bss":  {SectionHeader: elf.SectionHeader{Name: ".bss", Addr: bss, Size: 64}},
 			}}}
-	r.lay.G.Size = gsize
+	r.gDead = make([]bool, 10)
+	r.gDead[6] = true // dead
 	r.maps = &mappings{list: []mapping{
 		{start: mheap, end: bss + 0x1000, read: true}, {start: l2, end: spanScan + 0x1000, read: true},
 		{start: stacks, end: gs + 0x10000, read: true}, {start: heapAt, end: heapAt + 16384, read: true},
@@ -125,7 +126,7 @@ func TestChanScanImage(t *testing.T) {
 	}
 	root := func(i int, sp uint64) scanRoot {
 		rt := scanRoot{out: i, addr: gs + uint64(i)*gsize, sp: sp, hi: sp + 256}
-		m.put(rt.addr, gsize)
+		m.put(rt.addr, int(gsize))
 		for range rootFields(&r.lay.G) {
 			rt.fields = append(rt.fields, 0)
 		}
@@ -168,13 +169,33 @@ func TestChanScanImage(t *testing.T) {
 		goroutines[i].HeldChans = nil
 	}
 	run := scanRoot{out: 4, addr: gs + 9*gsize, running: true}
-	scan = r.chanScan(context.Background(), goroutines, append(roots, run))
+	scan = r.chanScan(context.Background(), goroutines, append(slices.Clone(roots), run))
 	if scan.Complete || !strings.Contains(scan.Cut, "goroutine 5 was running") {
 		t.Errorf("scan %+v, want cut by the running goroutine 5", *scan)
 	}
+	// One caught running that parks by the time it is read again: its
+	// stack is scanned.
+	g := r.lay.G
+	late := stack(7, c2)
+	b := make([]byte, gsize)
+	put := func(f layout.Field, v uint64) { binary.LittleEndian.PutUint64(b[f.Off:], v) }
+	put(g.StackLo, late)
+	put(g.StackHi, late+256)
+	put(g.SchedSP, late)
+	put(g.Goid, 5)
+	binary.LittleEndian.PutUint32(b[g.Status.Off:], gWaiting)
+	m.pieces[run.addr] = b
+	for i := range goroutines {
+		goroutines[i].HeldChans = nil
+	}
+	scan = r.chanScan(context.Background(), goroutines, append(slices.Clone(roots), run))
+	if !scan.Complete || !slices.Equal(goroutines[4].HeldChans, []string{hex(c2)}) {
+		t.Errorf("scan %+v, goroutine 5 holds %v: want complete, read again once parked, holding %s", *scan, goroutines[4].HeldChans, hex(c2))
+	}
+	delete(m.pieces, run.addr)
 	// The runtime's own running goroutine cuts nothing.
 	run.system = true
-	scan = r.chanScan(context.Background(), goroutines, append(roots, run))
+	scan = r.chanScan(context.Background(), goroutines, append(slices.Clone(roots), run))
 	if !scan.Complete {
 		t.Errorf("scan %+v, want complete: a running runtime goroutine is no counterpart", *scan)
 	}
