@@ -50,14 +50,18 @@ func TestChanProofs(t *testing.T) {
 			out, stderr, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms", "--samples", "2")
 			var c struct {
 				tcontract
-				Waits []chanWait `json:"waits"`
+				Waits    []chanWait `json:"waits"`
+				Sampling struct {
+					StackSource string   `json:"stack_source"`
+					Notes       []string `json:"notes"`
+				} `json:"sampling"`
 			}
 			c.tcontract = tdecode(t, out)
 			if err := jsonUnmarshal(out, &c); err != nil {
 				t.Fatal(err)
 			}
 			if c.Sampling.StackSource != "memory" {
-				t.Fatalf("stack source %q, want memory (the scan is the memory reader's)\n%s", c.Sampling.StackSource, stderr)
+				t.Fatalf("stack source %q, want memory (the scan is the memory reader's); notes %v\n%s", c.Sampling.StackSource, c.Sampling.Notes, stderr)
 			}
 			if code != tt.code || c.Verdict != tt.verdict {
 				t.Errorf("exit %d verdict %q, want %q\nsummary: %s", code, c.Verdict, tt.verdict, c.Summary)
