@@ -94,6 +94,7 @@ const (
 	WhyGoPool          // parked receiving at Site with N others, nothing left that could send
 	WhyGoIdleWorkers   // parked receiving with N others at one place, none sending; whether any goroutine is left that could, the evidence does not prove
 	WhyGoExcerpt       // waits (Kind) for others to end it, and the dump is an excerpt: it does not show them
+	WhyGoFedBy         // parked receiving on a channel that Other, which is not blocked, refers to (the memory scan)
 	// Threads read from dumps: no kernel evidence.
 	WhyDumpRunning // on a CPU in the only dump it is in (OnCPU says how it shows)
 	WhyDumpSpins   // on a CPU with the same stack in all N dumps (OnCPU)

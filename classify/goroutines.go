@@ -142,9 +142,12 @@ func (p *proc) addGoroutines(opts Options, files map[string][]string) {
 	p.locks = append(p.locks, locks...)
 	p.reindexLocks()
 	s.chanEdges()
+	s.chanProofs()
 	s.idlePools()
+	s.chanFed()
 	s.settle()
 	s.excerptWaits()
+	s.chanWaits()
 	s.socketWaits()
 	p.groups = s.groups()
 }
@@ -353,7 +356,7 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 			// Channel evidence (a memory reader's, Delve's) ties
 			// goroutines one by one: never folded, so never looked up.
 			rk := kinds
-			if g.WaitChans == nil && g.ChanRefs == nil {
+			if g.WaitChans == nil && g.ChanRefs == nil && g.HeldChans == nil {
 				if k, ok := readings[key]; ok {
 					rk = k
 				} else {
@@ -877,7 +880,9 @@ func (s *goScene) idlePools() {
 			count[s.lastStack(i)] += g.Count()
 		}
 	}
-	member := func(i int) bool { return receiving(gs[i]) && count[s.lastStack(i)] >= 2 }
+	// A receiver whose channel the memory scan found another goroutine
+	// referring to is not in a pool: one that is there may send.
+	member := func(i int) bool { return receiving(gs[i]) && count[s.lastStack(i)] >= 2 && !s.p.chanHeld(&gs[i]) }
 	proven := !s.p.excerpt()
 	for i := range gs {
 		if g := &gs[i]; proven && !member(i) && g.Aside == AsideNone && !parkedForGood(g) {
@@ -894,6 +899,11 @@ func (s *goScene) idlePools() {
 			s.p.pool = append(s.p.pool, g.Refs()...)
 			g.Class = ClassIdle
 			g.Why = Why{Rule: rule, N: count[s.lastStack(i)] - 1}
+			if s.p.chanCounterparts(g).Nobody() {
+				// The scan proved it: no goroutine but them refers to
+				// their channel.
+				g.Why.Rule = WhyGoPool
+			}
 		}
 	}
 }

@@ -105,6 +105,9 @@ type proc struct {
 	// settledAt is each live thread's place when settle counted the
 	// candidates, so the graph counts them the same way.
 	settledAt map[int]place
+	// chanProof is the channel scan's answer for each goroutine that
+	// waits on channels (chanproof.go).
+	chanProof map[int64]*Counterparts
 	// verdict is a peer's own, from its threads.
 	verdict Verdict
 	// runtimeDeadlock: the Go runtime itself said no goroutine can ever

@@ -288,6 +288,10 @@ type Wait struct {
 	Candidates     []Ref
 	CandidateCount int
 	Nobody         bool
+	// Counterparts are, for a goroutine's channel wait, the goroutines
+	// the memory scan found referring to its channels (chanproof.go);
+	// nil without a scan.
+	Counterparts *Counterparts
 }
 
 // EdgeBasis says what a wait's edge rests on: the JSON's waits[].basis.

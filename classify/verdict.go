@@ -326,6 +326,14 @@ func (p *proc) poolProof(l *layer, c *Cause) {
 			c.Outside = append(c.Outside, a.Ref)
 		}
 	}
+	// A live program's memory scan proves it whatever else is alive: no
+	// goroutine but the workers refers to their channel.
+	for _, a := range l.actors {
+		if a.Why.Rule == WhyGoPool && p.chanCounterparts(a).Nobody() {
+			c.NobodyLeft = true
+			break
+		}
+	}
 }
 
 func refs(as []*Actor) []Ref {

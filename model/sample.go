@@ -54,6 +54,10 @@ type Sample struct {
 	// open on which another process holds a record lock (POSIX or OFD),
 	// from /proc/locks: a lock it may be retrying with F_SETLK.
 	LockedFiles []LockedFile `json:"locked_files,omitempty"`
+	// ChanScan says how the memory reader looked for the goroutines that
+	// refer to the channels others wait on (Goroutine.HeldChans); nil
+	// when it did not (it runs on a run's last sample only).
+	ChanScan *ChanScan `json:"chan_scan,omitempty"`
 }
 
 // LockedFile is a file a process has open and the record locks on it.
@@ -67,6 +71,30 @@ type LockedFile struct {
 	Own  []FileLockEntry `json:"own"`
 	// SQLite: the file begins with SQLite's header ("SQLite format 3").
 	SQLite bool `json:"sqlite,omitempty"`
+}
+
+// ChanScan is a conservative scan of a live Go program's memory for the
+// channels its goroutines wait on: every goroutine's stack (from its stack
+// pointer up), the heap objects those words point into and the objects
+// those point into (Depth pointers in all), and the program's globals.
+type ChanScan struct {
+	// Depth is how many pointers from a stack word were followed.
+	Depth int `json:"depth"`
+	// Complete: every goroutine's stack and every object within Depth
+	// was read, and no goroutine moved while it was. Otherwise Cut says
+	// where a bound or a moving goroutine cut it.
+	Complete bool   `json:"complete"`
+	Cut      string `json:"cut,omitempty"`
+	// Bytes is how much memory was read.
+	Bytes int64 `json:"bytes"`
+	// Globals are the waited-on channels that the program's globals
+	// (its data and bss) refer to, within Depth: any goroutine may reach
+	// them, so none can be named.
+	Globals []string `json:"globals,omitempty"`
+	// Timers are the waited-on channels that may belong to a timer (a
+	// buffered channel of one time.Time, or one the runtime marks as a
+	// timer's): the runtime sends on them, no goroutine does.
+	Timers []string `json:"timers,omitempty"`
 }
 
 // Cgroup is what the cgroup that limits a process's CPU says at one
@@ -321,6 +349,14 @@ type Goroutine struct {
 	// channel cycle. Only a source that reads memory (Delve) fills them.
 	WaitChans []string `json:"wait_chans,omitempty"`
 	ChanRefs  []string `json:"chan_refs,omitempty"`
+	// HeldChans are the channels some goroutine of the sample waits on
+	// that this goroutine's stack refers to, as a word of its stack or of
+	// a heap object its stack leads to (ChanScan.Depth pointers at most):
+	// a conservative scan of the target's memory, filled only on a
+	// sample that has a ChanScan. A word that looks like the address is
+	// enough, so a goroutine listed here may not use the channel; one not
+	// listed cannot reach it that way.
+	HeldChans []string `json:"held_chans,omitempty"`
 	// Twins are the ids of the other goroutines of the sample that read
 	// exactly like this one (state, wait, stack with its argument words,
 	// labels, creator): a source that reads a pile of identical

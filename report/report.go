@@ -280,6 +280,10 @@ type Wait struct {
 	CandidateCount int   `json:"candidate_count,omitempty"`
 	Wakers         []Ref `json:"wakers,omitempty"`
 	NobodyLeft     bool  `json:"nobody_left,omitempty"`
+	// Counterparts are, for a goroutine's channel wait read from a live
+	// program's memory, the goroutines that refer to its channels and how
+	// that was established (see chanproof.go).
+	Counterparts *Counterparts `json:"counterparts,omitempty"`
 	// Path is the path or socket address the blocked call was given, read
 	// from the thread's memory ("/run/app/ctl", "unix:/run/app.sock").
 	Path string `json:"path,omitempty"`

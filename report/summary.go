@@ -131,6 +131,10 @@ func (w *words) summary(c classify.Cause) string {
 			plural(len(as), "goroutine is", "goroutines are"), goList(as))
 	case classify.CausePool:
 		if goroutines && c.NobodyLeft {
+			if proof := w.poolProof(as); proof != "" {
+				return fmt.Sprintf("all %s wait in %s and %s: nobody is left that could send — whatever fed them is gone",
+					plural(len(as), "worker", "workers"), Where(as[0].Stack)+" ["+as[0].GoState+"]", proof)
+			}
 			return fmt.Sprintf("all %s wait in %s and no goroutine is left that could send: whatever feeds the pool stopped — the feeder goroutine is gone",
 				plural(len(as), "worker", "workers"), Where(as[0].Stack)+" ["+as[0].GoState+"]")
 		}
@@ -158,6 +162,9 @@ func (w *words) summary(c classify.Cause) string {
 	case classify.CauseBlocked:
 		if goroutines {
 			if s := w.goroutineBeyond(as); s != "" {
+				return s + w.beside(c)
+			}
+			if s := w.chanHeldSummary(as); s != "" {
 				return s + w.beside(c)
 			}
 			if s := w.blockedLead(c, len(as)); s != "" {

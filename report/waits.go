@@ -18,7 +18,7 @@ func (w *words) waits() []Wait {
 	for i := range w.d.Waits {
 		wt := &w.d.Waits[i]
 		x := Wait{From: ref(wt.From), Resource: wt.Resource, Kind: wt.Kind.String(), Detail: w.detail(wt), Chain: w.chain(wt),
-			NobodyLeft: wt.Nobody}
+			NobodyLeft: wt.Nobody, Counterparts: counterparts(wt.Counterparts)}
 		if wt.To != nil {
 			r := ref(*wt.To)
 			x.To = &r
@@ -149,6 +149,8 @@ func (w *words) detail(wt *classify.Wait) string {
 			return s
 		}
 		return s
+	case wt.Counterparts != nil:
+		s = w.counterpartDetail(wt)
 	case wt.Nobody:
 		s = kindWords(wt.Kind) + call + fmt.Sprintf("; no live thread is left that could %s", missingWords(wt.Kind))
 	case wt.Kind == model.WaitPoll && len(wt.Watches) > 0:

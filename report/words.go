@@ -412,6 +412,8 @@ func (w *words) whyText(a *classify.Actor) string {
 		s = fmt.Sprintf("parked receiving in %s with %d others at the same place, waiting for work; no goroutine is sending to them", Where(a.Stack), y.N)
 	case classify.WhyGoExcerpt:
 		s = fmt.Sprintf("%s; the dump is an excerpt: it does not show the goroutines that could %s", goKindWords(y.Kind), missingWords(y.Kind))
+	case classify.WhyGoFedBy:
+		s = fmt.Sprintf("%s; goroutine %d, which refers to the channel (memory scan), is not blocked: it waits for work from it", goKindWords(y.Kind), y.Other.Goroutine)
 	}
 	if a.Kind == classify.ActorThread && !a.CPU.Known && y.Kind == model.WaitPython && y.Rule != classify.WhyDumpOffCPU {
 		s += " (the dump does not say whether it runs there or waits in a call its line makes)"

@@ -22,6 +22,13 @@ type StackSource interface {
 	Stacks(ctx context.Context, s *model.Sample) error
 }
 
+// LastSampler is a StackSource that reads more on a run's last sample,
+// where its cost is paid once: the memory reader's channel scan. Last is
+// called before the Stacks of that sample.
+type LastSampler interface {
+	Last()
+}
+
 // Noter is a StackSource with something to say at the end of a run: how
 // long it stopped the target, what it could not join.
 type Noter interface {
@@ -172,7 +179,7 @@ func Record(ctx context.Context, t *Target, first Process, opts Options) (rec mo
 			prev = &rec.Samples[n-1]
 		}
 		foreignAround(&sample, prev, opts.Claim, &prevOther)
-		st.add(ctx, &sample, &rec)
+		st.add(ctx, &sample, &rec, i == opts.Samples-1)
 		rec.Samples = append(rec.Samples, sample)
 		if i == 0 {
 			f.scan()
@@ -208,10 +215,13 @@ type stacks struct {
 }
 
 // add reads the stacks of one sample. The first call picks the source.
-func (s *stacks) add(ctx context.Context, sample *model.Sample, rec *model.Recording) {
+func (s *stacks) add(ctx context.Context, sample *model.Sample, rec *model.Recording, last bool) {
 	if !s.tried {
 		s.tried = true
 		for _, src := range s.plan.Sources {
+			if l, ok := src.(LastSampler); ok && last {
+				l.Last()
+			}
 			if err := src.Stacks(ctx, sample); err != nil {
 				s.why = append(s.why, fmt.Sprintf("%s: %v", src.Name(), err))
 				continue
@@ -226,6 +236,9 @@ func (s *stacks) add(ctx context.Context, sample *model.Sample, rec *model.Recor
 	}
 	if s.used == nil || s.failures >= maxStackFailures {
 		return
+	}
+	if l, ok := s.used.(LastSampler); ok && last {
+		l.Last()
 	}
 	if err := s.used.Stacks(ctx, sample); err != nil {
 		s.failures++

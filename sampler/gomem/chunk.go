@@ -40,6 +40,7 @@ type gread struct {
 	res            unwindResult
 	waitChans      []string
 	labels         map[string]string
+	system         bool // the runtime's own goroutine
 }
 
 func (g *gread) skip() bool { return g.drop != "" || g.bad != "" }
@@ -60,6 +61,8 @@ type chunkState struct {
 	phys   []physFrame
 	tids   map[uint64]int               // m address → thread id, for this read
 	labels map[uint64]map[string]string // labels pointer → labels
+	// movingSystem: the goroutine moving last returned is the runtime's.
+	movingSystem bool
 }
 
 func newChunkState(r *Reader) *chunkState {
@@ -215,6 +218,7 @@ func (c *chunkState) read(addrs []uint64, now int64, out *[]model.Goroutine) ([]
 			c.syscallStack(g)
 		}
 		*out = append(*out, c.goroutine(g, now))
+		c.root(g, len(*out)-1, false)
 	}
 	return moved, nil
 }
@@ -331,6 +335,9 @@ func (c *chunkState) waits() error {
 			}
 			if ch := field(b, s.C); ch != 0 {
 				w.g.waitChans = r.addChan(w.g.waitChans, ch)
+				if r.scanOn {
+					r.sudogs[w.next] = true
+				}
 			}
 			if next := field(b, s.Waitlink); next != 0 {
 				w.next, w.n = next, w.n+1
@@ -440,6 +447,7 @@ func (c *chunkState) goroutine(g *gread, now int64) model.Goroutine {
 		sys = r.sysFrames
 	}
 	system := model.RuntimeGoroutine(frameModels(sys), crtModel(crt))
+	g.system = system
 	if sh != nil {
 		// A runtime goroutine's frames are all the runtime's, which the
 		// traceback hides: they are kept whole, as Delve's reader and a
@@ -512,7 +520,9 @@ func (c *chunkState) moving(addr uint64, now int64) (model.Goroutine, bool) {
 			g.tid = int(v)
 		}
 	}
-	return c.goroutine(g, now), true
+	out := c.goroutine(g, now)
+	c.movingSystem = g.system
+	return out, true
 }
 
 func frameModels(fs []goroutines.Frame) []model.Frame {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"syscall"
 
 	"github.com/hangdoc/hangdoc/sampler"
@@ -44,6 +45,7 @@ type exe struct {
 var wantSyms = []string{
 	"runtime.allglen", "runtime.allgptr", "runtime.allgs", "runtime.firstmoduledata",
 	"runtime.waitReasonStrings", "runtime.gStatusStrings", "go:func.*",
+	"runtime.mheap_", // the channel scan's way to heap objects
 }
 
 // special functions the unwinder and the frame filter know by name:
@@ -52,6 +54,36 @@ var specialFuncs = []string{
 	"runtime.goexit", "runtime.sigpanic", "runtime.asyncPreempt", "runtime.debugCallV2",
 	"runtime.gopanic", "runtime.panicwrap", "runtime.forEachGRace", "runtime.allgadd",
 	"runtime.mstart", "runtime.rt0_go", "runtime.morestack", "runtime.mcall",
+}
+
+// heapLayout reads the runtime's heap layout from the file's DWARF, and
+// where the runtime's own globals are from its symbol table, for the
+// channel scan; an error for a file without them.
+func (e *exe) heapLayout() (layout.Heap, [][2]uint64, error) {
+	f, err := elf.Open(e.path)
+	if err != nil {
+		return layout.Heap{}, nil, err
+	}
+	defer f.Close()
+	if f.Section(".debug_info") == nil {
+		return layout.Heap{}, nil, errors.New("the binary has no DWARF")
+	}
+	syms, err := f.Symbols()
+	if err != nil {
+		return layout.Heap{}, nil, fmt.Errorf("the binary has no symbol table: %v", err)
+	}
+	var vars [][2]uint64
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_OBJECT && s.Size > 0 && (strings.HasPrefix(s.Name, "runtime.") || strings.HasPrefix(s.Name, "internal/runtime/")) {
+			vars = append(vars, [2]uint64{s.Value, s.Value + s.Size})
+		}
+	}
+	d, err := layout.TypeDWARF(f)
+	if err != nil {
+		return layout.Heap{}, nil, err
+	}
+	h, err := layout.HeapFromDWARF(d, e.arch)
+	return h, vars, err
 }
 
 func unsupported(format string, a ...any) error {

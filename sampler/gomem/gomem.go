@@ -20,6 +20,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -73,6 +74,9 @@ type Stats struct {
 	Syscalls int
 	// Notes say what was dropped and why, once per kind.
 	Notes []string
+	// ChanScan is the channel scan's result, on a read that ran it
+	// (ScanChannels) with goroutines waiting on channels; nil otherwise.
+	ChanScan *model.ChanScan
 }
 
 // Reader reads one process's goroutines. It is not safe for concurrent
@@ -111,6 +115,19 @@ type Reader struct {
 	created   map[uint64]created // by gopc
 	chans     map[uint64][]string
 	phys      []physFrame
+
+	// The channel scan (chanscan.go): asked for, the goroutines of the
+	// read in progress, and the heap's layout, read once.
+	scanOn   bool
+	scanTime time.Duration
+	roots    []scanRoot
+	sudogs   map[uint64]bool // the waiters' own sudogs, which name their channels
+	heap     *layout.Heap
+	heapErr  error
+	// runtimeVars are the runtime's own globals (file addresses, from the
+	// symbol table): its bookkeeping reaches every sudog, which the scan
+	// must not take for a program's reference.
+	runtimeVars [][2]uint64
 
 	// testHook, when set by a test, runs before each chunk of goroutines
 	// (with the index of its first goroutine) and before each retry.
@@ -508,6 +525,8 @@ const (
 func (r *Reader) Goroutines(ctx context.Context) (gs []model.Goroutine, st Stats, err error) {
 	r.stats = &st
 	r.notes = map[string]bool{}
+	r.roots, r.sudogs = r.roots[:0], map[uint64]bool{}
+	defer func() { r.roots, r.sudogs = nil, nil }()
 	calls0 := r.syscalls()
 	defer func() { st.Syscalls = r.syscalls() - calls0; r.stats = nil }()
 
@@ -562,11 +581,17 @@ func (r *Reader) Goroutines(ctx context.Context) (gs []model.Goroutine, st Stats
 	for _, a := range retry {
 		if g, ok := c.moving(a, now); ok {
 			out = append(out, g)
+			if r.scanOn {
+				r.roots = append(r.roots, scanRoot{out: len(out) - 1, addr: a, moving: true, system: c.movingSystem})
+			}
 			st.Moving++
 			st.MovingIDs = append(st.MovingIDs, g.ID)
 		}
 	}
 	st.Read = len(out)
+	if r.scanOn {
+		st.ChanScan = r.chanScan(ctx, out, r.roots)
+	}
 	if st.Dropped > 0 {
 		r.note("%d goroutines unreadable, left out", st.Dropped)
 	}

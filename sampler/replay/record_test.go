@@ -125,6 +125,15 @@ func (f *fake) Stacks(_ context.Context, s *model.Sample) error {
 	return nil
 }
 
+// lastFake is a fake that says at which of its calls it was told the
+// sample was the run's last.
+type lastFake struct {
+	fake
+	lastAt []int
+}
+
+func (f *lastFake) Last() { f.lastAt = append(f.lastAt, f.calls+1) }
+
 // long is a recording of six samples: the deadlock victim's, repeated.
 func long(t *testing.T) model.Recording {
 	rec := load(t, "deadlock")
@@ -152,6 +161,18 @@ func TestSourceChoice(t *testing.T) {
 			if len(s.Goroutines) != 1 || s.StackSource != model.SourceDelve {
 				t.Errorf("sample %d: %d goroutines from %s", i, len(s.Goroutines), s.StackSource)
 			}
+		}
+	})
+	t.Run("a source that reads more on the last sample is told which one it is", func(t *testing.T) {
+		a := &lastFake{fake: fake{name: model.SourceMemory}}
+		record(t, rec, 4, sampler.Stacks{What: "goroutines", Sources: []sampler.StackSource{a}}, nil)
+		if !slices.Equal(a.lastAt, []int{4}) {
+			t.Errorf("told last before calls %v, want [4] only", a.lastAt)
+		}
+		b := &lastFake{fake: fake{name: model.SourceMemory}}
+		record(t, rec, 1, sampler.Stacks{What: "goroutines", Sources: []sampler.StackSource{b}}, nil)
+		if !slices.Equal(b.lastAt, []int{1}) {
+			t.Errorf("one sample: told last before calls %v, want [1]", b.lastAt)
 		}
 	})
 	t.Run("a source that fails twice in a row is dropped", func(t *testing.T) {

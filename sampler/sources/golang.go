@@ -89,7 +89,13 @@ type memSource struct {
 	r      *gomem.Reader
 	broken error // an open given up: its read may still be blocked
 	notes  []string
+	last   bool // the next read is the run's last: scan for channels
 }
+
+// Last asks the next read to scan the target's memory for the goroutines
+// that refer to the channels others wait on (gomem's channel scan): once
+// a run, for its cost.
+func (m *memSource) Last() { m.last = true }
 
 // exeTimeout bounds the memory reader's read of the target's executable
 // (its symbols and pclntab): generous for a large binary on a loaded
@@ -117,6 +123,7 @@ func (m *memSource) Stacks(ctx context.Context, s *model.Sample) error {
 		}
 		m.r = r
 	}
+	m.r.ScanChannels(m.last)
 	gs, st, err := m.r.Goroutines(ctx)
 	switch {
 	case errors.Is(err, gomem.ErrExited) && len(gs) > 0:
@@ -129,6 +136,7 @@ func (m *memSource) Stacks(ctx context.Context, s *model.Sample) error {
 		m.note(n)
 	}
 	s.Goroutines = gs
+	s.ChanScan = st.ChanScan
 	return nil
 }
 

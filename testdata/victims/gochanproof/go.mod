@@ -1,0 +1,3 @@
+module gochanproof
+
+go 1.22
