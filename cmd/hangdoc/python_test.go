@@ -146,7 +146,7 @@ func TestPythonLockIdentity(t *testing.T) {
 		if !strings.Contains(basis, "holds lock, locked in <module>") || !slices.Equal(waiters, v.TIDs("waiters")) {
 			t.Errorf("main holds a lock for %v on basis %q, want %v waiting for lock taken in <module> (locks %+v)", waiters, basis, v.TIDs("waiters"), c.Locks)
 		}
-		if !strings.Contains(c.Summary, fmt.Sprintf("tid %d (MainThread) holds", v.PID)) {
+		if !strings.Contains(c.Summary, fmt.Sprintf("tid %d (MainThread) probably holds", v.PID)) { // probable: by the expression in source
 			t.Errorf("summary %q should lead with main holding the lock", c.Summary)
 		}
 	})
