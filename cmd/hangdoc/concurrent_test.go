@@ -19,23 +19,7 @@ import (
 func TestTwoDiagnosesAtOnce(t *testing.T) {
 	needPySpy(t)
 	v := testvictim.StartPython(t, "py_dead_feeder.py")
-	const runs = 4
-	type result struct {
-		code   ExitCode
-		out    string
-		stderr string
-	}
-	results := make([]result, runs)
-	var wg sync.WaitGroup
-	for i := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out, stderr, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms")
-			results[i] = result{code, out, stderr}
-		}()
-	}
-	wg.Wait()
+	results := atOnce(t, 4, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms")
 	for i, r := range results {
 		var c struct {
 			Verdict  string `json:"verdict"`
@@ -67,23 +51,7 @@ func TestDiagnosesAtOnceOfALockWait(t *testing.T) {
 	needPySpy(t)
 	v := testvictim.StartPython(t, "py_ndjson_pipe.py")
 	holder := v.TID("holder")
-	const runs = 4
-	type result struct {
-		code   ExitCode
-		out    string
-		stderr string
-	}
-	results := make([]result, runs)
-	var wg sync.WaitGroup
-	for i := range runs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out, stderr, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--samples", "3", "--interval", "2s")
-			results[i] = result{code, out, stderr}
-		}()
-	}
-	wg.Wait()
+	results := atOnce(t, 4, strconv.Itoa(v.PID), "--json", "--samples", "3", "--interval", "2s")
 	foreign := 0
 	for i, r := range results {
 		var c struct {
@@ -114,5 +82,30 @@ func TestDiagnosesAtOnceOfALockWait(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d of %d runs counted stops not their own as no movement", foreign, runs)
+	t.Logf("%d of %d runs counted stops not their own as no movement", foreign, len(results))
+}
+
+// atOnceResult is what one of several diagnoses run at once said.
+type atOnceResult struct {
+	code   ExitCode
+	out    string
+	stderr string
+}
+
+// atOnce runs n hangdoc processes with args at the same time and returns
+// what each said.
+func atOnce(t *testing.T, n int, args ...string) []atOnceResult {
+	t.Helper()
+	results := make([]atOnceResult, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out, stderr, code := hangdocProcess(t, args...)
+			results[i] = atOnceResult{code, out, stderr}
+		}()
+	}
+	wg.Wait()
+	return results
 }

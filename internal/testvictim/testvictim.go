@@ -31,7 +31,7 @@ import (
 )
 
 // ReadyTimeout is how long Start and StartCmd wait for the ready line.
-const ReadyTimeout = 20 * time.Second
+const ReadyTimeout = 75 * time.Second
 
 var (
 	cacheOnce sync.Once

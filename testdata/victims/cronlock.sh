@@ -13,7 +13,7 @@
 #     ready pid=P holder=H waiter=W path=LOCK
 #
 # and exits. P is the shell running the script ($$). If the hang is not
-# reached within 15 s it writes the reason to stderr and kills its process
+# reached within 60 s it writes the reason to stderr and kills its process
 # group. The lock file lives in $TMPDIR (or /tmp) and is removed by the
 # test's temporary directory.
 #
@@ -38,7 +38,7 @@ HOLDER=$!
 i=0
 until grep -q " $HOLDER " /proc/locks 2>/dev/null; do
 	i=$((i + 1))
-	if [ $i -gt 1500 ]; then
+	if [ $i -gt 6000 ]; then
 		echo "error: the first run never took the lock" >&2
 		kill -KILL 0
 	fi
@@ -56,7 +56,7 @@ check() {
 
 (
 	i=0
-	while [ $i -lt 1500 ]; do
+	while [ $i -lt 6000 ]; do
 		if check && sleep 0.1 && check; then
 			echo "$LINE"
 			exit 0
@@ -64,7 +64,7 @@ check() {
 		i=$((i + 1))
 		sleep 0.01
 	done
-	echo "error: hang not reached within 15s: $REASON" >&2
+	echo "error: hang not reached within 60s: $REASON" >&2
 	kill -KILL 0
 ) &
 

@@ -20,7 +20,7 @@
 #     ready pid=P writer=W consumer=C pipe=pipe:[N]
 #
 # and exits. P is the shell running the script ($$). If the hang is not
-# reached within 15 s it writes the reason to stderr and kills its
+# reached within 60 s it writes the reason to stderr and kills its
 # process group (kill -KILL 0): started by the test, that is the victim's
 # group. Everything stays in the script's process group (a non-interactive
 # shell does no job control).
@@ -90,7 +90,7 @@ check() {
 }
 
 (
-	deadline=$(($(date +%s) + 15))
+	deadline=$(($(date +%s) + 60))
 	while [ "$(date +%s)" -lt $deadline ]; do
 		if check && sleep 0.1 && check; then
 			echo "$LINE"
@@ -98,7 +98,7 @@ check() {
 		fi
 		sleep 0.02
 	done
-	echo "error: hang not reached within 15s: $REASON" >&2
+	echo "error: hang not reached within 60s: $REASON" >&2
 	kill -KILL 0
 ) &
 

@@ -60,7 +60,7 @@ typedef int (*check_fn)(pid_t victim, char *line, size_t n);
 /*
  * spawn_reporter forks a child that polls check until it holds twice in a
  * row 100 ms apart, then writes the ready line to stdout and exits. If the
- * hang is not reached within 15 s it writes the last reason to stderr and
+ * hang is not reached within 60 s it writes the last reason to stderr and
  * kills the victim. SIGCHLD is ignored so the reporter never lingers as a
  * zombie. Call it from the main thread (PR_SET_PDEATHSIG follows the thread
  * that forked).
@@ -83,7 +83,7 @@ static void spawn_reporter(check_fn check)
 	if (getppid() != victim)
 		_exit(1);
 	prctl(PR_SET_NAME, "reporter");
-	for (i = 0; i < 1500; i++) {
+	for (i = 0; i < 6000; i++) {
 		ok = check(victim, line, sizeof line);
 		if (ok) {
 			sleep_ms(100);
@@ -107,7 +107,7 @@ static void spawn_reporter(check_fn check)
 	{
 		char msg[4096 + 128];
 		int len = snprintf(msg, sizeof msg,
-				   "error: hang not reached within 15s: %s\n", line);
+				   "error: hang not reached within 60s: %s\n", line);
 		if (len > 0 && write(2, msg, (size_t)len) < 0)
 			_exit(1);
 	}

@@ -9,7 +9,7 @@ Each Python victim does
 calls victim.report(check) once the hang is about to be entered: a daemon
 thread polls check() until it holds twice in a row 100 ms apart, writes the
 ready line with a single write(2) on fd 1 and ends. If the hang is not
-reached within 15 s it writes the last reason to stderr and kills the victim
+reached within 60 s it writes the last reason to stderr and kills the victim
 with SIGKILL, so the test sees the victim exit before its ready line.
 
 check() returns (True, "ready pid=P ...") or (False, reason).
@@ -145,7 +145,7 @@ def report_fd(check, fd):
 
     def run():
         reason = "not checked"
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             ok, msg = check()
             if ok:
@@ -158,7 +158,7 @@ def report_fd(check, fd):
                 return
             reason = msg
             time.sleep(0.01)
-        os.write(2, ("error: hang not reached within 15s: %s\n" % reason).encode())
+        os.write(2, ("error: hang not reached within 60s: %s\n" % reason).encode())
         os.kill(os.getpid(), signal.SIGKILL)
 
     t = threading.Thread(target=run, name="reporter", daemon=True)

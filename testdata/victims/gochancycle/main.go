@@ -17,7 +17,7 @@
 //
 //	ready pid=P addr=127.0.0.1:PORT ping=GOID pong=GOID
 //
-// If the hang is not reached within 15 s it writes the reason to stderr
+// If the hang is not reached within 60 s it writes the reason to stderr
 // and exits 1.
 //
 // This directory is under testdata, so `go build ./...` and `go vet ./...`
@@ -64,7 +64,7 @@ func main() {
 	go pong(a, b, pongID)
 	pi, po := <-pingID, <-pongID
 
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	reason := "not checked"
 	for time.Now().Before(deadline) {
 		err := check(pi, po)
@@ -79,7 +79,7 @@ func main() {
 		reason = err.Error()
 		time.Sleep(10 * time.Millisecond)
 	}
-	govictim.Fatal(fmt.Errorf("hang not reached within 15s: %s", reason))
+	govictim.Fatal(fmt.Errorf("hang not reached within 60s: %s", reason))
 }
 
 // check verifies the hang from the goroutines' own stacks.

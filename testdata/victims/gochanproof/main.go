@@ -93,7 +93,7 @@ func accept(ln net.Listener) {
 // report waits until main and the workers are parked, twice 100 ms apart,
 // and prints the ready line.
 func report(mode string, mainID int64) {
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	reason := ""
 	for time.Now().Before(deadline) {
 		var workers []int64
@@ -112,7 +112,7 @@ func report(mode string, mainID int64) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	fatal(fmt.Errorf("hang not reached within 20s: %s", reason))
+	fatal(fmt.Errorf("hang not reached within 60s: %s", reason))
 }
 
 // check finds the workers parked in a channel receive and main in its

@@ -20,7 +20,7 @@
 //	ready pid=P addr=127.0.0.1:PORT workers=6 jobs=3 goids=G1,G2,...
 //
 // (goids: the workers' goroutine ids). If the hang is not reached within
-// 15 s it writes the reason to stderr and exits 1.
+// 60 s it writes the reason to stderr and exits 1.
 //
 // This directory is under testdata, so `go build ./...` and `go vet ./...`
 // skip it; the tests build it with
@@ -110,7 +110,7 @@ func main() {
 
 // report polls check and prints the ready line.
 func report(addr string) {
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	reason := "not checked"
 	for time.Now().Before(deadline) {
 		err := check()
@@ -132,7 +132,7 @@ func report(addr string) {
 		reason = err.Error()
 		time.Sleep(10 * time.Millisecond)
 	}
-	govictim.Fatal(fmt.Errorf("hang not reached within 15s: %s", reason))
+	govictim.Fatal(fmt.Errorf("hang not reached within 60s: %s", reason))
 }
 
 // check verifies the hang from the goroutines' own stacks.

@@ -418,7 +418,7 @@ func wait(n int, extra []string) {
 		"generic": "chan receive", "locked": "chan receive", "labelled": "chan receive",
 		"syscall": "syscall", "cond": "sync.Cond.Wait",
 	}
-	deadline := time.Now().Add(20 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	reason := ""
 	for time.Now().Before(deadline) {
 		states := goroutineStates()
@@ -461,7 +461,7 @@ func wait(n int, extra []string) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	fatal(fmt.Errorf("hang not reached within 20s: %s", reason))
+	fatal(fmt.Errorf("hang not reached within 60s: %s", reason))
 }
 
 func recheck(before map[int64]string) string {

@@ -23,7 +23,7 @@
 //
 //	ready pid=P addr=127.0.0.1:PORT holder=GOID reader=CHILDPID waiters=8
 //
-// If the hang is not reached within 15 s it writes the reason to stderr
+// If the hang is not reached within 60 s it writes the reason to stderr
 // and exits 1 (the child dies with it: PR_SET_PDEATHSIG).
 //
 // This directory is under testdata, so `go build ./...` and `go vet ./...`
@@ -90,7 +90,7 @@ func main() {
 		go s.Put(buf)
 	}
 
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	reason := "not checked"
 	for time.Now().Before(deadline) {
 		err := check(s)
@@ -106,7 +106,7 @@ func main() {
 		reason = err.Error()
 		time.Sleep(10 * time.Millisecond)
 	}
-	govictim.Fatal(fmt.Errorf("hang not reached within 15s: %s", reason))
+	govictim.Fatal(fmt.Errorf("hang not reached within 60s: %s", reason))
 }
 
 // check verifies the hang from the goroutines' own stacks.

@@ -172,7 +172,7 @@ func muteServer(_ string) {
 
 // report polls check and prints the ready line.
 func report(mode, extra string) {
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	reason := "not checked"
 	for time.Now().Before(deadline) {
 		err := check(mode)
@@ -187,7 +187,7 @@ func report(mode, extra string) {
 		reason = err.Error()
 		time.Sleep(10 * time.Millisecond)
 	}
-	govictim.Fatal(fmt.Errorf("hang not reached within 15s: %s", reason))
+	govictim.Fatal(fmt.Errorf("hang not reached within 60s: %s", reason))
 }
 
 func check(mode string) error {

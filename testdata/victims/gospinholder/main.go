@@ -23,7 +23,7 @@
 //
 //	ready pid=P addr=127.0.0.1:PORT holder=GOID waiters=8
 //
-// If the hang is not reached within 15 s it writes the reason to stderr
+// If the hang is not reached within 60 s it writes the reason to stderr
 // and exits 1.
 //
 // This directory is under testdata, so `go build ./...` and `go vet ./...`
@@ -97,7 +97,7 @@ func main() {
 		go c.Refresh()
 	}
 
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	reason := "not checked"
 	for time.Now().Before(deadline) {
 		err := check()
@@ -112,7 +112,7 @@ func main() {
 		reason = err.Error()
 		time.Sleep(10 * time.Millisecond)
 	}
-	govictim.Fatal(fmt.Errorf("hang not reached within 15s: %s", reason))
+	govictim.Fatal(fmt.Errorf("hang not reached within 60s: %s", reason))
 }
 
 // check verifies the hang from the goroutines' own stacks.

@@ -23,7 +23,7 @@
 //
 // (wait=waitid idtype=pid, or wait=wait4, and no pidfd key, on the
 // fallback; pipefd is the parent's read end). If the hang is not reached
-// within 15 s it writes the reason to stderr and exits 1 (the child dies
+// within 60 s it writes the reason to stderr and exits 1 (the child dies
 // with it: PR_SET_PDEATHSIG).
 //
 // This directory is under testdata, so `go build ./...` and `go vet ./...`
@@ -82,7 +82,7 @@ func fatal(err error) {
 // report polls check and prints the ready line (see the package comment).
 func report(pid, child, rd int) {
 	reason := "not checked"
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) {
 		line, err := check(pid, child, rd)
 		if err == nil {
@@ -98,7 +98,7 @@ func report(pid, child, rd int) {
 		reason = err.Error()
 		time.Sleep(10 * time.Millisecond)
 	}
-	fatal(fmt.Errorf("hang not reached within 15s: %s", reason))
+	fatal(fmt.Errorf("hang not reached within 60s: %s", reason))
 }
 
 func check(pid, child, rd int) (string, error) {

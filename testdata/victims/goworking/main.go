@@ -118,7 +118,7 @@ func main() {
 		go worker(n)
 	}
 
-	deadline := time.Now().Add(15 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	reason := "not checked"
 	for time.Now().Before(deadline) {
 		err := check()
@@ -135,7 +135,7 @@ func main() {
 		reason = err.Error()
 		time.Sleep(10 * time.Millisecond)
 	}
-	govictim.Fatal(fmt.Errorf("not working within 15s: %s", reason))
+	govictim.Fatal(fmt.Errorf("not working within 60s: %s", reason))
 }
 
 // check verifies every worker is working.
