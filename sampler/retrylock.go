@@ -3,6 +3,7 @@ package sampler
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hangdoc/hangdoc/internal/deadline"
 	"github.com/hangdoc/hangdoc/model"
 )
 
@@ -184,17 +186,22 @@ func sortedFDs(files map[string]*model.LockedFile) []string {
 
 // isSQLite reads the first bytes of the file behind the process's fd.
 // The open is hangdoc's own: reading takes no lock, and closing it
-// releases none of the target's.
+// releases none of the target's. A file on a mount that does not answer
+// (a hung network filesystem) is given up after a second: no sample waits
+// on it.
 func (s *Sampler) isSQLite(fd int) bool {
-	f, err := os.OpenFile(s.fs.pidPath(s.pid, "fd", strconv.Itoa(fd)), os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return false
-	}
-	b := make([]byte, len(sqliteHeader))
-	n, _ := f.ReadAt(b, 0)
-	return bytes.Equal(b[:n], sqliteHeader)
+	ok, err := deadline.Within(context.Background(), time.Second, "reading the header of a locked file", func() (bool, error) {
+		f, err := os.OpenFile(s.fs.pidPath(s.pid, "fd", strconv.Itoa(fd)), os.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
+		if err != nil {
+			return false, err
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+			return false, err
+		}
+		b := make([]byte, len(sqliteHeader))
+		n, _ := f.ReadAt(b, 0)
+		return bytes.Equal(b[:n], sqliteHeader), nil
+	})
+	return err == nil && ok
 }
