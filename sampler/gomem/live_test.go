@@ -424,6 +424,13 @@ func TestChurn(t *testing.T) {
 		"main.pinger": {lineOf(t, src, "a <- n"), lineOf(t, src, "<-b")},
 		"main.ponger": {lineOf(t, src, "n := <-a"), lineOf(t, src, "b <- n")},
 	}
+	// A goroutine preempted in its loop (runnable: on a loaded machine it
+	// may wait for a CPU through many reads) stands at any line of it,
+	// its loop's head too.
+	loops := map[string][]string{
+		"main.pinger": append([]string{lineOf(t, src, "for n := 0; ; n++ {")}, shapes["main.pinger"]...),
+		"main.ponger": append([]string{strconv.Itoa(atoi(t, lineOf(t, src, "n := <-a")) - 1)}, shapes["main.ponger"]...),
+	}
 	var total Stats
 	seen := 0
 	for i := 0; i < 40; i++ {
@@ -443,6 +450,9 @@ func TestChurn(t *testing.T) {
 					continue
 				}
 				seen++
+				if g.State == "runnable" {
+					lines = loops[fn]
+				}
 				if len(g.Stack) != 1 || !slices.Contains(lines, strconv.Itoa(g.Stack[0].Line)) {
 					t.Errorf("read %d: goroutine %d [%s] has the stack %v: not one %s can have", i, g.ID, g.State, g.Stack, fn)
 				}
@@ -492,4 +502,13 @@ func lineOf(t *testing.T, src []string, text string) string {
 	}
 	t.Fatalf("no line %q in the victim", text)
 	return ""
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
