@@ -42,8 +42,8 @@ var stabilityVictims = []struct {
 	{"gomutexpipe", "go", "blocked"},
 	{"gospinholder", "go", "spinning"},
 	{"gochancycle", "go", ""},
-	{"godeadfeeder", "go", "idle"},
-	{"py_dead_feeder.py", "python", "idle"},
+	{"godeadfeeder", "go", "blocked"},          // main waits in wg.Wait() for the workers
+	{"py_dead_feeder.py", "python", "blocked"}, // main joins the workers
 	{"py_ndjson_pipe.py", "python", "blocked"},
 	{"py_spin_renderers.py", "python", "spinning"},
 }
