@@ -54,22 +54,7 @@ func (s *Sampler) readFileLocks(sample *model.Sample) {
 		return
 	}
 	path := s.fs.Path("locks")
-	f, err := os.Open(path)
-	if err != nil {
-		for _, fls := range want {
-			for _, fl := range fls {
-				fl.Err = fmt.Sprintf("reading %s: %v", path, err)
-			}
-		}
-		return
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		key, e, blocked, ok := parseLockLine(sc.Text())
-		if !ok {
-			continue
-		}
+	err := eachLock(path, func(key string, e model.FileLockEntry, blocked bool) {
 		for _, fl := range want[key] {
 			if blocked {
 				fl.Blocked = append(fl.Blocked, e)
@@ -77,6 +62,14 @@ func (s *Sampler) readFileLocks(sample *model.Sample) {
 				fl.Held = append(fl.Held, e)
 			}
 		}
+	})
+	if err != nil {
+		for _, fls := range want {
+			for _, fl := range fls {
+				fl.Err = fmt.Sprintf("reading %s: %v", path, err)
+			}
+		}
+		return
 	}
 }
 
@@ -111,4 +104,22 @@ func parseLockLine(line string) (key string, e model.FileLockEntry, blocked, ok 
 	}
 	e = model.FileLockEntry{Class: f[1], Type: f[3], PID: pid, Range: f[6] + " " + f[7]}
 	return fmt.Sprintf("%s:%d", f[5][:i], ino), e, blocked, true
+}
+
+// eachLock calls f with each line of /proc/locks (at path) that parses: the
+// "dev:inode" key it names the file by, the lock, and whether the line is a
+// waiter's ("->") rather than a holder's.
+func eachLock(path string, f func(key string, e model.FileLockEntry, blocked bool)) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	sc := bufio.NewScanner(file)
+	for sc.Scan() {
+		if key, e, blocked, ok := parseLockLine(sc.Text()); ok {
+			f(key, e, blocked)
+		}
+	}
+	return nil
 }

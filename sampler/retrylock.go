@@ -1,7 +1,6 @@
 package sampler
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -100,23 +99,19 @@ func (s *Sampler) readLockedFiles(sample *model.Sample) {
 	if len(files) == 0 {
 		return
 	}
-	f, err := os.Open(s.fs.Path("locks"))
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		key, e, blocked, ok := parseLockLine(sc.Text())
+	err := eachLock(s.fs.Path("locks"), func(key string, e model.FileLockEntry, blocked bool) {
 		lf := files[key]
-		if !ok || blocked || lf == nil || e.Class == "FLOCK" {
-			continue
+		if blocked || lf == nil || e.Class == "FLOCK" {
+			return
 		}
 		if e.PID == s.pid {
 			lf.Own = append(lf.Own, e)
 		} else {
 			lf.Held = append(lf.Held, e)
 		}
+	})
+	if err != nil {
+		return
 	}
 	for _, fd := range sortedFDs(files) {
 		lf := files[fd]
