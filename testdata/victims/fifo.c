@@ -72,7 +72,6 @@ int main(int argc, char **argv)
 	const char *tmp = getenv("TMPDIR");
 	const char *mode = argc > 1 ? argv[1] : "nobody";
 	int fd, ready[2];
-	char c;
 
 	if (strcmp(mode, "nobody") && strcmp(mode, "writer")) {
 		fprintf(stderr, "usage: fifo nobody|writer\n");
@@ -99,14 +98,9 @@ int main(int argc, char **argv)
 			if (w < 0)
 				die("writer: open to write");
 			close(r);
-			if (write(ready[1], "x", 1) != 1)
-				die("write");
-			for (;;)
-				sleep_ms(3600 * 1000);
+			ready_forever(ready[1]);
 		}
-		close(ready[1]);
-		if (read(ready[0], &c, 1) != 1)
-			die("the writer did not open the FIFO");
+		await_ready(ready, "the writer did not open the FIFO");
 	}
 	spawn_reporter(check);
 	fd = open(path, O_WRONLY | O_CLOEXEC);

@@ -72,7 +72,6 @@ int main(int argc, char **argv)
 {
 	const char *tmp = getenv("TMPDIR");
 	int fd, ready[2];
-	char c;
 
 	mode = argc > 1 ? argv[1] : "flock";
 	if (strcmp(mode, "flock") && strcmp(mode, "posix") && strcmp(mode, "ofd") && strcmp(mode, "self")) {
@@ -104,14 +103,9 @@ int main(int argc, char **argv)
 			if (hfd < 0)
 				die("holder open");
 			lock_fd(hfd);
-			if (write(ready[1], "x", 1) != 1)
-				die("write");
-			for (;;)
-				sleep_ms(3600 * 1000);
+			ready_forever(ready[1]);
 		}
-		close(ready[1]);
-		if (read(ready[0], &c, 1) != 1)
-			die("holder did not take the lock");
+		await_ready(ready, "holder did not take the lock");
 	}
 	spawn_reporter(check);
 	lock_fd(fd);

@@ -57,7 +57,6 @@ static void backlog(void)
 	const char *tmp = getenv("TMPDIR");
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int ready[2], fd, i;
-	char c;
 
 	snprintf(path, sizeof path, "%s/hd-%d.sock", tmp && *tmp ? tmp : "/tmp", (int)getpid());
 	if (strlen(path) + 1 > sizeof sa.sun_path) {
@@ -80,14 +79,9 @@ static void backlog(void)
 			die("bind");
 		if (listen(fd, 0) < 0)
 			die("listen");
-		if (write(ready[1], "x", 1) != 1)
-			die("write");
-		for (;;)
-			sleep_ms(3600 * 1000);
+		ready_forever(ready[1]);
 	}
-	close(ready[1]);
-	if (read(ready[0], &c, 1) != 1)
-		die("the listener did not listen");
+	await_ready(ready, "the listener did not listen");
 	/* Fill the backlog: connect without blocking until the kernel says
 	 * the listener's queue is full. */
 	for (i = 0;; i++) {

@@ -58,6 +58,31 @@ static long task_syscall(pid_t pid, pid_t tid, unsigned long args[6])
 typedef int (*check_fn)(pid_t victim, char *line, size_t n);
 
 /*
+ * ready_forever tells the parent, on the write end of a ready pipe, that
+ * this child holds what the hang needs, then sleeps until it is killed.
+ */
+static void __attribute__((unused)) ready_forever(int fd)
+{
+	if (write(fd, "x", 1) != 1)
+		die("write");
+	for (;;)
+		sleep_ms(3600 * 1000);
+}
+
+/*
+ * await_ready closes the ready pipe's write end and waits for the child's
+ * byte; what is the failure it dies with when the byte never comes.
+ */
+static void __attribute__((unused)) await_ready(int ready[2], const char *what)
+{
+	char c;
+
+	close(ready[1]);
+	if (read(ready[0], &c, 1) != 1)
+		die(what);
+}
+
+/*
  * spawn_reporter forks a child that polls check until it holds twice in a
  * row 100 ms apart, then writes the ready line to stdout and exits. If the
  * hang is not reached within 60 s it writes the last reason to stderr and
