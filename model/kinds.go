@@ -144,6 +144,9 @@ const (
 	GoPprofDebug1 // /debug/pprof/goroutine?debug=1: counts, no goroutines
 	GoStack       // runtime.Stack(buf, true) and the like
 	GoUnknown     // goroutine records with nothing to say who printed them
+	// JVM thread dumps.
+	FormatJstack   // jstack, jcmd Thread.print, kill -QUIT: the JVM's text thread dump
+	FormatJavaJSON // jcmd Thread.dump_to_file -format=json (JDK 21+)
 )
 
 var formats = enum{
@@ -152,6 +155,7 @@ var formats = enum{
 	"py-spy-text", "py-spy-json", "faulthandler", "current-frames",
 	"go dump (sigquit)", "go dump (panic)", "go dump (fatal)", "go dump (test-timeout)",
 	"go dump (pprof-debug2)", "go dump (pprof-debug1)", "go dump (stack)", "go dump (unknown)",
+	"jstack", "jvm json",
 }
 
 func (f Format) String() string { return formats.text(uint8(f)) }

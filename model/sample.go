@@ -58,6 +58,8 @@ type Sample struct {
 	// refer to the channels others wait on (Goroutine.HeldChans); nil
 	// when it did not (it runs on a run's last sample only).
 	ChanScan *ChanScan `json:"chan_scan,omitempty"`
+	// JavaDeadlocks are the deadlocks a JVM thread dump reported itself.
+	JavaDeadlocks []JavaDeadlock `json:"java_deadlocks,omitempty"`
 }
 
 // LockedFile is a file a process has open and the record locks on it.
@@ -211,6 +213,8 @@ type Thread struct {
 	Stack []Frame `json:"stack,omitempty"`
 	// Python is what py-spy says of the Python thread on this OS thread.
 	Python *PythonThread `json:"python,omitempty"`
+	// Java is what a JVM thread dump says of this thread.
+	Java *JavaThread `json:"java,omitempty"`
 	// Vars are the objects its frames' variables name (py-spy --locals):
 	// how a lock is told from another by its address.
 	Vars []FrameVars `json:"vars,omitempty"`

@@ -19,6 +19,7 @@ import (
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/goroutines"
+	"github.com/hangdoc/hangdoc/sampler/java"
 	"github.com/hangdoc/hangdoc/sampler/python"
 )
 
@@ -120,6 +121,11 @@ func ReadDumps(ctx context.Context, o DumpOptions) (model.Recording, error) {
 		// frames: they say the same.
 		last = model.Sample{Goroutines: []model.Goroutine{{Stack: r.stacks.files}}}
 	}
+	if rec.Target.Runtime == model.RuntimeJava {
+		// A JVM dump names a class's source file by its name alone, and
+		// the rules read no Java source.
+		last = model.Sample{}
+	}
 	var notes []string
 	var cut error
 	rec.Sources, notes, cut = sampler.ReadSourcesContext(r.ctx, []model.Sample{last}, read)
@@ -145,6 +151,8 @@ type dumpReader struct {
 	// kept counts the goroutines kept, dropped those over maxGoroutines.
 	kept, dropped int
 	stacks        *stackTab
+	// java keeps a JVM's stand-in TIDs across its dumps.
+	java *java.Snapshots
 }
 
 func (r *dumpReader) note(format string, args ...any) {
@@ -178,6 +186,9 @@ func (r *dumpReader) file(path string) error {
 		return fmt.Errorf("%s: %w (%s): hangdoc analyze reads stack dumps saved as text; a core file needs a debugger (dlv core, gdb)", name(path), ErrNotText, why)
 	}
 	rest := io.MultiReader(bytes.NewReader(head), in)
+	if java.Detect(head) != model.FormatNone {
+		return r.javaDumps(path, rest, saved)
+	}
 	if python.Detect(beforeGo(head)) != model.FormatNone {
 		return r.python(path, rest, saved)
 	}
@@ -372,7 +383,7 @@ func excerpt(d goroutines.Dump, withMain, cut bool, read int) bool {
 }
 
 // whatAnalyzeReads ends the error for an input that holds no dump.
-const whatAnalyzeReads = "hangdoc analyze reads Go goroutine dumps (SIGQUIT, panic, go test timeout, pprof goroutine?debug=2, runtime.Stack) and Python dumps (py-spy text or JSON, faulthandler, sys._current_frames())"
+const whatAnalyzeReads = "hangdoc analyze reads Go goroutine dumps (SIGQUIT, panic, go test timeout, pprof goroutine?debug=2, runtime.Stack), Python dumps (py-spy text or JSON, faulthandler, sys._current_frames()) and JVM thread dumps (jstack, jcmd Thread.print, jcmd Thread.dump_to_file -format=json)"
 
 // dumpName names one dump of a file for a note: "the dump", "dump 2".
 func dumpName(several bool, n int) string {

@@ -1,0 +1,65 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/hangdoc/hangdoc/model"
+	"github.com/hangdoc/hangdoc/sampler/java"
+)
+
+// javaDumps reads one input's JVM thread dumps (jstack, jcmd
+// Thread.print, the JSON thread dump) into samples: each dump is a
+// snapshot, at its own timestamp when it printed one.
+func (r *dumpReader) javaDumps(path string, in io.Reader, saved time.Time) error {
+	if rt := r.rec.Target.Runtime; rt != model.RuntimeUnknown && rt != model.RuntimeJava {
+		return fmt.Errorf("%s: a JVM thread dump after %s dumps: analyze one program's dumps at a time", name(path), rt)
+	}
+	b, err := io.ReadAll(io.LimitReader(in, java.MaxBytes+1))
+	switch {
+	case errors.Is(err, errTimedOut):
+		r.timedOut(path)
+	case err != nil:
+		return fmt.Errorf("reading %s: %w", name(path), err)
+	}
+	if len(b) > java.MaxBytes {
+		b = b[:java.MaxBytes]
+		r.note("%s: larger than %d MiB: only its first %d MiB were read", name(path), java.MaxBytes>>20, java.MaxBytes>>20)
+	}
+	dumps, err := java.ParseBytes(b)
+	if errors.Is(err, java.ErrNoDump) {
+		return fmt.Errorf("%s: no stack dump found: %s", name(path), whatAnalyzeReads)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name(path), err)
+	}
+	r.rec.Target.Runtime = model.RuntimeJava
+	if r.java == nil {
+		r.java = &java.Snapshots{}
+	}
+	for n, d := range dumps {
+		if len(r.rec.Samples) >= maxSamples {
+			r.note("%s: more than %d dumps: the rest were not read", name(path), maxSamples)
+			break
+		}
+		which := fmt.Sprintf("%s: %s", name(path), dumpName(len(dumps) > 1, n))
+		if d.Truncated && !d.Excerpt {
+			r.note("%s is truncated; it was read as far as it goes", which)
+		}
+		if d.Excerpt {
+			r.note("%s has no \"Full thread dump\" header: an excerpt, so what it does not show proves nothing", which)
+		}
+		if d.VM != "" && r.rec.Target.RuntimeVersion == "" {
+			r.rec.Target.RuntimeVersion = d.VM
+		}
+		if d.PID != 0 {
+			r.rec.Target.PID = d.PID
+		}
+		at := saved.Add(time.Duration(len(r.rec.Samples)) * time.Second)
+		r.rec.StackSource = d.Format
+		r.rec.Samples = append(r.rec.Samples, r.java.Sample(d, at))
+	}
+	return nil
+}
