@@ -34,7 +34,10 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 	p := newProc(rec.Samples, rec.Target.Runtime, rec.Resources, rec.Sources, opts)
 	p.throttle = throttle(rec.Samples, rec.Target, rec.Host)
 	d.Throttle = p.throttle
-	p.pythonLocks(rec.Sources)
+	if rec.Target.Runtime != model.RuntimeJava {
+		// A JVM dump records its locks' holders itself (java.go).
+		p.pythonLocks(rec.Sources)
+	}
 	p.addGoroutines(opts, rec.Sources)
 
 	g := newGraph(p, &rec, opts)

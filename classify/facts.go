@@ -34,6 +34,9 @@ type Why struct {
 	// give it, that share in percent of a core: it wants a CPU it does
 	// not get. 0 when it got what it wanted.
 	Crowded float64
+	// CPUMillis is, for a Java thread in two dumps or more, the CPU time
+	// its cpu= grew by between the first and the last.
+	CPUMillis float64
 }
 
 // OnCPUEvidence is what a dump shows of a thread being on a CPU: a dump
@@ -41,10 +44,12 @@ type Why struct {
 type OnCPUEvidence uint8
 
 const (
-	OnCPUNone OnCPUEvidence = iota
-	OnCPUFlag               // py-spy saw the OS thread running ("active")
-	OnCPUGIL                // it held the GIL (py-spy's "+gil")
-	OnCPULine               // its innermost frame stands at a line that calls nothing: Python code running
+	OnCPUNone      OnCPUEvidence = iota
+	OnCPUFlag                    // py-spy saw the OS thread running ("active")
+	OnCPUGIL                     // it held the GIL (py-spy's "+gil")
+	OnCPULine                    // its innermost frame stands at a line that calls nothing: Python code running
+	OnCPUJavaState               // a JVM dump prints it RUNNABLE in Java code, no frame naming a wait
+	OnCPUJavaCPU                 // RUNNABLE in Java code, and its cpu= grew between the dumps (Why.CPUMillis)
 )
 
 // ChanWait is what a goroutine in a channel cycle waits on.
@@ -104,6 +109,9 @@ const (
 	// (read from memory while it ran), on thread Other, which sleeps and
 	// wakes: no sign of one loop.
 	WhyGoUnreadRuns
+	// WhyJavaMachinery: the JVM's own thread (GC, compiler, VM thread,
+	// reference handler, signal dispatcher, attach listener…).
+	WhyJavaMachinery
 )
 
 // Cause is why the verdict: the rung of the ladder that decided it, and
@@ -390,6 +398,8 @@ type Basis struct {
 	Err string
 	// Waiters is how many wait.
 	Waiters int
+	// JVMSaid: the JVM's own deadlock report lists the waiters (a Java lock).
+	JVMSaid bool
 	// A Python with-block: Site is FILE:LINE, Func its function, Lines
 	// its extent; Inside the threads whose stacks are inside; Agrees: the
 	// futex evidence agrees (Address the futex).
@@ -474,6 +484,13 @@ const (
 	BasisNoCandidate   // nobody is seen holding it
 	// File locks.
 	BasisFileLock // /proc/locks shows the lock held (File), by PID when it says; else by the only other process with the file open
+	// Java monitors and j.u.c locks, from a JVM thread dump.
+	BasisJavaLocked  // exact: a frame of the holder prints "- locked" the object the waiters wait for (Address)
+	BasisJavaOwnable // exact: the holder's "Locked ownable synchronizers" list it
+	BasisJavaOwner   // exact: the JSON dump names the blocker's owner
+	BasisJVMDeadlock // exact: the JVM's own deadlock report names the holder
+	BasisJavaNoOwner // no thread of the dump shows holding it
+	BasisJavaNoL     // a j.u.c lock in a dump printed without -l: owners were not printed
 )
 
 // SharedFutex: the basis of a futex several threads share whose word did

@@ -133,6 +133,10 @@ func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Reso
 	hist := histories(samples)
 	last := samples[len(samples)-1]
 	p.locks = append(findLocks(p.pid, last), fileLocks(p.pid, last, res)...)
+	if rt == model.RuntimeJava {
+		p.locks = append(p.locks, javaLocks(p.pid, last)...)
+		p.runtimeDeadlock = javaRuntimeDeadlock(last)
+	}
 	for i := range p.locks {
 		for _, w := range p.locks[i].Waiters {
 			p.lockOf[w.TID] = &p.locks[i]
@@ -236,7 +240,7 @@ func (p *proc) settle() {
 		if t == nil || t.Class != ClassBlocked {
 			continue
 		}
-		lockWait := w.Kind == model.WaitLock || w.Kind == model.WaitPythonLock || w.Kind == model.WaitFileLock
+		lockWait := w.Kind == model.WaitLock || w.Kind == model.WaitPythonLock || w.Kind == model.WaitFileLock || javaLockWait(w.Kind)
 		if w.Kind == model.WaitFileLock && (w.To == nil || w.To.PID != p.pid) {
 			continue // held elsewhere, or by nobody it can name: the graph follows it
 		}
@@ -324,7 +328,9 @@ func (p *proc) places() *places {
 	p.settledAt = map[int]place{}
 	for i := range p.threads {
 		o := &p.threads[i]
-		if o.Class == ClassExited || !p.live[o.Ref.TID] {
+		if o.Class == ClassExited || !p.live[o.Ref.TID] || o.Aside != AsideNone {
+			// A JVM's own threads (GC, compilers) end no wait of the
+			// program's.
 			continue
 		}
 		pl.live = append(pl.live, o)
@@ -570,6 +576,13 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		// Gone before the last sample: it came and went (a reporter, a
 		// short task) and says nothing about what the process is stuck on.
 		t.Class, t.Why = ClassExited, Why{Rule: WhyExited, N: t.Seen}
+	case !t.CPU.Known && last.Java != nil:
+		// Read from JVM dumps: their states, locks and cpu=.
+		t.Class, t.Why, kind = p.javaThread(h, kind, stackMoved)
+		t.Wait = kind
+		if javaMachinery(last) && !javaLockWait(kind) {
+			t.Aside, t.Class, t.Why = AsideRuntime, ClassIdle, Why{Rule: WhyJavaMachinery}
+		}
 	case !t.CPU.Known && len(last.Stack) > 0:
 		// Read from dumps: no kernel evidence, only the stacks, the source
 		// lines they stand at and py-spy's flags.
@@ -694,6 +707,10 @@ var ioDir = map[string]bool{ // true: read
 func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
 	lock := p.lockOf[t.TID]
 	sc := t.Syscall
+	if !t.State.Known() && t.Java != nil {
+		// A JVM dump: its lock lines and frames say what it waits in.
+		return p.javaWaitKind(t)
+	}
 	if !t.State.Known() && len(t.Stack) > 0 {
 		// A stack from a file, with no kernel evidence: the stack alone
 		// says what the thread waits in.
@@ -860,7 +877,7 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 	case model.WaitLock:
 		l := p.lockOf[t.Ref.TID]
 		w.Lock, w.To = l.ID, l.Holder
-	case model.WaitFileLock:
+	case model.WaitFileLock, model.WaitJavaMonitor, model.WaitJavaLock:
 		if l := p.lockOf[t.Ref.TID]; l != nil {
 			w.Lock, w.To = l.ID, l.Holder
 		}

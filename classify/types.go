@@ -230,9 +230,11 @@ const (
 	LockFlock                     // a file lock taken with flock()
 	LockPOSIX                     // a file lock taken with fcntl(F_SETLK) or lockf()
 	LockOFD                       // an open file description lock, fcntl(F_OFD_SETLK)
+	LockMonitor                   // a Java object's monitor (synchronized)
+	LockJavaSync                  // a java.util.concurrent lock's synchronizer (ReentrantLock)
 )
 
-var lockKindNames = [...]string{"futex", "mutex", "pi-mutex", "python-lock", "sync.Mutex", "sync.RWMutex", "flock", "posix-lock", "ofd-lock"}
+var lockKindNames = [...]string{"futex", "mutex", "pi-mutex", "python-lock", "sync.Mutex", "sync.RWMutex", "flock", "posix-lock", "ofd-lock", "java-monitor", "java-lock"}
 
 func (k LockKind) String() string               { return lockKindNames[k] }
 func (k LockKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }

@@ -98,6 +98,8 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 	}
 
 	runtimeSays := l.kind == ActorGoroutine && p.runtimeDeadlock
+	// The JVM's own deadlock report: its word for the cycle it names.
+	jvmSays := l.kind == ActorThread && p.runtime == model.RuntimeJava && p.runtimeDeadlock
 	switch {
 	case p.stop != nil:
 		// Nothing in a stopped process runs until it is continued, what
@@ -115,7 +117,7 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 		if g != nil && slices.ContainsFunc(cycles[cycle], func(r Ref) bool { return r.PID != p.pid }) {
 			c.Rule = CauseCrossDeadlock
 		}
-		if runtimeSays {
+		if runtimeSays || jvmSays {
 			conf, c.RuntimeSaid = High, true
 		}
 	case runtimeSays:
@@ -234,7 +236,7 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 			c.Rule, conf = CauseNoLive, Low
 		}
 	}
-	if l.samples < 2 && !runtimeSays {
+	if l.samples < 2 && !runtimeSays && !(jvmSays && v == Deadlock) {
 		conf = Low
 	}
 	if v == Blocked && l.kind == ActorGoroutine {

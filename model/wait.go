@@ -66,6 +66,14 @@ const (
 	// What a thread's call, read with its arguments, shows.
 	WaitFIFO      // opening a FIFO: for a process to open its other end
 	WaitLockRetry // asleep between tries of a record lock another process holds (SQLite's busy handler)
+	// What a JVM thread dump shows.
+	WaitJavaMonitor   // entering a synchronized block: a monitor, its owner printed ("- locked")
+	WaitJavaLock      // a java.util.concurrent lock (ReentrantLock, ReentrantReadWriteLock): its owner in "Locked ownable synchronizers"
+	WaitJavaPark      // LockSupport.park on what records no owner: a CountDownLatch, a Condition, a CyclicBarrier
+	WaitObjectWait    // Object.wait(): for a notify()
+	WaitJavaFuture    // CompletableFuture.join(), Future.get(): for whoever completes it
+	WaitJavaSemaphore // Semaphore.acquire(): for a release()
+	WaitJavaPool      // a pool's worker waiting for a task (ThreadPoolExecutor.getTask, ForkJoinPool.awaitWork)
 )
 
 // Role is where a wait's edge in the wait-for graph leads.
@@ -147,6 +155,13 @@ var waitKinds = [...]waitInfo{
 	WaitSemaphore:        {"semaphore", false, RoleWokenBy},
 	WaitFIFO:             {"fifo-open", false, RoleNone},
 	WaitLockRetry:        {"lock-retry", false, RoleHeldBy},
+	WaitJavaMonitor:      {"java-monitor", false, RoleHeldBy},
+	WaitJavaLock:         {"java-lock", false, RoleHeldBy},
+	WaitJavaPark:         {"java-park", false, RoleWokenBy},
+	WaitObjectWait:       {"object-wait", false, RoleWokenBy},
+	WaitJavaFuture:       {"java-future", false, RoleWokenBy},
+	WaitJavaSemaphore:    {"java-semaphore", false, RoleWokenBy},
+	WaitJavaPool:         {"java-pool", true, RoleNone},
 }
 
 // WaitKinds lists every kind but WaitNone, in table order: for tests that

@@ -749,6 +749,9 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 		}
 		return fmt.Sprintf("self-deadlock: %s (itself)%s%s", strings.Join(parts, "; "), back, more)
 	}
+	if c.RuntimeSaid {
+		more += "; the JVM itself reported it (Found one Java-level deadlock)"
+	}
 	return fmt.Sprintf("deadlock between %s: %s%s", plural(len(cycle), "thread", "threads"), strings.Join(parts, "; "), more)
 }
 

@@ -170,6 +170,13 @@ var kindText = map[model.WaitKind]string{
 	model.WaitSemaphore:        "waiting in semaphore.Weighted.Acquire for a Release",
 	model.WaitFIFO:             "opening a FIFO that nobody has open at the other end",
 	model.WaitLockRetry:        "retrying a record lock another process holds, asleep between tries",
+	model.WaitJavaMonitor:      "waiting to enter a synchronized block (a Java monitor)",
+	model.WaitJavaLock:         "waiting for a java.util.concurrent lock (ReentrantLock)",
+	model.WaitJavaPark:         "parked (LockSupport.park) on a synchronizer that records no owner (a CountDownLatch, a Condition, a barrier)",
+	model.WaitObjectWait:       "waiting in Object.wait() for a notify()",
+	model.WaitJavaFuture:       "waiting for a future's result (CompletableFuture.join(), Future.get())",
+	model.WaitJavaSemaphore:    "waiting in Semaphore.acquire() for a permit",
+	model.WaitJavaPool:         "waiting in a thread pool for a task",
 }
 
 // missingText says, for a wait no live actor is left to end, what nobody
@@ -191,6 +198,12 @@ var missingText = map[model.WaitKind]string{
 	model.WaitErrgroup:         "finish the group's work",
 	model.WaitSingleflight:     "finish the first call",
 	model.WaitSemaphore:        "call Release",
+	model.WaitJavaMonitor:      "release it",
+	model.WaitJavaLock:         "release it",
+	model.WaitJavaPark:         "count it down, signal it or arrive",
+	model.WaitObjectWait:       "notify() it",
+	model.WaitJavaFuture:       "complete the future",
+	model.WaitJavaSemaphore:    "release() a permit",
 }
 
 func missingWords(k model.WaitKind) string {
@@ -329,9 +342,9 @@ func (w *words) whyText(a *classify.Actor) string {
 			s = fmt.Sprintf("%s, unchanged in %d dumps", kindWords(y.Kind), y.N)
 		}
 	case classify.WhyDumpRunning:
-		s = "on a CPU in the only dump: " + onCPUText(y.OnCPU) + "; one dump cannot tell a loop from work"
+		s = "on a CPU in the only dump: " + onCPUText(y) + "; one dump cannot tell a loop from work"
 	case classify.WhyDumpSpins:
-		s = fmt.Sprintf("on a CPU with the same stack in all %d dumps: %s", y.N, onCPUText(y.OnCPU))
+		s = fmt.Sprintf("on a CPU with the same stack in all %d dumps: %s", y.N, onCPUText(y))
 	case classify.WhyDumpWaitsIn:
 		verb := "waiting in"
 		if y.Kind.Idle() {
@@ -363,6 +376,8 @@ func (w *words) whyText(a *classify.Actor) string {
 		s = fmt.Sprintf("%s, and no live %s is left that could %s", kindWords(y.Kind), actorNoun(a), missingWords(y.Kind))
 	case classify.WhyGoAside:
 		s = "a runtime goroutine, or an HTTP server's own connection handling"
+	case classify.WhyJavaMachinery:
+		s = "the JVM's own thread (GC, compiler, VM thread, reference handling, signal dispatch, attach): not the program's"
 	case classify.WhyGoObserver:
 		s = "the pprof handler writing this goroutine profile (hangdoc's own request)"
 	case classify.WhyGoDumper:
@@ -438,8 +453,12 @@ func (w *words) whyText(a *classify.Actor) string {
 }
 
 // onCPUText words what shows a thread of a dump on a CPU.
-func onCPUText(e classify.OnCPUEvidence) string {
-	switch e {
+func onCPUText(y classify.Why) string {
+	switch y.OnCPU {
+	case classify.OnCPUJavaState:
+		return "the JVM prints it RUNNABLE in Java code, in no call that waits"
+	case classify.OnCPUJavaCPU:
+		return fmt.Sprintf("the JVM prints it RUNNABLE in Java code, in no call that waits, and its cpu= grew by %.0f ms between the dumps", y.CPUMillis)
 	case classify.OnCPUFlag:
 		return "py-spy saw its OS thread running (active)"
 	case classify.OnCPUGIL:
@@ -529,6 +548,18 @@ func (w *words) basisText(l *classify.Lock) string {
 	switch b.Rule {
 	case classify.BasisFileLock:
 		return w.fileLockBasis(l)
+	case classify.BasisJavaLocked:
+		return fmt.Sprintf("exact: a frame of %s prints \"- locked <%s>\", the object the waiters wait to lock", w.actorLabel(*l.Holder), b.Address)
+	case classify.BasisJavaOwnable:
+		return fmt.Sprintf("exact: %s lists <%s> in its \"Locked ownable synchronizers\", the synchronizer the waiters park on", w.actorLabel(*l.Holder), b.Address)
+	case classify.BasisJavaOwner:
+		return fmt.Sprintf("exact: the JVM's JSON thread dump names %s as the owner of what the waiters park on", w.actorLabel(*l.Holder))
+	case classify.BasisJVMDeadlock:
+		return fmt.Sprintf("exact: the JVM's own deadlock report says it \"is held by\" %s", w.actorLabel(*l.Holder))
+	case classify.BasisJavaNoOwner:
+		return fmt.Sprintf("no thread of the dump shows holding %s (no \"- locked\" frame, no ownable synchronizer), so no holder is named", l.Address)
+	case classify.BasisJavaNoL:
+		return "the dump was taken without -l (jstack -l, jcmd Thread.print -l prints each thread's \"Locked ownable synchronizers\"), so who owns this lock is not in it"
 	case classify.BasisGlibcOwner:
 		word := fmt.Sprintf("lock word %d", b.Word)
 		if b.PI {

@@ -200,6 +200,9 @@ var producers = map[string]string{
 	"py-spy-json":     "py-spy-json",
 	"faulthandler":    "faulthandler",
 	"current-frames":  "current-frames",
+	"jstack":          "jstack",
+	"jcmd":            "jstack",
+	"jcmd-json":       "jvm json",
 }
 
 // A check is one kind of expectation.
