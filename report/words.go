@@ -551,9 +551,9 @@ func (w *words) basisText(l *classify.Lock) string {
 	case classify.BasisJavaLocked:
 		return fmt.Sprintf("exact: a frame of %s prints \"- locked <%s>\", the object the waiters wait to lock", w.actorLabel(*l.Holder), b.Address)
 	case classify.BasisJavaOwnable:
-		return fmt.Sprintf("exact: %s lists <%s> in its \"Locked ownable synchronizers\", the synchronizer the waiters park on", w.actorLabel(*l.Holder), b.Address)
+		return fmt.Sprintf("exact: %s lists <%s> in its \"Locked ownable synchronizers\": the very synchronizer the waiters park waiting for", w.actorLabel(*l.Holder), b.Address)
 	case classify.BasisJavaOwner:
-		return fmt.Sprintf("exact: the JVM's JSON thread dump names %s as the owner of what the waiters park on", w.actorLabel(*l.Holder))
+		return fmt.Sprintf("exact: the JVM's JSON thread dump names %s as the owner of the waiters' park blocker", w.actorLabel(*l.Holder))
 	case classify.BasisJVMDeadlock:
 		return fmt.Sprintf("exact: the JVM's own deadlock report says it \"is held by\" %s", w.actorLabel(*l.Holder))
 	case classify.BasisJavaNoOwner:

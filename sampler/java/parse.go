@@ -408,7 +408,7 @@ func (d *Dump) thread(name string) int {
 func (p *textParser) deadlockLine(line string) {
 	dl := p.dl
 	switch {
-	case strings.HasPrefix(line, `"`) && strings.HasSuffix(line, `":`):
+	case len(line) >= 3 && strings.HasPrefix(line, `"`) && strings.HasSuffix(line, `":`):
 		dl.Links = append(dl.Links, Link{Thread: line[1 : len(line)-2]})
 	case len(dl.Links) == 0 || strings.HasPrefix(line, "="):
 	case strings.HasPrefix(line, "waiting to lock monitor "):
