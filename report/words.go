@@ -551,7 +551,7 @@ func (w *words) basisText(l *classify.Lock) string {
 	case classify.BasisJavaLocked:
 		return fmt.Sprintf("exact: a frame of %s prints \"- locked <%s>\", the object the waiters wait to lock", w.actorLabel(*l.Holder), b.Address)
 	case classify.BasisJavaOwnable:
-		return fmt.Sprintf("exact: %s lists <%s> in its \"Locked ownable synchronizers\": the very synchronizer the waiters park waiting for", w.actorLabel(*l.Holder), b.Address)
+		return fmt.Sprintf("exact: the waiters park on <%s>, which %s lists in its \"Locked ownable synchronizers\"", b.Address, w.actorLabel(*l.Holder))
 	case classify.BasisJavaOwner:
 		return fmt.Sprintf("exact: the JVM's JSON thread dump names %s as the owner of the waiters' park blocker", w.actorLabel(*l.Holder))
 	case classify.BasisJVMDeadlock:
