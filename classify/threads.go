@@ -486,6 +486,7 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		Seen:    len(h.readings),
 		Stack:   last.Stack,
 		Python:  last.Python,
+		Java:    last.Java,
 		Vars:    last.Vars,
 	}
 	if last.Python != nil && last.Python.ThreadName != "" {

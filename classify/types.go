@@ -112,6 +112,7 @@ type Actor struct {
 	Voluntary   uint64
 	Involuntary uint64
 	Python      *model.PythonThread
+	Java        *model.JavaThread // what a JVM thread dump says of it
 	Vars        []model.FrameVars // the objects its frames name (py-spy --locals)
 
 	// A goroutine's evidence, at its last wait.

@@ -42,6 +42,7 @@ func (w *words) threads() []Thread {
 				x.Python.Ident = fmt.Sprintf("0x%016x", p.Ident)
 			}
 		}
+		x.Java = javaThread(t)
 		out = append(out, x)
 	}
 	return out

@@ -172,6 +172,7 @@ type Thread struct {
 	Waits           string   `json:"waits_for,omitempty"`
 	Stack           []Frame  `json:"stack"`
 	Python          *Python  `json:"python,omitempty"`
+	Java            *Java    `json:"java,omitempty"`
 
 	where string // its innermost frame: "emit (app.py:42)"
 }
