@@ -166,6 +166,15 @@ func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Reso
 			}
 		}
 	}
+	n := 0
+	for i := range p.threads {
+		if c := p.threads[i].Class; c == ClassBlocked || c == ClassIdle {
+			n++
+		}
+	}
+	// Sized once: a Wait is large, and ten thousand parked threads (a
+	// JVM's pools) would copy them through every doubling.
+	p.waits = make([]Wait, 0, n)
 	for i := range p.threads {
 		if w, ok := p.wait(&p.threads[i]); ok {
 			p.waits = append(p.waits, w)

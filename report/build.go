@@ -16,6 +16,23 @@ func frames(fs []model.Frame) []Frame {
 	return out
 }
 
+// sharedFrames converts each distinct stack once: threads that share
+// their stack (a JVM dump's parked pool) share its report frames.
+type sharedFrames map[*model.Frame][]Frame
+
+func (m sharedFrames) of(fs []model.Frame) []Frame {
+	if len(fs) == 0 {
+		return frames(fs)
+	}
+	key := &fs[0]
+	if out, ok := m[key]; ok && len(out) == len(fs) {
+		return out
+	}
+	out := frames(fs)
+	m[key] = out
+	return out
+}
+
 func refs(rs []classify.Ref) []Ref {
 	out := make([]Ref, len(rs))
 	for i, r := range rs {
@@ -26,6 +43,7 @@ func refs(rs []classify.Ref) []Ref {
 
 func (w *words) threads() []Thread {
 	out := make([]Thread, 0, len(w.d.Threads))
+	shared := sharedFrames{}.of
 	for i := range w.d.Threads {
 		t := &w.d.Threads[i]
 		x := Thread{
@@ -33,7 +51,7 @@ func (w *words) threads() []Thread {
 			CPUPercent: t.CPU.Percent, RunqueuePercent: t.CPU.RunqueuePercent,
 			State: t.State.String(), Wchan: t.Wchan, Syscall: view(t.Syscall), FD: t.FD,
 			Voluntary: t.Voluntary, Involuntary: t.Involuntary, Moved: t.Moved, Seen: t.Seen,
-			Why: w.whyText(t), Holds: append([]string{}, t.Holds...), Waits: t.WaitsFor, Stack: frames(t.Stack),
+			Why: w.whyText(t), Holds: append([]string{}, t.Holds...), Waits: t.WaitsFor, Stack: shared(t.Stack),
 			where: threadWhere(t.Stack),
 		}
 		if p := t.Python; p != nil {

@@ -390,14 +390,17 @@ const maxFrames = 10
 // stackRows picks the stacks worth printing: one per table row (a group's
 // first thread), for rows that are not idle.
 func stackRows(r *Report, rows []row) []Thread {
-	byTID := map[int]Thread{}
-	for _, t := range r.Threads {
-		byTID[t.TID] = t
+	byTID := make(map[int]int, len(r.Threads)) // an index: a Thread is large
+	for i, t := range r.Threads {
+		byTID[t.TID] = i
 	}
 	var out []Thread
 	for _, x := range rows {
-		t := byTID[x.TIDs[0]]
-		if len(t.Stack) > 0 && x.Class != "idle" {
+		i, ok := byTID[x.TIDs[0]]
+		if !ok {
+			continue
+		}
+		if t := r.Threads[i]; len(t.Stack) > 0 && x.Class != "idle" {
 			out = append(out, t)
 		}
 	}

@@ -13,6 +13,7 @@
 package java
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/hangdoc/hangdoc/model"
 )
@@ -52,6 +54,8 @@ type Dump struct {
 	// Truncated: the input ended in the middle of a line, or the dump
 	// has no "Full thread dump" header (an excerpt, a paste).
 	Truncated bool
+	// LongLines counts lines longer than MaxLine, skipped unread.
+	LongLines int
 	// Excerpt: only part of the dump's threads may be here (no header,
 	// or the deadlock section alone).
 	Excerpt bool
@@ -148,13 +152,74 @@ type Link struct {
 
 // Parse reads one or more JVM thread dumps: jstack or jcmd Thread.print
 // text (several "Full thread dump" sections are several dumps, oldest
-// first), or one JSON thread dump. It reads at most MaxBytes.
+// first), or one JSON thread dump. Text is read a line at a time, its
+// repeated words and stacks kept once; it reads at most MaxBytes, and
+// skips lines longer than MaxLine.
 func Parse(r io.Reader) ([]Dump, error) {
-	b, err := io.ReadAll(io.LimitReader(r, MaxBytes))
-	if err != nil {
-		return nil, fmt.Errorf("parsing JVM thread dump: %w", err)
+	br := bufio.NewReaderSize(io.LimitReader(r, MaxBytes), 64<<10)
+	head, _ := br.Peek(4096)
+	if jsonStart(head) >= 0 {
+		b, err := io.ReadAll(br)
+		if err != nil {
+			return nil, fmt.Errorf("parsing JVM thread dump: %w", err)
+		}
+		return ParseBytes(b)
 	}
-	return ParseBytes(b)
+	p := newTextParser()
+	var long []byte
+	cut := false
+	for {
+		l, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: gathered up to MaxLine.
+			if len(long)+len(l) <= MaxLine {
+				long = append(long, l...)
+			} else {
+				long = long[:0]
+				p.longLines++
+				for errors.Is(err, bufio.ErrBufferFull) {
+					_, err = br.ReadSlice('\n')
+				}
+				if err != nil {
+					break
+				}
+				continue
+			}
+			continue
+		}
+		if len(long) > 0 {
+			l = append(long, l...)
+			long = long[:0]
+		}
+		if len(l) > 0 {
+			cut = l[len(l)-1] != '\n'
+			p.line(unsafeString(trimEOL(l)))
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("parsing JVM thread dump: %w", err)
+		}
+	}
+	return p.end(cut)
+}
+
+// MaxLine bounds a line of a text dump; longer ones are skipped.
+const MaxLine = 1 << 20
+
+func trimEOL(l []byte) []byte {
+	l = bytes.TrimSuffix(l, []byte("\n"))
+	return bytes.TrimSuffix(l, []byte("\r"))
+}
+
+// unsafeString views b as a string without copying: the parser keeps no
+// part of it that it has not interned or cloned.
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // ParseBytes is Parse over bytes already read.
@@ -166,7 +231,7 @@ func ParseBytes(b []byte) ([]Dump, error) {
 		}
 		return []Dump{d}, nil
 	}
-	return parseText(b)
+	return Parse(bytes.NewReader(b))
 }
 
 // Detect reports whether b (the start of an input) holds a JVM thread
@@ -222,6 +287,41 @@ type textParser struct {
 	// thread; info: in its "Java stack information" part.
 	dl   *Deadlock
 	info bool
+	// words interns the strings a dump repeats (functions, files, states,
+	// classes, addresses); stacks the stacks (stack.go); frames is the
+	// current thread's stack as it is read.
+	words     map[string]string
+	stacks    stackTab
+	frames    []model.Frame
+	longLines int
+}
+
+func newTextParser() *textParser {
+	return &textParser{words: map[string]string{}, stacks: stackTab{byHash: map[uint64][][]model.Frame{}}}
+}
+
+// intern returns the kept copy of s, which may be a view of the read
+// buffer.
+func (p *textParser) intern(s string) string {
+	if w, ok := p.words[s]; ok {
+		return w
+	}
+	if len(p.words) >= 1<<20 {
+		return strings.Clone(s) // an input of nothing but distinct words: bounded
+	}
+	w := strings.Clone(s)
+	p.words[w] = w
+	return w
+}
+
+// setThread ends the thread being read (its stack kept once) and starts t
+// (nil for none).
+func (p *textParser) setThread(t *Thread) {
+	if p.t != nil && len(p.frames) > 0 {
+		p.t.Frames = p.stacks.intern(p.frames)
+	}
+	p.frames = p.frames[:0]
+	p.t = t
 }
 
 func (p *textParser) dump() *Dump {
@@ -236,12 +336,9 @@ func (p *textParser) dump() *Dump {
 // stampLayout is jstack's timestamp line: "2026-12-05 00:39:51".
 const stampLayout = "2006-01-02 15:04:05"
 
-func parseText(b []byte) ([]Dump, error) {
-	p := &textParser{}
-	cut := len(b) > 0 && b[len(b)-1] != '\n'
-	for raw := range lines(b) {
-		p.line(raw)
-	}
+// end finishes a parse: cut says the last line had no line end.
+func (p *textParser) end(cut bool) ([]Dump, error) {
+	p.setThread(nil)
 	if len(p.dumps) == 0 {
 		return nil, fmt.Errorf("parsing JVM thread dump: %w", ErrNoDump)
 	}
@@ -253,33 +350,12 @@ func parseText(b []byte) ([]Dump, error) {
 	if n == 0 {
 		return nil, fmt.Errorf("parsing JVM thread dump: %w: no thread in it", ErrNoDump)
 	}
+	last := &p.dumps[len(p.dumps)-1]
 	if cut {
-		p.dumps[len(p.dumps)-1].Truncated = true
+		last.Truncated = true
 	}
+	last.LongLines += p.longLines
 	return p.dumps, nil
-}
-
-// deadlockThreads adds the threads a deadlock section names that the dump
-// does not hold (an excerpt of the section alone, cut short), as the JVM
-// describes them: waiting for the object of their link.
-func (d *Dump) deadlockThreads() {
-	for _, dl := range d.Deadlocks {
-		for _, l := range dl.Links {
-			if l.Thread == "" || d.thread(l.Thread) >= 0 {
-				continue
-			}
-			t := Thread{Name: l.Thread, State: "BLOCKED (on object monitor)"}
-			k := WaitingToLock
-			if l.Ownable {
-				t.State, k = "WAITING (parking)", Parking
-			}
-			if l.Addr != "" {
-				t.Locks = []LockLine{{Kind: k, Object: l.Object}}
-			}
-			d.Threads = append(d.Threads, t)
-			d.Excerpt = true
-		}
-	}
 }
 
 func (p *textParser) line(raw string) {
@@ -288,9 +364,10 @@ func (p *textParser) line(raw string) {
 	case line == "":
 		return
 	case strings.HasPrefix(line, "Full thread dump "):
+		p.setThread(nil)
 		p.dumps = append(p.dumps, Dump{Format: model.FormatJstack, JNIGlobalRefs: -1, Time: p.stamp, PID: p.pid,
-			VM: strings.TrimSuffix(strings.TrimPrefix(line, "Full thread dump "), ":")})
-		p.d, p.t, p.dl, p.info = &p.dumps[len(p.dumps)-1], nil, nil, false
+			VM: strings.Clone(strings.TrimSuffix(strings.TrimPrefix(line, "Full thread dump "), ":"))})
+		p.d, p.dl, p.info = &p.dumps[len(p.dumps)-1], nil, false
 		p.stamp, p.pid = time.Time{}, 0
 		return
 	case len(line) == len(stampLayout) && line[4] == '-' && line[13] == ':':
@@ -303,15 +380,18 @@ func (p *textParser) line(raw string) {
 		p.pid, _ = strconv.Atoi(strings.TrimSuffix(line, ":"))
 		return
 	case line == "Found one Java-level deadlock:" || line == "Found one Java-level deadlock on virtual threads:":
+		p.setThread(nil)
 		d := p.dump()
 		d.Deadlocks = append(d.Deadlocks, Deadlock{})
-		p.dl, p.info, p.t = &d.Deadlocks[len(d.Deadlocks)-1], false, nil
+		p.dl, p.info = &d.Deadlocks[len(d.Deadlocks)-1], false
 		return
 	case line == "Java stack information for the threads listed above:":
-		p.info, p.t = true, nil
+		p.setThread(nil)
+		p.info = true
 		return
 	case strings.HasPrefix(line, "Found ") && (strings.HasSuffix(line, " deadlock.") || strings.HasSuffix(line, " deadlocks.")):
-		p.dl, p.info, p.t = nil, false, nil
+		p.setThread(nil)
+		p.dl, p.info = nil, false
 		return
 	case strings.HasPrefix(line, "JNI global ref"):
 		// "JNI global refs: 15, weak refs: 0" (JDK 9+), "JNI global references: 873" (older).
@@ -322,7 +402,7 @@ func (p *textParser) line(raw string) {
 		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
 			p.dump().JNIGlobalRefs = n
 		}
-		p.t = nil
+		p.setThread(nil)
 		return
 	}
 	if p.dl != nil && !p.info {
@@ -330,9 +410,9 @@ func (p *textParser) line(raw string) {
 		return
 	}
 	if strings.HasPrefix(line, `"`) {
+		p.setThread(nil)
 		h, ok := parseHeader(line)
 		if !ok {
-			p.t = nil
 			return
 		}
 		d := p.dump()
@@ -340,10 +420,10 @@ func (p *textParser) line(raw string) {
 			// The deadlock's threads again: new only in an excerpt that
 			// holds nothing but the deadlock section.
 			if i := d.thread(h.Name); i >= 0 {
-				p.t = nil
 				return
 			}
 		}
+		h.Name, h.Status = strings.Clone(h.Name), p.intern(h.Status)
 		d.Threads = append(d.Threads, h)
 		p.t = &d.Threads[len(d.Threads)-1]
 		return
@@ -354,27 +434,34 @@ func (p *textParser) line(raw string) {
 	}
 	switch {
 	case strings.HasPrefix(line, "java.lang.Thread.State: "):
-		t.State = strings.TrimPrefix(line, "java.lang.Thread.State: ")
+		t.State = p.intern(strings.TrimPrefix(line, "java.lang.Thread.State: "))
 	case strings.HasPrefix(line, "at "):
-		t.Frames = append(t.Frames, parseFrame(strings.TrimPrefix(line, "at ")))
+		f := parseFrame(strings.TrimPrefix(line, "at "))
+		f.Func, f.File = p.intern(f.Func), p.intern(f.File)
+		p.frames = append(p.frames, f)
 	case strings.HasPrefix(line, "Locked ownable synchronizers:"):
 		t.OwnableRead = true
 	case strings.HasPrefix(line, "- "):
 		rest := strings.TrimPrefix(line, "- ")
 		if t.OwnableRead {
 			if o, ok := parseObject(rest); ok {
-				t.Ownable = append(t.Ownable, o)
+				t.Ownable = append(t.Ownable, p.object(o))
 			}
 			return
 		}
 		for k := Locked; k <= Eliminated; k++ {
 			if after, ok := strings.CutPrefix(rest, k.String()+" "); ok {
 				o, _ := parseObject(strings.TrimSpace(after))
-				t.Locks = append(t.Locks, LockLine{Frame: max(len(t.Frames)-1, 0), Kind: k, Object: o})
+				t.Locks = append(t.Locks, LockLine{Frame: max(len(p.frames)-1, 0), Kind: k, Object: p.object(o)})
 				return
 			}
 		}
 	}
+}
+
+// object keeps o's strings.
+func (p *textParser) object(o Object) Object {
+	return Object{Addr: p.intern(o.Addr), Class: p.intern(o.Class)}
 }
 
 func isPIDLine(line string) bool {
@@ -409,25 +496,25 @@ func (p *textParser) deadlockLine(line string) {
 	dl := p.dl
 	switch {
 	case len(line) >= 3 && strings.HasPrefix(line, `"`) && strings.HasSuffix(line, `":`):
-		dl.Links = append(dl.Links, Link{Thread: line[1 : len(line)-2]})
+		dl.Links = append(dl.Links, Link{Thread: p.intern(line[1 : len(line)-2])})
 	case len(dl.Links) == 0 || strings.HasPrefix(line, "="):
 	case strings.HasPrefix(line, "waiting to lock monitor "):
 		l := &dl.Links[len(dl.Links)-1]
 		if i := strings.Index(line, "(object "); i >= 0 {
 			rest := line[i+len("(object "):]
 			addr, class, _ := strings.Cut(rest, ", a ")
-			l.Addr, l.Class = addr, strings.TrimRight(class, "),")
+			l.Addr, l.Class = p.intern(addr), p.intern(strings.TrimRight(class, "),"))
 		}
 	case strings.HasPrefix(line, "waiting for ownable synchronizer "):
 		l := &dl.Links[len(dl.Links)-1]
 		rest := strings.TrimPrefix(line, "waiting for ownable synchronizer ")
 		addr, class, _ := strings.Cut(rest, ", (a ")
-		l.Ownable, l.Addr, l.Class = true, addr, strings.TrimRight(class, "),")
+		l.Ownable, l.Addr, l.Class = true, p.intern(addr), p.intern(strings.TrimRight(class, "),"))
 	case strings.HasPrefix(line, "which is held by "):
 		l := &dl.Links[len(dl.Links)-1]
 		by := strings.TrimPrefix(line, "which is held by ")
 		if strings.HasPrefix(by, `"`) && strings.HasSuffix(by, `"`) && len(by) >= 2 {
-			l.HeldBy = by[1 : len(by)-1]
+			l.HeldBy = p.intern(by[1 : len(by)-1])
 		}
 	}
 }
@@ -557,4 +644,27 @@ func parseFrame(s string) model.Frame {
 		f.File = loc
 	}
 	return f
+}
+
+// deadlockThreads adds the threads a deadlock section names that the dump
+// does not hold (an excerpt of the section alone, cut short), as the JVM
+// describes them: waiting for the object of their link.
+func (d *Dump) deadlockThreads() {
+	for _, dl := range d.Deadlocks {
+		for _, l := range dl.Links {
+			if l.Thread == "" || d.thread(l.Thread) >= 0 {
+				continue
+			}
+			t := Thread{Name: l.Thread, State: "BLOCKED (on object monitor)"}
+			k := WaitingToLock
+			if l.Ownable {
+				t.State, k = "WAITING (parking)", Parking
+			}
+			if l.Addr != "" {
+				t.Locks = []LockLine{{Kind: k, Object: l.Object}}
+			}
+			d.Threads = append(d.Threads, t)
+			d.Excerpt = true
+		}
+	}
 }

@@ -17,18 +17,17 @@ func (r *dumpReader) javaDumps(path string, in io.Reader, saved time.Time) error
 	if rt := r.rec.Target.Runtime; rt != model.RuntimeUnknown && rt != model.RuntimeJava {
 		return fmt.Errorf("%s: a JVM thread dump after %s dumps: analyze one program's dumps at a time", name(path), rt)
 	}
-	b, err := io.ReadAll(io.LimitReader(in, java.MaxBytes+1))
-	switch {
-	case errors.Is(err, errTimedOut):
+	// The parser streams the text; an input that does not end in time
+	// ends for it there, and the recording says so.
+	cut := &cutReader{r: in}
+	counted := &countReader{r: cut}
+	dumps, err := java.Parse(counted)
+	if cut.timedOut {
 		r.timedOut(path)
-	case err != nil:
-		return fmt.Errorf("reading %s: %w", name(path), err)
 	}
-	if len(b) > java.MaxBytes {
-		b = b[:java.MaxBytes]
+	if counted.n >= java.MaxBytes {
 		r.note("%s: larger than %d MiB: only its first %d MiB were read", name(path), java.MaxBytes>>20, java.MaxBytes>>20)
 	}
-	dumps, err := java.ParseBytes(b)
 	if errors.Is(err, java.ErrNoDump) {
 		return fmt.Errorf("%s: no stack dump found: %s", name(path), whatAnalyzeReads)
 	}
@@ -45,6 +44,9 @@ func (r *dumpReader) javaDumps(path string, in io.Reader, saved time.Time) error
 			break
 		}
 		which := fmt.Sprintf("%s: %s", name(path), dumpName(len(dumps) > 1, n))
+		if d.LongLines > 0 {
+			r.note("%s: %d lines longer than 1 MiB were skipped unread", which, d.LongLines)
+		}
 		if d.Truncated && !d.Excerpt {
 			r.note("%s is truncated; it was read as far as it goes", which)
 		}
@@ -62,4 +64,32 @@ func (r *dumpReader) javaDumps(path string, in io.Reader, saved time.Time) error
 		r.rec.Samples = append(r.rec.Samples, r.java.Sample(d, at))
 	}
 	return nil
+}
+
+// cutReader ends its input at a read given up for the deadline, as EOF,
+// and remembers it.
+type cutReader struct {
+	r        io.Reader
+	timedOut bool
+}
+
+func (c *cutReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	if errors.Is(err, errTimedOut) {
+		c.timedOut = true
+		err = io.EOF
+	}
+	return n, err
+}
+
+// countReader counts the bytes read through it.
+type countReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
 }
