@@ -352,7 +352,7 @@ func kindCounts(as []*Actor) []KindCount {
 	var out []KindCount
 	for _, a := range as {
 		k := a.Wait
-		if a.WaitsFor != "" && a.Kind == ActorThread && a.Wait != model.WaitFileLock {
+		if a.WaitsFor != "" && a.Kind == ActorThread && a.Wait != model.WaitFileLock && !javaLockWait(a.Wait) {
 			k = model.WaitLock
 		}
 		if i := slices.IndexFunc(out, func(kc KindCount) bool { return kc.Kind == k }); i >= 0 {

@@ -376,6 +376,9 @@ func (w *words) hint(c classify.Cause) string {
 		}
 		return "A core is pinned and nothing moves: a tight loop, or a long computation or C call the kernel cannot see into. Two stacks a second apart tell which (gdb, py-spy dump, or a goroutine dump)."
 	case classify.CauseWorking, classify.CauseThreadsWork:
+		if len(w.rec.Samples) == 1 && w.dumps() && w.rec.Target.Runtime == model.RuntimeJava {
+			return "One JVM dump shows it RUNNABLE, and cannot show whether it gets anywhere: take two or three more a second apart (jstack -l PID, or jcmd PID Thread.print -l) and analyze them together: the same stack in each, with a cpu= that grows, is a loop that spins; a moving one is work."
+		}
 		if len(w.rec.Samples) == 1 && w.dumps() {
 			return "One dump shows it on a CPU, and cannot show whether it gets anywhere: take two or three more a second apart (py-spy dump, kill -QUIT, or curl …/debug/pprof/goroutine?debug=2) and analyze them together: the same stack in each is a loop that spins, a moving one is work."
 		}
@@ -619,6 +622,11 @@ func (w *words) lostHint(as []*classify.Actor) string {
 		}
 	}
 	switch {
+	case kinds[model.WaitJavaLock] || kinds[model.WaitJavaMonitor]:
+		// Locks, not wake-ups: their owners are what the dump left out.
+		return javaLockNoOwnerHint()
+	case kinds[model.WaitJavaFuture]:
+		return "A CompletableFuture is waited for that nothing is going to complete: every thread that could complete it waits itself. Look at who should complete it (a complete() call, the task that supplies it) and why it did not, and wait with a timeout (get(timeout), orTimeout)."
 	case kinds[model.WaitFuture]:
 		return "A future is waited for that nothing is going to run: a task waits for a future submitted to its own executor, which has no free worker. Look at who submits and who waits: never wait for a future from inside the executor that runs it (submit the follow-up from outside, or chain it with add_done_callback), and give result() a timeout."
 	case joinsItsWaker:
@@ -859,6 +867,12 @@ func goHolderHint(h *classify.Actor) string {
 	return "One goroutine holds the mutex the others want and is itself " + goKindWords(h.Wait) + ": never hold a lock across a blocking call."
 }
 
+// javaLockNoOwnerHint is for Java lock waits whose owner the dump does
+// not record.
+func javaLockNoOwnerHint() string {
+	return "Threads wait for a Java lock whose owner this dump does not record: a JSON thread dump (Thread.dump_to_file) names what a thread parks on but not its owner, and a jstack without -l prints no ownable synchronizers. Take jstack -l PID (or jcmd PID Thread.print -l): its \"Locked ownable synchronizers\" name the owner."
+}
+
 func hasKind(kinds []classify.KindCount, ks ...model.WaitKind) bool {
 	return slices.ContainsFunc(kinds, func(kc classify.KindCount) bool { return slices.Contains(ks, kc.Kind) })
 }
@@ -903,6 +917,10 @@ func blockedHint(kinds []classify.KindCount, ownPipes bool) string {
 		return "It waits for input on its standard input that nobody sends: run it with stdin from /dev/null (for git: GIT_TERMINAL_PROMPT=0)."
 	case hasKind(kinds, model.WaitPipeWrite, model.WaitSocketWrite):
 		return "It is blocked writing because the other end does not drain: look at the reader, and put a timeout on the write."
+	case hasKind(kinds, model.WaitJavaLock, model.WaitJavaMonitor):
+		return javaLockNoOwnerHint()
+	case hasKind(kinds, model.WaitJavaSemaphore, model.WaitJavaPark, model.WaitJavaFuture, model.WaitObjectWait):
+		return "Threads wait on a Java synchronizer that records no owner (a Semaphore's permit, a CountDownLatch, a CompletableFuture, Object.wait): the evidence stops at the wait. Look at the threads that should release, count down, complete or notify it (WAITS lists who could), and give the wait a timeout (tryAcquire, await or get with a timeout, orTimeout)."
 	case hasKind(kinds, model.WaitLock):
 		return "Threads wait on a lock whose holder is not recorded (not a glibc mutex): take stacks to see who holds it."
 	case hasKind(kinds, model.WaitSocketRead, model.WaitSocketConnect, model.WaitHTTPResponse) ||
