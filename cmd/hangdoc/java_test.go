@@ -1,13 +1,20 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/hangdoc/hangdoc/internal/testvictim"
 )
 
 // The Java victims' dumps (testdata/corpus/dumps/jvm, gen/java.sh): each
@@ -129,4 +136,125 @@ func readyTIDs(t *testing.T, file string) map[string]int {
 		t.Fatalf("%s: no ready line", file)
 	}
 	return out
+}
+
+// jdks are the JDKs the Java victims run on where they are installed (CI
+// has both): a JDK 17 and a JDK 21+.
+var jdks = []string{"/usr/lib/jvm/java-17-openjdk-amd64", "/usr/lib/jvm/temurin-25-jdk-amd64"}
+
+// TestJavaVictimDumps compiles two Java victims with each installed JDK,
+// hangs them, takes their dump as a user would (jstack -l, jcmd
+// Thread.print -l) and analyzes it: the synchronized ABBA is a deadlock of
+// its two threads, the ReentrantLock held across a silent socket is
+// blocked behind its holder, each named with the tid the victim printed.
+func TestJavaVictimDumps(t *testing.T) {
+	root, err := testvictim.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(root, "testdata", "victims", "java")
+	found := 0
+	for _, jdk := range jdks {
+		if _, err := os.Stat(filepath.Join(jdk, "bin", "javac")); err != nil {
+			continue
+		}
+		found++
+		t.Run(filepath.Base(jdk), func(t *testing.T) {
+			classes := t.TempDir()
+			javaTool(t, 3*time.Minute, filepath.Join(jdk, "bin", "javac"), "-d", classes,
+				filepath.Join(src, "Victim.java"), filepath.Join(src, "SyncAbba.java"), filepath.Join(src, "LockOnSocket.java"))
+			for _, tc := range []struct {
+				victim, tool, verdict string
+				holders               []string // ready keys
+				cycle                 bool
+			}{
+				{"SyncAbba", "jstack", "deadlock", []string{"first", "second"}, true},
+				{"LockOnSocket", "jcmd", "blocked", []string{"holder"}, false},
+			} {
+				t.Run(tc.victim, func(t *testing.T) {
+					v := testvictim.StartCmd(t, exec.Command(filepath.Join(jdk, "bin", "java"), "-Xmx64m", "-cp", classes, tc.victim))
+					pid := strconv.Itoa(v.PID)
+					var dump []byte
+					if tc.tool == "jstack" {
+						dump = javaTool(t, time.Minute, filepath.Join(jdk, "bin", "jstack"), "-l", pid)
+					} else {
+						dump = javaTool(t, time.Minute, filepath.Join(jdk, "bin", "jcmd"), pid, "Thread.print", "-l")
+					}
+					file := filepath.Join(t.TempDir(), "dump.txt")
+					if err := os.WriteFile(file, dump, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					stdout, stderr, code := hangdoc(t, "analyze", "--json", file)
+					var r struct {
+						Verdict string `json:"verdict"`
+						Locks   []struct {
+							Holder *struct {
+								TID int `json:"tid"`
+							} `json:"holder"`
+							BasisKind string `json:"basis_kind"`
+						} `json:"locks"`
+						Cycles [][]struct {
+							TID int `json:"tid"`
+						} `json:"cycles"`
+					}
+					if err := json.Unmarshal([]byte(stdout), &r); err != nil {
+						t.Fatalf("exit %d, report not JSON: %v\n%s", code, err, stderr)
+					}
+					if r.Verdict != tc.verdict {
+						t.Errorf("verdict %s, want %s\n%s", r.Verdict, tc.verdict, dump)
+					}
+					held := map[int]string{}
+					for _, l := range r.Locks {
+						if l.Holder != nil {
+							held[l.Holder.TID] = l.BasisKind
+						}
+					}
+					var want []int
+					for _, k := range tc.holders {
+						tid, _ := strconv.Atoi(v.Info[k])
+						want = append(want, tid)
+						if held[tid] != "exact" {
+							t.Errorf("thread %s (tid %d) holds no lock exactly: holders %v", k, tid, held)
+						}
+					}
+					if tc.cycle {
+						ok := false
+						for _, cy := range r.Cycles {
+							var got []int
+							for _, m := range cy {
+								got = append(got, m.TID)
+							}
+							slices.Sort(got)
+							slices.Sort(want)
+							ok = ok || slices.Equal(got, want)
+						}
+						if !ok {
+							t.Errorf("no cycle of tids %v: %v", want, r.Cycles)
+						}
+					}
+				})
+			}
+		})
+	}
+	if found == 0 {
+		t.Skipf("no JDK in %v", jdks)
+	}
+}
+
+// javaTool runs a JDK tool bounded, stdin from /dev/null, in its own
+// process group (killed whole at the deadline), and returns its stdout.
+func javaTool(t *testing.T, limit time.Duration, path string, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", filepath.Base(path), args, err, errb.String())
+	}
+	return out.Bytes()
 }
