@@ -14,6 +14,7 @@ bash "$gen/go.sh"
 bash "$gen/go_extra.sh"
 bash "$gen/python.sh"
 bash "$gen/py_lockid.sh"
+bash "$gen/java.sh"
 bash "$gen/big.sh"
 {
 	echo "# tool versions of the last gen/all.sh run"

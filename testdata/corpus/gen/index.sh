@@ -20,7 +20,7 @@ sed "\\|^$marker\$|,\$d" "$readme" >"$tmp"
 		verdict=$(sed -n 's/^verdict: //p' "$exp")
 		confidence=$(sed -n 's/^confidence: //p' "$exp")
 		holders=$(sed -n 's/^holder: //p' "$exp" | paste -sd, - | sed 's/,/, /g')
-		tool=$(grep -oE '(go1\.[0-9]+\.[0-9]+|py3\.[0-9]+)' <<<"$f" | head -1 || true)
+		tool=$(grep -oE '(go1\.[0-9]+\.[0-9]+|py3\.[0-9]+|jdk[0-9]+)' <<<"$f" | head -1 || true)
 		case $producer in py-spy-*) tool="py-spy 0.4.3, $tool" ;; esac
 		echo "| \`$f\` | ${producer:--} | ${tool:--} | $verdict${confidence:+ ($confidence)}${holders:+; holder $holders} |"
 	done
