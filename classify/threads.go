@@ -739,6 +739,14 @@ func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
 		return wchanKindOf(t.Wchan), ""
 	}
 	if addr, ok := model.FutexWait(sc); ok {
+		if t.Java != nil {
+			// A live JVM's thread with its dump joined: parked in a futex
+			// of its own, for what the dump names (a monitor, a lock, a
+			// latch, a pool's queue).
+			if k, r := p.javaWaitKind(t); k != model.WaitNone {
+				return k, r
+			}
+		}
 		if lock != nil {
 			return model.WaitLock, lock.ID
 		}

@@ -8,8 +8,12 @@
 // The entry point, for dumps read from files and for a live attach alike,
 // is Parse: the raw bytes of one dump or of several (a file holding
 // several "Full thread dump" sections is several snapshots, oldest
-// first). Sample turns one Dump into a model.Sample, its threads keyed by
-// their Linux tids (the dump's nid=) where the dump gives them.
+// first). For dumps read from files, Snapshots.Sample turns each Dump into
+// a model.Sample, its threads keyed by their Linux tids (the dump's nid=)
+// where the dump gives them. For a live JVM (an attach's threaddump
+// reply), Merge joins one Dump to the sample of the threads /proc gave,
+// by nid: classify then reads each thread's kernel wait and its Java
+// locks together.
 package java
 
 import (

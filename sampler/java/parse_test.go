@@ -249,3 +249,22 @@ func TestNoDump(t *testing.T) {
 		}
 	}
 }
+
+// TestMerge: a dump joined to a live sample by nid: the thread gets its
+// stack and Java facts, the sample the JVM's deadlock report.
+func TestMerge(t *testing.T) {
+	d := parse(t, "jdk17-lockabba.txt")[0]
+	s := model.Sample{Threads: []model.Thread{{TID: 5374, Name: "lock-abba-1"}, {TID: 5375, Name: "lock-abba-2"}, {TID: 99, Name: "gone"}}}
+	if n := Merge(&s, d); n != 2 {
+		t.Errorf("joined %d threads, want 2", n)
+	}
+	if j := s.Threads[0].Java; j == nil || j.Number != 12 || len(s.Threads[0].Stack) == 0 {
+		t.Errorf("lock-abba-1 not joined: %+v", s.Threads[0])
+	}
+	if s.Threads[2].Java != nil {
+		t.Errorf("a thread the dump does not have got Java facts")
+	}
+	if len(s.JavaDeadlocks) != 1 || s.JavaDeadlocks[0].Links[0].TID != 5374 || s.JavaDeadlocks[0].Links[0].HeldBy != 5375 {
+		t.Errorf("deadlocks: %+v", s.JavaDeadlocks)
+	}
+}

@@ -93,3 +93,34 @@ func (s *Snapshots) standIn(t Thread) int {
 	s.tids[key] = tid
 	return tid
 }
+
+// Merge joins a dump of a live JVM to a sample of its threads read from
+// /proc at about the same time: each thread the dump gives a Linux tid
+// (nid) gets its stack and its Java facts, and the sample the dump's
+// deadlock reports. Threads the dump has no tid for (virtual threads, a
+// JSON dump) are not joined. It returns how many threads were joined.
+func Merge(s *model.Sample, d Dump) int {
+	var tmp Snapshots
+	dumped := tmp.Sample(d, s.Time)
+	byTID := make(map[int]int, len(s.Threads))
+	for i, t := range s.Threads {
+		byTID[t.TID] = i
+	}
+	n := 0
+	for _, t := range dumped.Threads {
+		i, ok := byTID[t.TID]
+		if !ok || t.Java.NoNID {
+			continue
+		}
+		s.Threads[i].Java = t.Java
+		if len(s.Threads[i].Stack) == 0 {
+			s.Threads[i].Stack = t.Stack
+		}
+		n++
+	}
+	s.JavaDeadlocks = append(s.JavaDeadlocks, dumped.JavaDeadlocks...)
+	if s.StackSource == model.FormatNone {
+		s.StackSource = d.Format
+	}
+	return n
+}
