@@ -285,6 +285,10 @@ func javaLocks(pid int, last model.Sample) []Lock {
 	}
 	// The JVM's own word: who holds what its deadlock's threads wait for.
 	said := map[int]bool{}
+	waiting := make(map[int]bool, len(waiters))
+	for _, w := range waiters {
+		waiting[w.tid] = true
+	}
 	for _, dl := range last.JavaDeadlocks {
 		for _, l := range dl.Links {
 			if l.TID == 0 {
@@ -296,7 +300,8 @@ func javaLocks(pid int, last model.Sample) []Lock {
 					holds[l.Addr] = javaHold{l.HeldBy, BasisJVMDeadlock}
 				}
 			}
-			if !slices.ContainsFunc(waiters, func(w waiter) bool { return w.tid == l.TID }) {
+			if !waiting[l.TID] {
+				waiting[l.TID] = true
 				waiters = append(waiters, waiter{tid: l.TID, obj: l.JavaObject, ownable: l.Ownable})
 			}
 		}

@@ -121,6 +121,10 @@ type proc struct {
 	throttle *Throttle
 	// retry is the record lock its sleeping threads retry, if any.
 	retry *RetryLock
+	// waitIdx indexes waits by TID (waitOf), for waitIdxOf waits at waitIdxAt.
+	waitIdx   map[int]int
+	waitIdxOf int
+	waitIdxAt *Wait
 }
 
 // newProc runs the thread adapter over one process's samples, given its
@@ -946,10 +950,19 @@ func (p *proc) keyThread() *Actor {
 }
 
 func (p *proc) waitOf(tid int) *Wait {
-	for i := range p.waits {
-		if p.waits[i].From.TID == tid {
-			return &p.waits[i]
+	if p.waitIdx == nil || p.waitIdxOf != len(p.waits) || len(p.waits) > 0 && p.waitIdxAt != &p.waits[0] {
+		// An index, rebuilt when the waits changed: thousands of
+		// threads' chains each look up the waits they pass.
+		p.waitIdx, p.waitIdxOf = make(map[int]int, len(p.waits)), len(p.waits)
+		if len(p.waits) > 0 {
+			p.waitIdxAt = &p.waits[0]
 		}
+		for i := len(p.waits) - 1; i >= 0; i-- {
+			p.waitIdx[p.waits[i].From.TID] = i
+		}
+	}
+	if i, ok := p.waitIdx[tid]; ok {
+		return &p.waits[i]
 	}
 	return nil
 }

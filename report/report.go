@@ -61,6 +61,24 @@ type Report struct {
 	// goIndex finds an entry of Goroutines by id, a twin's too; nil
 	// until asked for (goroutine).
 	goIndex map[int64]int
+	// tidIndex finds an entry of Threads by tid (the first); nil until
+	// asked for, rebuilt when Threads changed length.
+	tidIndex map[int]int
+	tidCount int
+}
+
+// thread is the entry of Threads for tid, nil when there is none.
+func (r *Report) thread(tid int) *Thread {
+	if r.tidIndex == nil || r.tidCount != len(r.Threads) {
+		r.tidIndex, r.tidCount = make(map[int]int, len(r.Threads)), len(r.Threads)
+		for i := len(r.Threads) - 1; i >= 0; i-- {
+			r.tidIndex[r.Threads[i].TID] = i
+		}
+	}
+	if i, ok := r.tidIndex[tid]; ok {
+		return &r.Threads[i]
+	}
+	return nil
 }
 
 // goroutine is the entry of Goroutines for goroutine id (its own or a

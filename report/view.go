@@ -219,10 +219,8 @@ func threadLabel(r *Report, ref Ref) string {
 	if ref.PID != r.Target.PID && ref.PID != 0 {
 		return fmt.Sprintf("pid %d tid %d", ref.PID, ref.TID)
 	}
-	for _, t := range r.Threads {
-		if t.TID == ref.TID {
-			return fmt.Sprintf("tid %d (%s)", t.TID, t.Name)
-		}
+	if t := r.thread(ref.TID); t != nil {
+		return fmt.Sprintf("tid %d (%s)", t.TID, t.Name)
 	}
 	return fmt.Sprintf("tid %d", ref.TID)
 }

@@ -98,12 +98,17 @@ func (w *words) candidateChain(wt *classify.Wait) string {
 func ref(r classify.Ref) Ref { return Ref{PID: r.PID, TID: r.TID, Goroutine: r.Goroutine} }
 
 func (w *words) lock(id string) *classify.Lock {
-	for i := range w.d.Locks {
-		if w.d.Locks[i].ID == id {
-			return &w.d.Locks[i]
+	if w.lockIdx == nil {
+		// An index: thousands of locks (a JVM dump's monitors) are looked
+		// up once per waiter.
+		w.lockIdx = make(map[string]*classify.Lock, len(w.d.Locks))
+		for i := range w.d.Locks {
+			if _, ok := w.lockIdx[w.d.Locks[i].ID]; !ok {
+				w.lockIdx[w.d.Locks[i].ID] = &w.d.Locks[i]
+			}
 		}
 	}
-	return nil
+	return w.lockIdx[id]
 }
 
 // detail words a wait, with what the kernel says of its resource and who

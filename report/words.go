@@ -24,6 +24,8 @@ type words struct {
 	labels map[int64]map[string]string
 	// twins finds a goroutine's actor by a twin's id; nil until asked for.
 	twins map[int64]*classify.Actor
+	// lockIdx finds a lock by id; nil until asked for.
+	lockIdx map[string]*classify.Lock
 }
 
 // actor is the actor a reference names: a thread, a goroutine, or a

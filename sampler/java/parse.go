@@ -298,6 +298,9 @@ type textParser struct {
 	stacks    stackTab
 	frames    []model.Frame
 	longLines int
+	// names are the thread names of namesOf, the dump being read.
+	names   map[string]bool
+	namesOf *Dump
 }
 
 func newTextParser() *textParser {
@@ -420,14 +423,16 @@ func (p *textParser) line(raw string) {
 			return
 		}
 		d := p.dump()
-		if p.info {
+		if p.names == nil || p.namesOf != d {
+			p.names, p.namesOf = map[string]bool{}, d
+		}
+		if p.info && p.names[h.Name] {
 			// The deadlock's threads again: new only in an excerpt that
 			// holds nothing but the deadlock section.
-			if i := d.thread(h.Name); i >= 0 {
-				return
-			}
+			return
 		}
 		h.Name, h.Status = strings.Clone(h.Name), p.intern(h.Status)
+		p.names[h.Name] = true
 		d.Threads = append(d.Threads, h)
 		p.t = &d.Threads[len(d.Threads)-1]
 		return
@@ -654,11 +659,19 @@ func parseFrame(s string) model.Frame {
 // does not hold (an excerpt of the section alone, cut short), as the JVM
 // describes them: waiting for the object of their link.
 func (d *Dump) deadlockThreads() {
+	if len(d.Deadlocks) == 0 {
+		return
+	}
+	have := make(map[string]bool, len(d.Threads))
+	for _, t := range d.Threads {
+		have[t.Name] = true
+	}
 	for _, dl := range d.Deadlocks {
 		for _, l := range dl.Links {
-			if l.Thread == "" || d.thread(l.Thread) >= 0 {
+			if l.Thread == "" || have[l.Thread] {
 				continue
 			}
+			have[l.Thread] = true
 			t := Thread{Name: l.Thread, State: "BLOCKED (on object monitor)"}
 			k := WaitingToLock
 			if l.Ownable {
