@@ -239,44 +239,32 @@ func ParseBytes(b []byte) ([]Dump, error) {
 }
 
 // Detect reports whether b (the start of an input) holds a JVM thread
-// dump, and which kind.
+// dump, and which kind. It reads b without copying it: every input is
+// sniffed with it first.
 func Detect(b []byte) model.Format {
 	if jsonStart(b) >= 0 {
 		return model.FormatJavaJSON
 	}
-	for line := range lines(b) {
-		line = strings.TrimSpace(line)
-		if strings.HasPrefix(line, "Full thread dump ") || line == "Found one Java-level deadlock:" {
-			return model.FormatJstack
+	for len(b) > 0 {
+		l := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			l, b = b[:i], b[i+1:]
+		} else {
+			b = nil
 		}
-		if strings.HasPrefix(line, `"`) {
-			if _, ok := parseHeader(line); ok && strings.Contains(line, " nid=") {
+		l = bytes.TrimSpace(l)
+		switch {
+		case len(l) == 0:
+		case bytes.HasPrefix(l, []byte("Full thread dump ")), string(l) == "Found one Java-level deadlock:",
+			bytes.HasPrefix(l, []byte("java.lang.Thread.State: ")):
+			return model.FormatJstack
+		case l[0] == '"' && bytes.Contains(l, []byte(" nid=")):
+			if _, ok := parseHeader(string(l)); ok {
 				return model.FormatJstack
 			}
 		}
-		if strings.HasPrefix(line, "java.lang.Thread.State: ") {
-			return model.FormatJstack
-		}
 	}
 	return model.FormatNone
-}
-
-// lines iterates over b's lines without their line ends.
-func lines(b []byte) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for len(b) > 0 {
-			i := bytes.IndexByte(b, '\n')
-			var l []byte
-			if i < 0 {
-				l, b = b, nil
-			} else {
-				l, b = b[:i], b[i+1:]
-			}
-			if !yield(strings.TrimRight(string(l), "\r")) {
-				return
-			}
-		}
-	}
 }
 
 // textParser holds the state of a text parse.
