@@ -18,6 +18,7 @@ func Markdown(w io.Writer, r *Report) error {
 	fmt.Fprintf(&b, "| Target | %s |\n", cell(targetText(r)))
 	fmt.Fprintf(&b, "| Sampled | %s |\n", cell(samplingText(r)))
 	fmt.Fprintf(&b, "| Host | %s |\n\n", cell(hostText(r)))
+	graphMarkdown(&b, r)
 
 	if len(r.Goroutines) > 0 {
 		goMarkdown(&b, r)

@@ -67,7 +67,7 @@ type outputOptions struct {
 
 func (o *outputOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.formatFlag, "format", "text", "report format: text, markdown or json")
+	f.StringVar(&o.formatFlag, "format", "text", "report format: text, markdown, json, or dot (the wait-for graph for Graphviz)")
 	f.BoolVar(&o.json, "json", false, "same as --format json")
 	f.StringVar(&o.colorFlag, "color", "auto", "colour the text report: auto, always or never (NO_COLOR turns auto off)")
 	f.StringVarP(&o.output, "output", "o", "", "write the report to `FILE` instead of standard output")
@@ -100,6 +100,8 @@ func (o *outputOptions) write(r *report.Report, ios *IO) error {
 		err = report.JSON(&b, r)
 	case FormatMarkdown:
 		err = report.Markdown(&b, r)
+	case FormatDOT:
+		err = report.DOT(&b, r)
 	default:
 		// A file is no terminal: colour only for a terminal stdout.
 		err = report.Text(&b, r, ios.palette(o.color, o.output == "" && ios.OutTTY))
