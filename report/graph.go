@@ -190,6 +190,9 @@ func newGraph(r *Report) *waitGraph {
 			b.refNode(m)
 		}
 	}
+	// lockDraws are the locks' waiters ("w:KEY") and holders ("h:KEY"), by
+	// lock: a wait for a lock is drawn by its lock when both are its.
+	lockDraws := map[[2]string]bool{}
 	// Locks: each waiter waits for the lock, which its holder holds (or
 	// its readers, for reading).
 	for _, l := range r.Locks {
@@ -205,23 +208,30 @@ func newGraph(r *Report) *waitGraph {
 		})
 		for _, w := range l.Waiters {
 			b.edge(b.refNode(w), ln, "waits to take it", "", false)
+			lockDraws[[2]string{l.ID, "w:" + b.refKey(w)}] = true
 		}
 		if l.Holder != nil {
 			b.edge(ln, b.refNode(*l.Holder), "held by", l.BasisKind, false)
+			lockDraws[[2]string{l.ID, "h:" + b.refKey(*l.Holder)}] = true
 		}
 		for _, x := range l.Readers {
 			b.edge(ln, b.refNode(x), "held for reading by", l.BasisKind, false)
+			lockDraws[[2]string{l.ID, "h:" + b.refKey(x)}] = true
 		}
 	}
 	// Waits with another end: through the pipe or socket when there is
-	// one. A lock's waits are its lock's edges already.
+	// one. A lock's waits are its lock's edges already, unless the lock
+	// does not name the same holder.
 	for _, w := range r.Waits {
-		if w.To == nil || !drawn(w.Basis) || locks[w.Resource] {
+		if w.To == nil || !drawn(w.Basis) {
+			continue
+		}
+		if locks[w.Resource] && lockDraws[[2]string{w.Resource, "w:" + b.refKey(w.From)}] && lockDraws[[2]string{w.Resource, "h:" + b.refKey(*w.To)}] {
 			continue
 		}
 		from := b.refNode(w.From)
 		to := b.refNode(*w.To)
-		if w.Resource == "" {
+		if w.Resource == "" || locks[w.Resource] {
 			b.edge(from, to, w.Kind, w.Basis, false)
 			continue
 		}
