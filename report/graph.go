@@ -141,6 +141,9 @@ func (b *graphBuilder) refLabel(key string, x Ref) gnode {
 		if t := b.thread(x.TID); t != nil {
 			n.class = t.Class
 			n.label[0] += " " + t.Name
+			if t.where != "" {
+				n.label = append(n.label, t.where)
+			}
 			n.label = append(n.label, t.Class)
 		}
 		return n
@@ -242,7 +245,7 @@ func newGraph(r *Report) *waitGraph {
 	// A wait on a pipe or socket with no other end found, of an actor
 	// already drawn: where its chain ends.
 	for _, w := range r.Waits {
-		if w.To != nil || w.Basis != "none" || w.Resource == "" || locks[w.Resource] {
+		if w.To != nil || w.Basis != "none" || !strings.HasPrefix(w.Resource, "pipe:") && !strings.HasPrefix(w.Resource, "socket:") {
 			continue
 		}
 		from, ok := b.index[b.refKey(w.From)]
