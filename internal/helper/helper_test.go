@@ -44,6 +44,7 @@ func TestResolve(t *testing.T) {
 		write(t, filepath.Join(root, "libexec", "pyenv"), "#!/bin/sh\n[ \"$1\" = which ] && [ \"$2\" = py-spy ] && echo \"$PYENV_ROOT/versions/3.12.1/bin/py-spy\"\n")
 		shim := filepath.Join(root, "shims", "py-spy")
 		write(t, shim, pyenvShim(root))
+		t.Setenv("PYENV_VERSION", "3.0.0") // not in versions/: pyenv which decides
 		if got := Resolve(shim); got != bin {
 			t.Errorf("Resolve(%s) = %s, want %s", shim, got, bin)
 		}

@@ -79,10 +79,10 @@ func resolve(path string) string {
 	return real
 }
 
-// pyenvBinary is the binary a pyenv shim runs: what `pyenv which` says,
-// or, without pyenv's own scripts, the binary of the version in force in
-// the versions directory (PYENV_VERSION, a .python-version file from the
-// working directory up, PYENV_ROOT/version).
+// pyenvBinary is the binary a pyenv shim runs: that of the version in
+// force in the versions directory (PYENV_VERSION, a .python-version file
+// from the working directory up, PYENV_ROOT/version), or else what
+// `pyenv which` says (the system's, a plugin's).
 func pyenvBinary(path, name string, head []byte) string {
 	root := ""
 	if m := pyenvRootRE.FindSubmatch(head); m != nil {
@@ -93,11 +93,8 @@ func pyenvBinary(path, name string, head []byte) string {
 	if root == "" {
 		return ""
 	}
-	if pyenv := filepath.Join(root, "libexec", "pyenv"); executable(pyenv) {
-		if p := which(pyenv, name, "PYENV_ROOT="+root); p != "" {
-			return p
-		}
-	}
+	// The files first: no process to run, so no time lost to a loaded
+	// machine on the way to the dump.
 	for _, v := range pyenvVersions(root) {
 		if v == "system" {
 			continue
@@ -105,6 +102,9 @@ func pyenvBinary(path, name string, head []byte) string {
 		if p := filepath.Join(root, "versions", v, "bin", name); executable(p) {
 			return p
 		}
+	}
+	if pyenv := filepath.Join(root, "libexec", "pyenv"); executable(pyenv) {
+		return which(pyenv, name, "PYENV_ROOT="+root)
 	}
 	return ""
 }
