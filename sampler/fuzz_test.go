@@ -204,3 +204,19 @@ func FuzzParseSchedstat(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseNSpid(f *testing.F) {
+	addProcSeeds(f, "status")
+	f.Add([]byte("Name:\tx\nNSpid:\t4187\t1\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ns := parseNSpid(b)
+		for _, p := range ns {
+			if p <= 0 {
+				t.Fatalf("parseNSpid(%q) = %v: a pid not above 0", b, ns)
+			}
+		}
+		if inner := innerPID(ns, 1); inner < 0 || inner != 0 && inner != ns[len(ns)-1] {
+			t.Fatalf("innerPID(%v, 1) = %d", ns, inner)
+		}
+	})
+}

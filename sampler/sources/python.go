@@ -25,7 +25,14 @@ func pythonStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks
 		}
 		return s
 	}
-	s.Sources = []sampler.StackSource{&pySpySource{pid: t.PID, opts: popts}}
+	if t.Local <= 0 {
+		s.Notes = append(s.Notes, "no Python stacks: "+t.LocalNote("py-spy")+"; the diagnosis is from kernel evidence only")
+		return s
+	}
+	if n := t.LocalNote("py-spy"); n != "" {
+		s.Notes = append(s.Notes, n)
+	}
+	s.Sources = []sampler.StackSource{&pySpySource{pid: t.Local, opts: popts}}
 	s.None = func(why []string) string {
 		return fmt.Sprintf("no Python stacks: %s; the diagnosis is from kernel evidence only", why[0])
 	}
@@ -69,12 +76,25 @@ func (p *pySpySource) Stacks(ctx context.Context, s *model.Sample) error {
 	if err != nil {
 		return err
 	}
+	// py-spy's thread ids are mostly the target's own (the interpreter's
+	// native_thread_id, gettid in its PID namespace): in a container, its
+	// threads' NSTIDs. Those it reads from /proc are as /proc numbers them.
 	byTID := make(map[int]int, len(s.Threads))
+	var byNS map[int]int
 	for i, t := range s.Threads {
 		byTID[t.TID] = i
+		if t.NSTID != 0 {
+			if byNS == nil {
+				byNS = make(map[int]int, len(s.Threads))
+			}
+			byNS[t.NSTID] = i
+		}
 	}
 	for _, t := range dump.Threads {
-		i, ok := byTID[t.NativeID]
+		i, ok := byNS[t.NativeID]
+		if !ok {
+			i, ok = byTID[t.NativeID]
+		}
 		if !ok {
 			if p.unjoined == "" {
 				p.unjoined = t.Name
