@@ -362,7 +362,10 @@ type Memory struct {
 
 // Process is a process one of the target's waits leads to.
 type Process struct {
-	PID     int    `json:"pid"`
+	PID int `json:"pid"`
+	// NSPID is its pid in its own PID namespace (a container's), where
+	// that differs from PID; absent when the same.
+	NSPID   int    `json:"nspid,omitempty"`
 	Cmdline string `json:"cmdline"`
 	Depth   int    `json:"depth"`
 	Verdict string `json:"verdict"`

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hangdoc/hangdoc/internal/testvictim"
+	"github.com/hangdoc/hangdoc/sampler"
 )
 
 // Targets in other namespaces (issue 20, item 6): a target in a PID and
@@ -47,7 +48,11 @@ type nsReport struct {
 		Holder *ref   `json:"holder"`
 		Basis  string `json:"basis"`
 	} `json:"locks"`
-	Waits []kwWait `json:"waits"`
+	Waits     []kwWait `json:"waits"`
+	Processes []struct {
+		PID   int `json:"pid"`
+		NSPID int `json:"nspid"`
+	} `json:"processes"`
 }
 
 func nsDecode(t *testing.T, out, stderr string) nsReport {
@@ -96,6 +101,55 @@ func TestNamespacedFIFO(t *testing.T) {
 	}
 	if !slices.Contains(w.FIFO.OpenBy, writer) || !strings.Contains(w.Detail, "pid "+strconv.Itoa(writer)) {
 		t.Errorf("fifo %+v, detail %q: want the writer, host pid %d, with it open", w.FIFO, w.Detail, writer)
+	}
+}
+
+// TestNamespacedUnixSocket: a C victim in a container blocked on a Unix
+// socket whose other end another process of the container holds: a
+// connect to a listener whose backlog is full (its socket on a tmpfs only
+// the container has), a read of a socketpair. The wait leads to that
+// process, named by its host pid, with its pid in the container.
+func TestNamespacedUnixSocket(t *testing.T) {
+	bin := testvictim.Build(t, "unixsock")
+	diag := sampler.UnixDiagWorks()
+	for _, mode := range []string{"backlog", "pair"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			if mode == "pair" && !diag {
+				t.Skip("sock_diag does not answer about Unix sockets on this kernel (CONFIG_UNIX_DIAG): a peer cannot be found")
+			}
+			// sun_path holds 108 bytes: a short directory of the test's own.
+			dir, err := os.MkdirTemp("/tmp", "hd")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			v := testvictim.StartInNamespace(t, "mount -t tmpfs tmpfs "+dir, "env", "TMPDIR="+dir, bin, mode)
+			other, path := v.HostPID(v.Int("other")), v.Info["path"]
+			out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "300ms", "--samples", "2")
+			r := nsDecode(t, out, stderr)
+			if code != ExitBlocked || r.Verdict != "blocked" {
+				t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, r.Verdict, r.Summary, stderr)
+			}
+			if r.Target.PID != v.PID || r.Target.NSPID != v.NSPID {
+				t.Errorf("target %+v, want pid %d, nspid %d", r.Target, v.PID, v.NSPID)
+			}
+			w := kwReport{Waits: r.Waits}.waitOf(t, v.PID)
+			if w.To == nil || w.To.PID != other || w.Unix == nil || w.Unix.Peer == "" {
+				t.Fatalf("wait %+v, want one to pid %d (%d in the container) through a Unix socket's peer", w, other, v.Int("other"))
+			}
+			if !slices.ContainsFunc(r.Processes, func(p struct {
+				PID   int `json:"pid"`
+				NSPID int `json:"nspid"`
+			}) bool {
+				return p.PID == other && p.NSPID == v.Int("other")
+			}) {
+				t.Errorf("processes %+v, want pid %d with nspid %d", r.Processes, other, v.Int("other"))
+			}
+			if mode == "backlog" && (w.Kind != "socket-connect" || w.Path != "unix:"+path || !w.Unix.Listener || w.Unix.PeerPath != path) {
+				t.Errorf("wait %+v (unix %+v), want a socket-connect to the listener at %s", w, *w.Unix, path)
+			}
+		})
 	}
 }
 
