@@ -220,3 +220,15 @@ func FuzzParseNSpid(f *testing.F) {
 		}
 	})
 }
+
+func FuzzStackPointer(f *testing.F) {
+	addProcSeeds(f, "syscall")
+	f.Add([]byte("202 0x55f0e1a2b0 0x189 0x0 0x0 0x0 0xffffffff 0x7f4c206086a0 0x7f4c2104a0aa\n"))
+	f.Add([]byte("-1 0x7f4c207ff000 0x7f4c2104a0aa\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sp, ok := stackPointer(b)
+		if ok && sp == 0 {
+			t.Fatalf("stackPointer(%q) = 0, true", b)
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -159,11 +160,17 @@ func TestNamespacedUnixSocket(t *testing.T) {
 // not "". It returns the victim and the script's path.
 func pyInNamespace(t *testing.T, mode, hostProc string) (*testvictim.Victim, string) {
 	t.Helper()
-	needPySpy(t)
 	py, err := exec.LookPath("python3")
 	if err != nil {
 		t.Fatal("python3 not found")
 	}
+	return pyInNamespaceWith(t, py, mode, hostProc)
+}
+
+// pyInNamespaceWith is pyInNamespace with the interpreter py.
+func pyInNamespaceWith(t *testing.T, py, mode, hostProc string) (*testvictim.Victim, string) {
+	t.Helper()
+	needPySpy(t)
 	dir := t.TempDir()
 	setup := "mount -t tmpfs tmpfs " + dir + "\ncp " + testvictim.Script(t, "py_lock_identity.py") + " " + testvictim.Script(t, "victim.py") + " " + dir + "/"
 	if hostProc != "" {
@@ -176,15 +183,50 @@ func pyInNamespace(t *testing.T, mode, hostProc string) (*testvictim.Victim, str
 // TestNamespacedPython: a Python ABBA in a container is a deadlock: py-spy's
 // threads, which it numbers as the container does, are joined to the
 // host's through NSpid, and the source that names the locks is read
-// through /proc/PID/root.
+// through /proc/PID/root. For Python 3.10, to which py-spy gives no
+// thread ids in a container, they are joined by their pthread_t.
 func TestNamespacedPython(t *testing.T) {
-	v, script := pyInNamespace(t, "abba", "")
-	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
-	r := nsDecode(t, out, stderr)
-	if code != ExitDeadlock || r.Verdict != "deadlock" {
-		t.Fatalf("exit %d verdict %q (%s), want deadlock\n%s", code, r.Verdict, r.Summary, stderr)
+	t.Run("python3", func(t *testing.T) {
+		v, script := pyInNamespace(t, "abba", "")
+		out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+		r := nsDecode(t, out, stderr)
+		if code != ExitDeadlock || r.Verdict != "deadlock" {
+			t.Fatalf("exit %d verdict %q (%s), want deadlock\n%s", code, r.Verdict, r.Summary, stderr)
+		}
+		checkNamespacedABBA(t, r, v, script)
+	})
+	t.Run("python3.10", func(t *testing.T) {
+		py := pyenvPython(t, "3.10")
+		v, script := pyInNamespaceWith(t, py, "abba", "")
+		out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+		r := nsDecode(t, out, stderr)
+		if code != ExitDeadlock || r.Verdict != "deadlock" {
+			t.Fatalf("exit %d verdict %q (%s), want deadlock\n%s\nnotes %q", code, r.Verdict, r.Summary, stderr, r.Sampling.Notes)
+		}
+		checkNamespacedABBA(t, r, v, script)
+		if !slices.ContainsFunc(r.Sampling.Notes, func(n string) bool { return strings.Contains(n, "joined to the kernel's by their pthread_t") }) {
+			t.Errorf("notes %q: want the join by pthread_t said", r.Sampling.Notes)
+		}
+	})
+}
+
+// pyenvPython is pyenv's python of version v ("3.10"). CI installs pyenv
+// with 3.8 to 3.13; a machine without it skips.
+func pyenvPython(t *testing.T, v string) string {
+	t.Helper()
+	pyenv, err := exec.LookPath("pyenv")
+	if err != nil {
+		t.Skip("pyenv not found: no Python " + v + " to run")
 	}
-	checkNamespacedABBA(t, r, v, script)
+	root, err := exec.Command(pyenv, "root").Output()
+	if err != nil {
+		t.Skipf("pyenv root: %v", err)
+	}
+	found, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(root)), "versions", v+".*", "bin", "python"+v))
+	if len(found) == 0 {
+		t.Skipf("pyenv has no Python %s", v)
+	}
+	return found[len(found)-1]
 }
 
 // checkNamespacedABBA checks the report of pyInNamespace's abba: both
@@ -217,7 +259,7 @@ func checkNamespacedABBA(t *testing.T, r nsReport, v *testvictim.Victim, script 
 		}
 	}
 	for _, n := range r.Sampling.Notes {
-		if strings.Contains(n, "no OS thread id") {
+		if strings.Contains(n, "not joined") {
 			t.Errorf("note %q: py-spy's threads should be joined through NSpid", n)
 		}
 	}
