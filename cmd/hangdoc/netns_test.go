@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -278,6 +279,11 @@ func hangdocIn(t *testing.T, prefix []string, args ...string) (stdout, stderr st
 	argv := append(append(prefix[1:len(prefix):len(prefix)], self), args...)
 	cmd := exec.CommandContext(ctx, prefix[0], argv...)
 	cmd.Env = append(os.Environ(), "HANGDOC_MAIN=1")
+	// unshare's and nsenter's child outlives them: on the deadline the
+	// whole group goes.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err = cmd.Run()
