@@ -303,7 +303,8 @@ func hangdocIn(t *testing.T, prefix []string, args ...string) (stdout, stderr st
 // When the target is in hangdoc's own namespace, py-spy is given the pid
 // that namespace numbers it by, and the ABBA is a deadlock; when it is
 // not (a container beside hangdoc's), py-spy is not run and a note says
-// why, not that the target exited.
+// why, not that the target exited, while a Go program's memory is still
+// read (through /proc/PID/mem: process_vm_readv takes a pid).
 func TestProcOfAnotherNamespace(t *testing.T) {
 	if _, err := exec.LookPath("nsenter"); err != nil {
 		t.Fatal("nsenter not found: install util-linux")
@@ -343,6 +344,20 @@ func TestProcOfAnotherNamespace(t *testing.T) {
 		}
 		if !found || r.Sampling.StackSource != "none" {
 			t.Errorf("stack source %q, notes %q: want py-spy not run, and why", r.Sampling.StackSource, r.Sampling.Notes)
+		}
+	})
+	t.Run("beside, Go", func(t *testing.T) {
+		v := testvictim.Start(t, testvictim.BuildGo(t, "gomutexpipe"))
+		hostProc := t.TempDir()
+		out, stderr, code := hangdocIn(t, []string{"unshare", "-p", "-m", "--fork", "--propagation", "private", "sh", "-c",
+			"set -e; mount --bind /proc " + hostProc + "; mount -t proc proc /proc; exec \"$@\"", "sh"},
+			"--proc", hostProc, "--json", "--interval", "300ms", "--samples", "2", strconv.Itoa(v.PID))
+		r := nsDecode(t, out, stderr)
+		if code != int(ExitBlocked) || r.Verdict != "blocked" || r.Sampling.StackSource != "memory" {
+			t.Fatalf("exit %d verdict %q (%s), stack source %q, want blocked, from memory\n%s\nnotes %q", code, r.Verdict, r.Summary, r.Sampling.StackSource, stderr, r.Sampling.Notes)
+		}
+		if !strings.Contains(r.Summary, "pid "+v.Info["reader"]) {
+			t.Errorf("summary %q should name the pipe's reader, pid %s", r.Summary, v.Info["reader"])
 		}
 	})
 }
