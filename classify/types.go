@@ -112,6 +112,7 @@ type Actor struct {
 	Voluntary   uint64
 	Involuntary uint64
 	Python      *model.PythonThread
+	NSTID       int               // its id in the target's own PID namespace, where that differs
 	Vars        []model.FrameVars // the objects its frames name (py-spy --locals)
 
 	// A goroutine's evidence, at its last wait.
