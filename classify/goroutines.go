@@ -155,7 +155,8 @@ func (p *proc) addGoroutines(opts Options, files map[string][]string) {
 // socketWaits ties a goroutine waiting for an HTTP response to its
 // connection. The runtime's poller, not the goroutine, waits on the
 // descriptor, so the kernel does not say which one; but when the poller
-// watches one connected TCP socket only, that is the one (a dump's *FD
+// watches one connected socket only (TCP, or a Unix stream socket with a
+// peer: HTTP to a daemon's socket), that is the one (a dump's *FD
 // argument is an address, not a descriptor). The wait then leads, like a
 // thread's read, to the process at the other end.
 func (s *goScene) socketWaits() {
@@ -165,7 +166,7 @@ func (s *goScene) socketWaits() {
 	for _, t := range p.samples[len(p.samples)-1].Threads {
 		for _, w := range t.Watches {
 			_, name, _ := strings.Cut(w, " ")
-			if res, ok := p.res[name]; ok && !seen[name] && res.TCP != nil && res.TCP.State != "LISTEN" && res.TCP.Remote.Port() != 0 {
+			if res, ok := p.res[name]; ok && !seen[name] && connected(res, p.res) {
 				seen[name] = true
 				conns = append(conns, name)
 			}
@@ -182,6 +183,20 @@ func (s *goScene) socketWaits() {
 		g.Resource = conns[0]
 		p.waits = append(p.waits, Wait{From: g.Ref, Kind: g.Wait, Resource: conns[0]})
 	}
+}
+
+// connected reports whether res is a connected socket: TCP with a remote
+// end, or a Unix socket that is not listening and whose peer is no
+// listener (the one a connect waits on) either.
+func connected(res model.Resource, all map[string]model.Resource) bool {
+	switch {
+	case res.TCP != nil:
+		return res.TCP.State != "LISTEN" && res.TCP.Remote.Port() != 0
+	case res.Unix != nil:
+		peer := all[res.Peer].Unix
+		return !res.Unix.Listening && res.Peer != "" && (peer == nil || !peer.Listening)
+	}
+	return false
 }
 
 // settle is the goroutines' part of the thread adapter's settle: a wait

@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -373,6 +374,36 @@ func TestArgWord(t *testing.T) {
 	for i, want := range []string{"0xc000012080", "", "", "0xc000012088", ""} {
 		if got := argWord(args, i); got != want {
 			t.Errorf("argWord(%d) = %q, want %q", i, got, want)
+		}
+	}
+}
+
+// TestConnected: the sockets a Go program's poller may wait on for an
+// HTTP response: connected TCP, or a Unix stream socket with a peer that
+// is no listener.
+func TestConnected(t *testing.T) {
+	conn := func(state, remote string) *model.TCPConn {
+		return &model.TCPConn{State: state, Remote: netip.MustParseAddrPort(remote)}
+	}
+	all := map[string]model.Resource{
+		"socket:[2]": {Name: "socket:[2]", Unix: &model.UnixSock{Inode: 2, Type: "stream", Path: "/run/d.sock"}},
+		"socket:[3]": {Name: "socket:[3]", Unix: &model.UnixSock{Inode: 3, Type: "stream", Path: "/run/d.sock", Listening: true}},
+	}
+	for _, tt := range []struct {
+		name string
+		res  model.Resource
+		want bool
+	}{
+		{"tcp connected", model.Resource{TCP: conn("ESTABLISHED", "10.0.0.2:80")}, true},
+		{"tcp listening", model.Resource{TCP: conn("LISTEN", "0.0.0.0:0")}, false},
+		{"unix connected", model.Resource{Unix: &model.UnixSock{Inode: 1, Type: "stream"}, Peer: "socket:[2]"}, true},
+		{"unix without a peer", model.Resource{Unix: &model.UnixSock{Inode: 1, Type: "stream"}}, false},
+		{"unix listening", model.Resource{Unix: &model.UnixSock{Inode: 3, Listening: true}, Peer: "socket:[2]"}, false},
+		{"unix connecting to a listener", model.Resource{Unix: &model.UnixSock{Inode: 1}, Peer: "socket:[3]"}, false},
+		{"a pipe", model.Resource{Pipe: &model.PipeFill{}}, false},
+	} {
+		if got := connected(tt.res, all); got != tt.want {
+			t.Errorf("%s: connected = %v, want %v", tt.name, got, tt.want)
 		}
 	}
 }

@@ -501,6 +501,7 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		Python:  last.Python,
 		Java:    last.Java,
 		Vars:    last.Vars,
+		NSTID:   last.NSTID,
 	}
 	if last.Python != nil && last.Python.ThreadName != "" {
 		// The OS name of a Python thread is the interpreter's (before 3.14).

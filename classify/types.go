@@ -113,6 +113,7 @@ type Actor struct {
 	Involuntary uint64
 	Python      *model.PythonThread
 	Java        *model.JavaThread // what a JVM thread dump says of it
+	NSTID       int               // its id in the target's own PID namespace, where that differs
 	Vars        []model.FrameVars // the objects its frames name (py-spy --locals)
 
 	// A goroutine's evidence, at its last wait.

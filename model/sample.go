@@ -158,7 +158,11 @@ type Stop struct {
 
 // Thread is what the kernel says about one thread at one instant.
 type Thread struct {
-	TID   int         `json:"tid"`
+	TID int `json:"tid"`
+	// NSTID is the thread's id in its own PID namespace (a container's),
+	// where that differs from TID, which is as hangdoc's /proc numbers it;
+	// 0 when they are the same.
+	NSTID int         `json:"nstid,omitempty"`
 	Name  string      `json:"name"`
 	State ThreadState `json:"state"` // R, S, D, T, t, Z, X, I; unknown in a dump
 	// CPUTime is user plus system time since the thread started.

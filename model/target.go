@@ -7,7 +7,11 @@ import (
 
 // Target is what a report says about the process it diagnoses.
 type Target struct {
-	PID            int       `json:"pid"`
+	PID int `json:"pid"`
+	// NSPID is the pid in the target's own PID namespace (a container's),
+	// where that differs from PID, which is as hangdoc's /proc numbers it;
+	// 0 when they are the same.
+	NSPID          int       `json:"nspid,omitempty"`
 	PPID           int       `json:"ppid"`
 	Cmdline        string    `json:"cmdline"`
 	Exe            string    `json:"exe"`

@@ -8,7 +8,9 @@ import (
 // Process is a process that one of the target's waits leads to — the other
 // end of a pipe or socket, a waited-for child — sampled alongside it.
 type Process struct {
-	PID     int    `json:"pid"`
+	PID int `json:"pid"`
+	// NSPID is its pid in its own PID namespace, where that differs.
+	NSPID   int    `json:"nspid,omitempty"`
 	Cmdline string `json:"cmdline"`
 	// Depth is how many waits away from the target it is: 1 for a process
 	// the target waits on directly.

@@ -18,6 +18,7 @@ func Markdown(w io.Writer, r *Report) error {
 	fmt.Fprintf(&b, "| Target | %s |\n", cell(targetText(r)))
 	fmt.Fprintf(&b, "| Sampled | %s |\n", cell(samplingText(r)))
 	fmt.Fprintf(&b, "| Host | %s |\n\n", cell(hostText(r)))
+	graphMarkdown(&b, r)
 
 	if len(r.Goroutines) > 0 {
 		goMarkdown(&b, r)
@@ -88,7 +89,7 @@ func threadMarkdown(b *strings.Builder, r *Report, rows []row, hidden int) {
 	if ts := stackRows(r, rows); len(ts) > 0 {
 		fmt.Fprintf(b, "\n#### Stacks (%s, innermost first)\n", r.Sampling.StackSource)
 		for _, t := range ts {
-			fmt.Fprintf(b, "\ntid %d (%s):\n\n```\n", t.TID, mdText(t.Name))
+			fmt.Fprintf(b, "\ntid %d (%s):\n\n```\n", t.TID, mdText(nsName(t)))
 			for i, f := range t.Stack {
 				if i == maxFrames {
 					fmt.Fprintf(b, "… %d more\n", len(t.Stack)-maxFrames)

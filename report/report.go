@@ -117,7 +117,10 @@ type Host struct {
 
 // Target is the process diagnosed.
 type Target struct {
-	PID            int       `json:"pid"`
+	PID int `json:"pid"`
+	// NSPID is the pid in the target's own PID namespace (a container's)
+	// where that differs from PID; absent when the same.
+	NSPID          int       `json:"nspid,omitempty"`
 	PPID           int       `json:"ppid"`
 	Cmdline        string    `json:"cmdline"`
 	Exe            string    `json:"exe"`
@@ -172,7 +175,10 @@ type Frame struct {
 
 // Thread is one thread's class and the readings behind it.
 type Thread struct {
-	TID             int      `json:"tid"`
+	TID int `json:"tid"`
+	// NSTID is the thread's id in the target's own PID namespace where
+	// that differs from TID; absent when the same.
+	NSTID           int      `json:"nstid,omitempty"`
 	Name            string   `json:"name"`
 	Class           string   `json:"class"`
 	CPUPercent      float64  `json:"cpu_percent"`
@@ -375,7 +381,10 @@ type Memory struct {
 
 // Process is a process one of the target's waits leads to.
 type Process struct {
-	PID     int    `json:"pid"`
+	PID int `json:"pid"`
+	// NSPID is its pid in its own PID namespace (a container's), where
+	// that differs from PID; absent when the same.
+	NSPID   int    `json:"nspid,omitempty"`
 	Cmdline string `json:"cmdline"`
 	Depth   int    `json:"depth"`
 	Verdict string `json:"verdict"`
@@ -463,7 +472,7 @@ func New(rec model.Recording, d classify.Diagnosis) *Report {
 		SchemaVersion:  SchemaVersion,
 		HangdocVersion: rec.HangdocVersion,
 		Host:           Host(rec.Host),
-		Target: Target{PID: rec.Target.PID, PPID: rec.Target.PPID, Cmdline: rec.Target.Cmdline, Exe: rec.Target.Exe,
+		Target: Target{PID: rec.Target.PID, NSPID: rec.Target.NSPID, PPID: rec.Target.PPID, Cmdline: rec.Target.Cmdline, Exe: rec.Target.Exe,
 			User: rec.Target.User, Started: rec.Target.Started, Runtime: rec.Target.Runtime.String(), RuntimeVersion: rec.Target.RuntimeVersion},
 		Sampling: Sampling{
 			Samples:       len(rec.Samples),

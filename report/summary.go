@@ -532,6 +532,8 @@ func (w *words) goroutineBeyond(as []*classify.Actor) string {
 		from := ""
 		if res := w.rec.Resources[wt.Resource]; res.TCP != nil {
 			from = " from " + res.TCP.Remote.String()
+		} else if peer := w.rec.Resources[res.Peer].Unix; res.Unix != nil && peer != nil && peer.Path != "" {
+			from = " from unix:" + peer.Path
 		}
 		return fmt.Sprintf("goroutine %d (%s) is %s%s on %s; %s %s, which is %s",
 			g.Ref.Goroutine, ownFunc(g.Stack), goKindWords(g.Wait), from, wt.Resource,

@@ -124,7 +124,7 @@ func threadText(b *strings.Builder, r *Report, p Palette, rows []row, hidden int
 	if ts := stackRows(r, rows); len(ts) > 0 {
 		fmt.Fprintf(b, "\nSTACKS  (%s, innermost first)\n", r.Sampling.StackSource)
 		for _, t := range ts {
-			fmt.Fprintf(b, "  tid %d (%s):\n", t.TID, t.Name)
+			fmt.Fprintf(b, "  tid %d (%s):\n", t.TID, nsName(t))
 			for i, f := range t.Stack {
 				if i == maxFrames {
 					fmt.Fprintf(b, "      … %d more\n", len(t.Stack)-maxFrames)

@@ -254,10 +254,21 @@ func msText(ms int64) string {
 	return fmt.Sprintf("%dms", ms)
 }
 
+// nsName is a thread's name, with its id in the target's own PID
+// namespace where that differs: "t1; 42 in its own PID namespace".
+func nsName(t Thread) string {
+	if t.NSTID == 0 {
+		return t.Name
+	}
+	return fmt.Sprintf("%s; %d in its own PID namespace", t.Name, t.NSTID)
+}
+
 func targetText(r *Report) string {
 	t := r.Target
 	var parts []string
-	if t.PID != 0 {
+	if t.PID != 0 && t.NSPID != 0 {
+		parts = append(parts, fmt.Sprintf("pid %d (%d in its own PID namespace)", t.PID, t.NSPID))
+	} else if t.PID != 0 {
 		parts = append(parts, fmt.Sprintf("pid %d", t.PID))
 	}
 	if t.Cmdline != "" {

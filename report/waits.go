@@ -469,8 +469,14 @@ func (w *words) beyond(r classify.Ref) string {
 // processes words the peers.
 func (w *words) processes() []Process {
 	out := make([]Process, 0, len(w.d.Processes))
+	nspid := map[int]int{}
+	for _, p := range w.rec.Peers {
+		if p.NSPID != 0 {
+			nspid[p.PID] = p.NSPID
+		}
+	}
 	for _, p := range w.d.Processes {
-		out = append(out, Process{PID: p.PID, Cmdline: p.Cmdline, Depth: p.Depth, Verdict: p.Verdict.String(), State: w.stateOf(p.PID)})
+		out = append(out, Process{PID: p.PID, NSPID: nspid[p.PID], Cmdline: p.Cmdline, Depth: p.Depth, Verdict: p.Verdict.String(), State: w.stateOf(p.PID)})
 	}
 	return out
 }

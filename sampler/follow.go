@@ -180,7 +180,8 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 		}
 		f.samplers[p] = s
 		peer.Cmdline = f.sys.Cmdline(p)
-		peer.Runtime = f.sys.Describe(p).Runtime
+		desc := f.sys.Describe(p)
+		peer.Runtime, peer.NSPID = desc.Runtime, desc.NSPID
 		first, err := s.Sample()
 		if err != nil {
 			peer.Err = err.Error()

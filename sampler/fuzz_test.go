@@ -204,3 +204,31 @@ func FuzzParseSchedstat(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseNSpid(f *testing.F) {
+	addProcSeeds(f, "status")
+	f.Add([]byte("Name:\tx\nNSpid:\t4187\t1\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ns := parseNSpid(b)
+		for _, p := range ns {
+			if p <= 0 {
+				t.Fatalf("parseNSpid(%q) = %v: a pid not above 0", b, ns)
+			}
+		}
+		if inner := innerPID(ns, 1); inner < 0 || inner != 0 && inner != ns[len(ns)-1] {
+			t.Fatalf("innerPID(%v, 1) = %d", ns, inner)
+		}
+	})
+}
+
+func FuzzStackPointer(f *testing.F) {
+	addProcSeeds(f, "syscall")
+	f.Add([]byte("202 0x55f0e1a2b0 0x189 0x0 0x0 0x0 0xffffffff 0x7f4c206086a0 0x7f4c2104a0aa\n"))
+	f.Add([]byte("-1 0x7f4c207ff000 0x7f4c2104a0aa\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sp, ok := stackPointer(b)
+		if ok && sp == 0 {
+			t.Fatalf("stackPointer(%q) = 0, true", b)
+		}
+	})
+}

@@ -55,6 +55,10 @@ type task struct {
 	// call is the last call the thread was read blocked in, other than
 	// restart_syscall: what a call resumed after a stop was.
 	call model.Syscall
+	// nstid is its id in its own PID namespace where that differs (see
+	// model.Thread.NSTID), read with the first status; nsRead says it was.
+	nstid  int
+	nsRead bool
 }
 
 // procFile is a /proc file read through a descriptor kept open when the
@@ -255,7 +259,7 @@ func (s *Sampler) thread(tid int) model.Thread {
 		}
 		s.threads[tid] = t
 	}
-	th := model.Thread{TID: tid}
+	th := model.Thread{TID: tid, NSTID: t.nstid}
 	gone := func() model.Thread {
 		s.closeTask(t)
 		delete(s.threads, tid)
@@ -295,6 +299,10 @@ func (s *Sampler) thread(tid int) model.Thread {
 		}
 	} else {
 		th.Voluntary, th.Involuntary, _ = parseCtxtSwitches(b)
+		if !t.nsRead {
+			t.nstid, t.nsRead = innerPID(parseNSpid(b), tid), true
+			th.NSTID = t.nstid
+		}
 	}
 	if th.State == model.StateRunning {
 		// On a CPU or waiting for one: wchan and syscall say nothing

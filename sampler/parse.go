@@ -112,6 +112,39 @@ func parseCtxtSwitches(b []byte) (voluntary, involuntary uint64, err error) {
 	return voluntary, involuntary, nil
 }
 
+// parseNSpid reads NSpid of /proc/PID/status: the pid in each PID
+// namespace the process is in, from the namespace of the /proc mount read
+// down to its own. One number when the two are the same; nil on a kernel
+// before 4.1, which has no NSpid.
+func parseNSpid(b []byte) []int {
+	i := bytes.Index(b, []byte("\nNSpid:"))
+	if i < 0 {
+		return nil
+	}
+	v := b[i+len("\nNSpid:"):]
+	if j := bytes.IndexByte(v, '\n'); j >= 0 {
+		v = v[:j]
+	}
+	var out []int
+	for _, f := range bytes.Fields(v) {
+		n, err := strconv.Atoi(string(f))
+		if err != nil || n <= 0 {
+			return nil
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// innerPID is the last of nspid, the pid as the process's own namespace
+// numbers it, when that differs from pid; 0 when it is the same or unknown.
+func innerPID(nspid []int, pid int) int {
+	if len(nspid) < 2 || nspid[len(nspid)-1] == pid {
+		return 0
+	}
+	return nspid[len(nspid)-1]
+}
+
 func statusField(b []byte, key string) (uint64, error) {
 	i := bytes.Index(b, []byte(key))
 	if i < 0 {

@@ -86,7 +86,12 @@ type Target struct {
 	Desc model.Target
 	// Start is its start time in clock ticks after boot.
 	Start uint64
-	pidfd int
+	// Local is its pid in hangdoc's own PID namespace (see LocalPID), for
+	// helpers and signals; 0 when it has none, and LocalErr says why.
+	// PID is as the /proc hangdoc reads (--proc) numbers it.
+	Local    int
+	LocalErr error
+	pidfd    int
 }
 
 // OpenTarget opens pid on sys and takes its first look: the sampler and
@@ -99,11 +104,14 @@ func OpenTarget(sys System, pid int) (*Target, Process, error) {
 	t := &Target{Sys: sys, PID: pid, pidfd: -1}
 	if s, ok := p.(*Sampler); ok {
 		t.Start = s.start
+		t.Local, t.LocalErr = LocalPID(s.fs, pid)
 		// The pidfd is opened after the start time was read: if the pid
 		// was reused in between, the first sample's start time check
 		// says so, and the pidfd names the new process only until then.
-		if fd, err := unix.PidfdOpen(pid, 0); err == nil {
-			t.pidfd = fd
+		if t.Local > 0 {
+			if fd, err := unix.PidfdOpen(t.Local, 0); err == nil {
+				t.pidfd = fd
+			}
 		}
 	}
 	t.Desc = sys.Describe(pid)
@@ -135,9 +143,33 @@ func (t *Target) Signal(sig unix.Signal) error {
 		if _, ok := t.Sys.(live); !ok {
 			return fmt.Errorf("signalling pid %d: not a live process", t.PID)
 		}
-		return unix.Kill(t.PID, sig)
+		if t.Local <= 0 {
+			return fmt.Errorf("signalling pid %d: %w", t.PID, t.localErr())
+		}
+		return unix.Kill(t.Local, sig)
 	}
 	return unix.PidfdSendSignal(t.pidfd, sig, nil, 0)
+}
+
+func (t *Target) localErr() error {
+	if t.LocalErr == nil {
+		return ErrOtherNamespace
+	}
+	return t.LocalErr
+}
+
+// LocalNote says, when helpers take the target under another pid than
+// the report's (hangdoc in a container of its own, the host's /proc at
+// --proc), which pid they took, or why there is none they could take:
+// what for ("py-spy") names the helper. "" when the pids are the same.
+func (t *Target) LocalNote(what string) string {
+	switch {
+	case t.Local == t.PID:
+		return ""
+	case t.Local > 0:
+		return fmt.Sprintf("%s was given pid %d: pid %d as hangdoc's own PID namespace numbers it", what, t.Local, t.PID)
+	}
+	return fmt.Sprintf("%s was not run: %v (run hangdoc in the target's PID namespace or one that contains it: on the host, with hostPID, or with kubectl debug --target)", what, t.localErr())
 }
 
 // Close releases the pidfd.

@@ -53,6 +53,9 @@ func DescribeContext(ctx context.Context, fs FS, pid int) (model.Target, error) 
 		return v
 	}
 	t := model.Target{PID: pid}
+	if b, err := readFile(fs.pidPath(pid, "status"), make([]byte, 4096)); err == nil {
+		t.NSPID = innerPID(parseNSpid(b), pid)
+	}
 	t.Cmdline = bounded(fmt.Sprintf("reading /proc/%d/cmdline", pid), func() (string, error) { return Cmdline(fs, pid), nil })
 	gctx := fs.context()
 	p, err := process.NewProcessWithContext(gctx, int32(pid))

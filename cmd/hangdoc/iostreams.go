@@ -42,6 +42,7 @@ const (
 	FormatText Format = iota
 	FormatMarkdown
 	FormatJSON
+	FormatDOT // the wait-for graph for Graphviz
 )
 
 func parseFormat(s string) (Format, error) {
@@ -52,8 +53,10 @@ func parseFormat(s string) (Format, error) {
 		return FormatMarkdown, nil
 	case "json":
 		return FormatJSON, nil
+	case "dot":
+		return FormatDOT, nil
 	}
-	return 0, fmt.Errorf("--format %q: want text, markdown or json", s)
+	return 0, fmt.Errorf("--format %q: want text, markdown, json or dot", s)
 }
 
 // ColorMode is --color.

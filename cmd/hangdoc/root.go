@@ -67,7 +67,7 @@ type outputOptions struct {
 
 func (o *outputOptions) register(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVar(&o.formatFlag, "format", "text", "report format: text, markdown or json")
+	f.StringVar(&o.formatFlag, "format", "text", "report format: text, markdown, json, or dot (the wait-for graph for Graphviz)")
 	f.BoolVar(&o.json, "json", false, "same as --format json")
 	f.StringVar(&o.colorFlag, "color", "auto", "colour the text report: auto, always or never (NO_COLOR turns auto off)")
 	f.StringVarP(&o.output, "output", "o", "", "write the report to `FILE` instead of standard output")
@@ -100,6 +100,8 @@ func (o *outputOptions) write(r *report.Report, ios *IO) error {
 		err = report.JSON(&b, r)
 	case FormatMarkdown:
 		err = report.Markdown(&b, r)
+	case FormatDOT:
+		err = report.DOT(&b, r)
 	default:
 		// A file is no terminal: colour only for a terminal stdout.
 		err = report.Text(&b, r, ios.palette(o.color, o.output == "" && ios.OutTTY))
@@ -211,7 +213,7 @@ func (o *diagnoseOptions) register(cmd *cobra.Command) {
 	f.DurationVar(&o.interval, "interval", time.Second, "time between samples")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "hard bound on the whole run; a run cut short reports what it has, marked partial")
 	f.StringVar(&o.record, "record", "", "also write the raw samples as JSON to `FILE` (for a bug report or a test)")
-	f.StringVar(&o.proc, "proc", "", "read /proc from `DIR` (e.g. the host's /proc mounted in a container)")
+	f.StringVar(&o.proc, "proc", "", "read /proc from `DIR` (e.g. the host's /proc mounted in a container: PID is then as DIR numbers it)")
 	f.StringVar(&o.pyspy, "py-spy", "", "py-spy's `PATH` for Python stacks (default: look it up on PATH; install with pip install py-spy)")
 	f.BoolVar(&o.noStop, "no-stop", false, "never stop the target, even for an instant (py-spy runs --nonblocking: stacks may be torn; no Delve for Go)")
 	f.DurationVar(&o.maxStop, "max-stop", sources.DefaultMaxStop, "the longest one Delve read may keep a Go target stopped; a read that would pass it is given up and the target let go")

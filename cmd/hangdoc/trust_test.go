@@ -246,7 +246,8 @@ func TestFileLocks(t *testing.T) {
 // TestGoWaitsNamedByTheirLibrary: Go waits named by the library frame
 // that explains them, and what is missing: a WaitGroup nobody is left to
 // call Done on, a database/sql pool whose only connection the waiter
-// holds, an HTTP client waiting on a server in another process.
+// holds, an HTTP client waiting on a server in another process, over TCP
+// or a Unix socket.
 func TestGoWaitsNamedByTheirLibrary(t *testing.T) {
 	bin := testvictim.BuildGo(t, "gonobody")
 	tests := []struct {
@@ -255,11 +256,14 @@ func TestGoWaitsNamedByTheirLibrary(t *testing.T) {
 		{"waitgroup", "waitgroup", "no live goroutine of the program's own is left that could call Done", "defer wg.Done()"},
 		{"dbpool", "db-conn", "free connection of a full pool", "rows.Close()"},
 		{"httpclient", "http-response", "waiting for an HTTP response", "Timeout"},
+		{"httpunix", "http-response", "waiting for an HTTP response", "Timeout"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
 			t.Parallel()
-			v := testvictim.Start(t, bin, tt.mode)
+			cmd := exec.Command(bin, tt.mode)
+			cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir()) // httpunix's socket
+			v := testvictim.StartCmd(t, cmd)
 			// A goroutine source reads them (the memory reader, or Delve:
 			// then hangdoc must not be the victim's parent).
 			out, stderr, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--interval", "300ms", "--samples", "2")
@@ -293,7 +297,7 @@ func TestGoWaitsNamedByTheirLibrary(t *testing.T) {
 			if !strings.Contains(c.Hint, tt.hint) {
 				t.Errorf("hint %q lacks %q", c.Hint, tt.hint)
 			}
-			if tt.mode != "httpclient" {
+			if tt.mode != "httpclient" && tt.mode != "httpunix" {
 				return
 			}
 			server := v.Int("server")

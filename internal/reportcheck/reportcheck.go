@@ -183,6 +183,7 @@ func Check(text, markdown, jsonDoc []byte) []Problem {
 	out = append(out, verdictWords(text, markdown, &r)...)
 	out = append(out, holderWords(&r)...)
 	out = append(out, cycleWords(&r)...)
+	out = append(out, graphWords(markdown, jsonDoc)...)
 	return out
 }
 

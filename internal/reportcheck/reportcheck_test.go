@@ -23,7 +23,7 @@ func TestCheck(t *testing.T) {
 		{"trailing", head, `{"verdict":"blocked","confidence":"high","summary":"s;","hint":"h —","hint_basis":"k"}`, []string{"trailing", "trailing"}},
 		{"verdict word", "IDLE  (high confidence)\n", `{"verdict":"blocked","confidence":"high","summary":"s","hint":"h.","hint_basis":"k"}`, []string{"the verdict IDLE", "the verdict IDLE"}},
 		{"deadlock words", head, `{"verdict":"blocked","confidence":"high","summary":"deadlock between 2 threads: a; b","hint":"h.","hint_basis":"k"}`, []string{"deadlock verdict", "no cycle"}},
-		{"more cycles than the JSON", "DEADLOCK  (high confidence)\n", `{"verdict":"deadlock","confidence":"high","summary":"deadlock between 2 threads: a; b (and 4 more cycles)","hint":"h.","hint_basis":"lock-order","cycles":[[{"pid":1,"tid":2},{"pid":1,"tid":3}]]}`, []string{"and 4 more cycles"}},
+		{"more cycles than the JSON", "DEADLOCK  (high confidence)\n", `{"verdict":"deadlock","confidence":"high","summary":"deadlock between 2 threads: a; b (and 4 more cycles)","hint":"h.","hint_basis":"lock-order","cycles":[[{"pid":1,"tid":2},{"pid":1,"tid":3}]]}`, []string{"and 4 more cycles", "no wait-for graph"}},
 		{"a cycle's hint without a cycle", head, `{"verdict":"blocked","confidence":"high","summary":"s","hint":"Threads take the same locks in opposite orders.","hint_basis":"lock-order"}`, []string{"chosen by a cycle"}},
 		{"sure holder, probable basis", head, `{"verdict":"blocked","confidence":"high","summary":"tid 7 (w) holds mutex 0x1 and is blocked","hint":"h.","hint_basis":"k",` + lock + `}`, []string{"not exact"}},
 		{"probable holder said so", head, `{"verdict":"blocked","confidence":"high","summary":"goroutine 9 waits for m, probably held by tid 7","hint":"h.","hint_basis":"k",` + lock + `}`, nil},

@@ -227,8 +227,13 @@ type Victim struct {
 	PID  int
 	Info map[string]string // key=value pairs of the ready line, "pid" included
 
+	// NSPID is, for a victim in a PID namespace of its own
+	// (StartInNamespace), its pid there; 0 otherwise.
+	NSPID int
+
 	t      testing.TB
 	stderr *syncBuffer
+	line   string // the ready line
 }
 
 // Start starts the victim binary at path (see Build) with args.
@@ -248,6 +253,17 @@ func Start(t testing.TB, path string, args ...string) *Victim {
 // The process must print its ready line itself (not through a wrapper such
 // as a shell): if the line has a pid key it must equal the started pid.
 func StartCmd(t testing.TB, cmd *exec.Cmd) *Victim {
+	t.Helper()
+	v := startCmd(t, cmd)
+	if p, ok := v.Info["pid"]; ok && p != strconv.Itoa(v.PID) {
+		t.Fatalf("victim %s: ready line says pid=%s but the started process is %d: %q",
+			cmd.Path, p, v.PID, v.line)
+	}
+	return v
+}
+
+// startCmd is StartCmd without its check of the ready line's pid.
+func startCmd(t testing.TB, cmd *exec.Cmd) *Victim {
 	t.Helper()
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
@@ -307,11 +323,7 @@ func StartCmd(t testing.TB, cmd *exec.Cmd) *Victim {
 	if err != nil {
 		t.Fatalf("victim %s (pid %d): %v", cmd.Path, pid, err)
 	}
-	v.Info = info
-	if p, ok := info["pid"]; ok && p != strconv.Itoa(pid) {
-		t.Fatalf("victim %s: ready line says pid=%s but the started process is %d: %q",
-			cmd.Path, p, pid, line)
-	}
+	v.Info, v.line = info, line
 	return v
 }
 

@@ -44,7 +44,8 @@ const iovMax = 1024
 // nothing), many pieces a call. Where the call is refused (seccomp
 // policies in some containers) it falls back to pread of /proc/PID/mem.
 type liveMemory struct {
-	pid   int
+	pid   int      // as fsys numbers it
+	vmPID int      // as hangdoc's own PID namespace does, for process_vm_readv
 	mem   *os.File // /proc/PID/mem, opened on the first fallback
 	path  string
 	vmOff bool // process_vm_readv unavailable
@@ -54,7 +55,13 @@ type liveMemory struct {
 }
 
 func newLiveMemory(fsys sampler.FS, pid int) *liveMemory {
-	return &liveMemory{pid: pid, path: fsys.Path(strconv.Itoa(pid), "mem")}
+	m := &liveMemory{pid: pid, path: fsys.Path(strconv.Itoa(pid), "mem")}
+	// process_vm_readv takes the pid as hangdoc's own PID namespace
+	// numbers it, which --proc's may not: where that namespace has none
+	// for the target (one beside it), /proc/PID/mem still reads.
+	local, err := sampler.LocalPID(fsys, pid)
+	m.vmPID, m.vmOff = local, err != nil || local <= 0
+	return m
 }
 
 func (m *liveMemory) close() error {
@@ -105,7 +112,7 @@ func (m *liveMemory) readv(reqs []request) (int, error) {
 		m.remot = append(m.remot, unix.RemoteIovec{Base: uintptr(r.Addr), Len: len(r.Buf)})
 	}
 	m.calls++
-	n, err := unix.ProcessVMReadv(m.pid, m.local, m.remot, 0)
+	n, err := unix.ProcessVMReadv(m.vmPID, m.local, m.remot, 0)
 	if err != nil {
 		switch {
 		case errors.Is(err, syscall.EFAULT):

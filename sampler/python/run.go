@@ -19,6 +19,7 @@ import (
 
 	"github.com/hangdoc/hangdoc/internal/deadline"
 	"github.com/hangdoc/hangdoc/internal/dstate"
+	"github.com/hangdoc/hangdoc/internal/helper"
 	"github.com/hangdoc/hangdoc/internal/reaper"
 	"github.com/hangdoc/hangdoc/sampler"
 )
@@ -99,7 +100,8 @@ func Find(opts Options) (string, error) {
 		if err != nil {
 			return "", fmt.Errorf("%w on PATH: %s, or give its path with --py-spy", ErrNotFound, installHint)
 		}
-		return p, nil
+		// pyenv's or asdf's shim: run the binary it would run.
+		return helper.Resolve(p), nil
 	}
 	// Absolute, so that exec does not search PATH for a bare name.
 	p, err := filepath.Abs(opts.PySpy)
@@ -117,7 +119,7 @@ func Find(opts Options) (string, error) {
 	case fi.Mode().Perm()&0o111 == 0:
 		return "", fmt.Errorf("--py-spy %s is not executable (mode %v): chmod +x it", opts.PySpy, fi.Mode().Perm())
 	}
-	return p, nil
+	return helper.Resolve(p), nil
 }
 
 // errDeadline is the cause of RunPySpy's own timeout, told apart from the
@@ -239,19 +241,14 @@ func runInGroup(ctx context.Context, bin string, args []string) (*runResult, err
 	// Files, not writers: exec then starts no copying goroutines that
 	// Wait would block on while anything holds the pipes open.
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, outW, errW
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Setpgid: true, // the group id is py-spy's pid
-		// Pdeathsig fires when the thread that started py-spy exits;
-		// Go keeps its threads alive unless a goroutine exits while
-		// locked to one.
-		Pdeathsig: syscall.SIGKILL,
-	}
 	// Start waits for the exec to succeed, which blocks while py-spy's
 	// executable is on a hung filesystem: give up on it with the budget,
 	// and kill and reap it if it ever starts.
 	started := make(chan error, 1)
 	go func() {
-		started <- cmd.Start()
+		// In its own group (the group id is py-spy's pid), SIGKILLed
+		// when hangdoc dies, started from a locked thread (helper.Start).
+		started <- helper.Start(cmd)
 		outW.Close()
 		errW.Close()
 	}()

@@ -239,3 +239,16 @@ func TestPartialRuns(t *testing.T) {
 		}
 	})
 }
+
+// TestReplayKeepsNamespacedPIDs: a peer in a container keeps its pid there
+// when the recording is played back.
+func TestReplayKeepsNamespacedPIDs(t *testing.T) {
+	rec := model.Recording{Target: model.Target{PID: 4187, NSPID: 1}, Peers: []model.Process{{PID: 4190, NSPID: 4, Cmdline: "peer"}}}
+	sys := replay.System(rec)
+	if got := sys.Describe(4187); got.NSPID != 1 {
+		t.Errorf("target %+v, want nspid 1", got)
+	}
+	if got := sys.Describe(4190); got.NSPID != 4 || got.Cmdline != "peer" {
+		t.Errorf("peer %+v, want nspid 4", got)
+	}
+}

@@ -18,7 +18,7 @@ import (
 // family as it was at the first and the last scan, the resources as they
 // were found. A process it has no more samples of has exited.
 func System(rec model.Recording) sampler.System {
-	s := &system{rec: rec, samples: map[int][]model.Sample{}, cmdlines: map[int]string{}, errs: map[int]string{}}
+	s := &system{rec: rec, samples: map[int][]model.Sample{}, cmdlines: map[int]string{}, errs: map[int]string{}, nspids: map[int]int{}}
 	if len(rec.Samples) > 0 {
 		s.samples[rec.Samples[0].PID] = rec.Samples
 	}
@@ -29,6 +29,7 @@ func System(rec model.Recording) sampler.System {
 		s.samples[p.PID] = p.Samples
 		s.cmdlines[p.PID] = p.Cmdline
 		s.errs[p.PID] = p.Err
+		s.nspids[p.PID] = p.NSPID
 	}
 	return s
 }
@@ -38,6 +39,7 @@ type system struct {
 	samples  map[int][]model.Sample
 	cmdlines map[int]string
 	errs     map[int]string
+	nspids   map[int]int
 	scans    int
 }
 
@@ -56,7 +58,7 @@ func (s *system) Describe(pid int) model.Target {
 	if pid == s.rec.Target.PID || s.rec.Target.PID == 0 {
 		return s.rec.Target
 	}
-	return model.Target{PID: pid, Cmdline: s.cmdlines[pid]}
+	return model.Target{PID: pid, NSPID: s.nspids[pid], Cmdline: s.cmdlines[pid]}
 }
 
 func (s *system) Cmdline(pid int) string { return s.cmdlines[pid] }

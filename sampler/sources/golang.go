@@ -180,7 +180,11 @@ func (d *delveSource) Stacks(ctx context.Context, s *model.Sample) error {
 		return err
 	}
 	if d.s == nil {
-		sess, err := delve.Open(ctx, d.t.PID, d.opts)
+		if d.t.Local <= 0 {
+			return errors.New(d.t.LocalNote("Delve"))
+		}
+		// Delve takes the pid as hangdoc's own PID namespace numbers it.
+		sess, err := delve.Open(ctx, d.t.Local, d.opts)
 		if err != nil {
 			return err
 		}
@@ -260,6 +264,12 @@ func (q *sigquitSource) Stacks(ctx context.Context, s *model.Sample) error {
 	// Never signal a process that reused the pid.
 	if err := q.t.Check(); err != nil {
 		return err
+	}
+	if q.t.Local != q.t.PID {
+		// SigquitDump signals the pid it reads /proc under: where
+		// hangdoc's namespace numbers the target otherwise (--proc), that
+		// pid is not the target's.
+		return fmt.Errorf("SIGQUIT not sent: pid %d is the target as %s numbers it, not as hangdoc's own PID namespace does", q.t.PID, q.fs.Path())
 	}
 	gs, err := golive.SigquitDump(ctx, q.fs, q.t.PID, q.log)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
@@ -25,7 +26,14 @@ func pythonStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks
 		}
 		return s
 	}
-	s.Sources = []sampler.StackSource{&pySpySource{pid: t.PID, opts: popts}}
+	if t.Local <= 0 {
+		s.Notes = append(s.Notes, "no Python stacks: "+t.LocalNote("py-spy")+"; the diagnosis is from kernel evidence only")
+		return s
+	}
+	if n := t.LocalNote("py-spy"); n != "" {
+		s.Notes = append(s.Notes, n)
+	}
+	s.Sources = []sampler.StackSource{&pySpySource{pid: t.Local, opts: popts, fs: fs, target: t.PID}}
 	s.None = func(why []string) string {
 		return fmt.Sprintf("no Python stacks: %s; the diagnosis is from kernel evidence only", why[0])
 	}
@@ -37,10 +45,20 @@ func pythonStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks
 // carries its measured CPU and kernel state. py-spy pauses the target for
 // an instant, unless --no-stop passes --nonblocking.
 type pySpySource struct {
-	pid      int
-	opts     python.Options
+	pid  int // as hangdoc's own PID namespace numbers it, for py-spy
+	opts python.Options
+	// fs and target are the /proc the samples are read from and the
+	// target's pid there, for joining threads by their pthread_t.
+	fs       sampler.FS
+	target   int
 	unjoined string // the first thread not joined, for a note
-	torn     string // why a dump did not pause the target, for a note
+	// inNS: that thread had no id at all, and the target is in another
+	// PID namespace, where py-spy gives none before Python 3.11.
+	inNS bool
+	// byStack: threads without an OS thread id were joined by their
+	// pthread_t, for a note.
+	byStack bool
+	torn    string // why a dump did not pause the target, for a note
 }
 
 func (p *pySpySource) Name() model.Format { return model.SourcePySpy }
@@ -69,25 +87,85 @@ func (p *pySpySource) Stacks(ctx context.Context, s *model.Sample) error {
 	if err != nil {
 		return err
 	}
+	// py-spy's thread ids are mostly the target's own (the interpreter's
+	// native_thread_id, gettid in its PID namespace): in a container, its
+	// threads' NSTIDs. Those it reads from /proc are as /proc numbers them.
 	byTID := make(map[int]int, len(s.Threads))
+	var byNS map[int]int
 	for i, t := range s.Threads {
 		byTID[t.TID] = i
-	}
-	for _, t := range dump.Threads {
-		i, ok := byTID[t.NativeID]
-		if !ok {
-			if p.unjoined == "" {
-				p.unjoined = t.Name
-				if p.unjoined == "" {
-					p.unjoined = "unnamed"
-				}
+		if t.NSTID != 0 {
+			if byNS == nil {
+				byNS = make(map[int]int, len(s.Threads))
 			}
-			continue
+			byNS[t.NSTID] = i
 		}
+	}
+	join := func(i int, t python.Thread) {
 		s.Threads[i].Stack, s.Threads[i].Vars = t.Frames, t.Vars
 		s.Threads[i].Python = &model.PythonThread{ThreadName: t.Name, OwnsGIL: t.OwnsGIL, Active: t.Active}
 	}
+	var lost []python.Thread
+	for _, t := range dump.Threads {
+		i, ok := byNS[t.NativeID]
+		if !ok {
+			i, ok = byTID[t.NativeID]
+		}
+		if !ok {
+			lost = append(lost, t)
+			continue
+		}
+		join(i, t)
+	}
+	lost = p.joinByStack(s, lost, byTID, join)
+	if len(lost) > 0 && p.unjoined == "" {
+		t := lost[0]
+		p.unjoined = t.Name
+		if p.unjoined == "" {
+			p.unjoined = "unnamed"
+		}
+		p.inNS = t.NativeID == 0 && byNS != nil
+	}
 	return nil
+}
+
+// joinByStack joins the threads py-spy gave no OS thread id but a
+// pthread_t (Python 3.10 and older, unpaused or in another PID namespace)
+// by where that pthread_t lies: at the top of the thread's stack
+// (sampler.ThreadsByPthread). The main thread's is not on its stack:
+// MainThread, left alone, is the process's initial thread. It returns
+// the threads still not joined.
+func (p *pySpySource) joinByStack(s *model.Sample, lost []python.Thread, byTID map[int]int, join func(int, python.Thread)) []python.Thread {
+	if p.target == 0 || !slices.ContainsFunc(lost, func(t python.Thread) bool { return t.NativeID == 0 && t.Ident != 0 }) {
+		return lost
+	}
+	var free []int
+	for _, t := range s.Threads {
+		if t.Python == nil && !t.Exited {
+			free = append(free, t.TID)
+		}
+	}
+	var idents []uint64
+	for _, t := range lost {
+		if t.NativeID == 0 && t.Ident != 0 {
+			idents = append(idents, t.Ident)
+		}
+	}
+	found := sampler.ThreadsByPthread(p.fs, p.target, free, idents)
+	var left []python.Thread
+	for _, t := range lost {
+		if tid, ok := found[t.Ident]; ok && t.NativeID == 0 && t.Ident != 0 {
+			join(byTID[tid], t)
+			p.byStack = true
+			continue
+		}
+		left = append(left, t)
+	}
+	if i, ok := byTID[p.target]; ok && len(left) == 1 && left[0].Name == "MainThread" && left[0].NativeID == 0 && s.Threads[i].Python == nil {
+		join(i, left[0])
+		return nil
+	}
+	return left
 }
 
 func (p *pySpySource) Notes() []string {
@@ -95,8 +173,14 @@ func (p *pySpySource) Notes() []string {
 	if p.torn != "" {
 		out = append(out, "py-spy read some stacks without pausing the target (--nonblocking; a stack may be torn): "+p.torn)
 	}
+	if p.byStack {
+		out = append(out, "py-spy gave threads no OS thread id (Python 3.10 or older, unpaused or in another PID namespace): they were joined to the kernel's by their pthread_t, which lies at the top of each thread's stack (the main thread's by elimination)")
+	}
 	if p.unjoined == "" {
 		return out
+	}
+	if p.inNS {
+		return append(out, fmt.Sprintf("py-spy gave a thread (%s) no OS thread id (it gives none for Python 3.10 or older in another PID namespace): its stack is not joined to CPU and kernel state", p.unjoined))
 	}
 	return append(out, fmt.Sprintf("py-spy gave a thread (%s) no OS thread id that matches the process's threads (Python 3.10 or older with --no-stop?): its stack is not joined to CPU and kernel state", p.unjoined))
 }

@@ -11,6 +11,8 @@
 //	            process that reads the request and never answers: main
 //	            waits in (*persistConn).roundTrip, the connection's readLoop
 //	            in IO wait on the socket.
+//	httpunix    the same over a Unix socket (HTTP to a daemon's socket):
+//	            the server listens on a path in $TMPDIR.
 //
 // Like every Go victim, it keeps itself alive with a TCP listener on
 // 127.0.0.1:0 (the runtime's deadlock detector never fires while a
@@ -19,7 +21,7 @@
 // A goroutine polls runtime.Stack until the hang is in place, twice 100 ms
 // apart, then prints
 //
-//	ready pid=P mode=M [server=PID addr=HOST:PORT]
+//	ready pid=P mode=M [server=PID addr=HOST:PORT|addr=unix:PATH]
 //
 // This directory is under testdata, so `go build ./...` and `go vet ./...`
 // skip it; the tests build it with
@@ -38,6 +40,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -47,8 +50,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) == 3 && os.Args[1] == "mute-server" {
-		muteServer(os.Args[2])
+	if len(os.Args) == 4 && os.Args[1] == "mute-server" {
+		muteServer(os.Args[2], os.Args[3])
 		return
 	}
 	mode := "waitgroup"
@@ -63,14 +66,16 @@ func main() {
 		hang = waitGroup
 	case "dbpool":
 		hang = dbPool
-	case "httpclient":
-		var addr string
-		var server int
-		server, addr = startServer()
+	case "httpclient", "httpunix":
+		network := "tcp"
+		if mode == "httpunix" {
+			network = "unix"
+		}
+		server, addr := startServer(network)
 		extra = fmt.Sprintf(" server=%d addr=%s", server, addr)
 		hang = func() { httpClient(addr) }
 	default:
-		govictim.Fatal(fmt.Errorf("usage: gonobody waitgroup|dbpool|httpclient"))
+		govictim.Fatal(fmt.Errorf("usage: gonobody waitgroup|dbpool|httpclient|httpunix"))
 	}
 	go report(mode, extra)
 	hang()
@@ -112,9 +117,18 @@ func dbPool() {
 	}
 }
 
-// httpClient: no timeout on the client.
+// httpClient: no timeout on the client. An addr "unix:PATH" is dialled
+// on the Unix socket PATH.
 func httpClient(addr string) {
-	resp, err := http.Get("http://" + addr + "/")
+	client := http.DefaultClient
+	url := "http://" + addr + "/"
+	if path, ok := strings.CutPrefix(addr, "unix:"); ok {
+		client = &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "unix", path)
+		}}}
+		url = "http://daemon/"
+	}
+	resp, err := client.Get(url)
 	if err != nil {
 		govictim.Fatal(err)
 	}
@@ -123,12 +137,12 @@ func httpClient(addr string) {
 
 // startServer re-runs this program as the mute server, in a child process,
 // and waits for it to listen.
-func startServer() (pid int, addr string) {
+func startServer(network string) (pid int, addr string) {
 	r, w, err := os.Pipe()
 	if err != nil {
 		govictim.Fatal(err)
 	}
-	cmd := exec.Command("/proc/self/exe", "mute-server", "3")
+	cmd := exec.Command("/proc/self/exe", "mute-server", "3", network)
 	cmd.Args[0] = os.Args[0]
 	cmd.ExtraFiles = []*os.File{w}
 	cmd.Stderr = os.Stderr
@@ -137,7 +151,7 @@ func startServer() (pid int, addr string) {
 		govictim.Fatal(err)
 	}
 	w.Close()
-	b := make([]byte, 64)
+	b := make([]byte, 4096)
 	n, err := r.Read(b)
 	if err != nil {
 		govictim.Fatal(fmt.Errorf("the mute server did not start: %v", err))
@@ -146,13 +160,21 @@ func startServer() (pid int, addr string) {
 }
 
 // muteServer accepts one connection, reads the request and never answers.
-func muteServer(_ string) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+func muteServer(_, network string) {
+	addr := "127.0.0.1:0"
+	if network == "unix" {
+		addr = filepath.Join(os.TempDir(), fmt.Sprintf("gn-%d.sock", os.Getpid()))
+	}
+	ln, err := net.Listen(network, addr)
 	if err != nil {
 		govictim.Fatal(err)
 	}
 	ready := os.NewFile(3, "ready")
-	fmt.Fprintln(ready, ln.Addr().String())
+	if network == "unix" {
+		fmt.Fprintln(ready, "unix:"+addr)
+	} else {
+		fmt.Fprintln(ready, ln.Addr().String())
+	}
 	ready.Close()
 	c, err := ln.Accept()
 	if err != nil {
@@ -212,7 +234,7 @@ func check(mode string) error {
 		if !has("select", "database/sql.(*DB).conn") {
 			return errors.New("no goroutine waits in (*DB).conn")
 		}
-	case "httpclient":
+	case "httpclient", "httpunix":
 		if !has("select", "net/http.(*persistConn).roundTrip") || !has("IO wait", "net/http.(*persistConn).readLoop") {
 			return errors.New("the client is not waiting for the response")
 		}
