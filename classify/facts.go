@@ -435,6 +435,10 @@ type Basis struct {
 	// that have the file open, among which an OFD lock's holder is.
 	File   *model.FileLockEntry
 	Opened []int
+	// A process-shared mutex (BasisSharedOwner): the shared mapping its
+	// word lies in, and the waiters' process.
+	Shared    *model.SharedWord
+	WaiterPID int
 }
 
 // SignalHandler is a function the source registers as a signal handler:
@@ -474,6 +478,10 @@ const (
 	BasisNoCandidate   // nobody is seen holding it
 	// File locks.
 	BasisFileLock // /proc/locks shows the lock held (File), by PID when it says; else by the only other process with the file open
+	// BasisSharedOwner: a process-shared glibc mutex whose owner (Owner) is
+	// a thread of another process (PID) that maps the same word (Shared)
+	// as the waiters' process (WaiterPID).
+	BasisSharedOwner
 )
 
 // SharedFutex: the basis of a futex several threads share whose word did

@@ -373,6 +373,13 @@ type Futex struct {
 	Owner int32  `json:"owner"`
 	Kind  int32  `json:"kind"`
 	Err   string `json:"err,omitempty"`
+	// Shared is the MAP_SHARED mapping the word lies in, when it lies in
+	// one: the same lock in every process that maps that object there.
+	Shared *SharedWord `json:"shared,omitempty"`
+	// OwnerPID is the process of the owner thread the word records, when
+	// that thread is in another process that maps the same object at the
+	// same offset (a process-shared mutex held across processes).
+	OwnerPID int `json:"owner_pid,omitempty"`
 }
 
 // FIFOWait is an open of a FIFO that waits for a process to open its

@@ -535,6 +535,8 @@ func (w *words) basisText(l *classify.Lock) string {
 			word = fmt.Sprintf("priority-inheritance lock word 0x%x", uint32(b.Word))
 		}
 		return fmt.Sprintf("glibc mutex: __owner %d read at +8 from the target's memory, a live thread of pid %d; %s, %s", b.Owner, b.PID, word, mutexKindText(b.MutexKind))
+	case classify.BasisSharedOwner:
+		return sharedOwnerBasis(b)
 	case classify.BasisMemoryErr:
 		reason = "its memory could not be read (" + b.Err + ")"
 	case classify.BasisNotRead:

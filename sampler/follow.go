@@ -156,6 +156,13 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 			}
 		}
 	}
+	// A process-shared mutex held by a thread of another process that maps
+	// the same word.
+	for _, fx := range sm.Futexes {
+		if fx.OwnerPID > 0 && fx.OwnerPID != pid && !slices.Contains(lockers, fx.OwnerPID) {
+			lockers = append(lockers, fx.OwnerPID)
+		}
+	}
 	for _, c := range append(children, lockers...) {
 		if !slices.Contains(next, c) {
 			next = append(next, c)

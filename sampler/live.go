@@ -193,6 +193,7 @@ func (s *Sampler) Sample() (model.Sample, error) {
 		}
 	}
 	s.readFutexes(&sample)
+	s.readSharedFutexes(&sample)
 	s.resolveFDs(&sample)
 	s.readPolled(&sample)
 	s.readFileLocks(&sample)

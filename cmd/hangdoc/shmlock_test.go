@@ -1,0 +1,75 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hangdoc/hangdoc/internal/testvictim"
+)
+
+// TestSharedMutexAcrossProcesses: a process-shared pthread mutex in a
+// MAP_SHARED mapping, held by a child that sleeps, is a lock held by that
+// child: named exact from the word the waiter's memory holds, checked
+// against the child's own maps, and followed into the child.
+func TestSharedMutexAcrossProcesses(t *testing.T) {
+	bin := testvictim.Build(t, "shmmutex")
+	for _, mode := range []string{"file", "anon", "robust"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(bin, mode)
+			cmd.Env = append(os.Environ(), "TMPDIR="+t.TempDir())
+			v := testvictim.StartCmd(t, cmd)
+			holder, path := v.Int("holder"), v.Info["path"]
+			out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "300ms", "--samples", "2")
+			c := xdecode(t, out)
+			if code != ExitBlocked || c.Verdict != "blocked" {
+				t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
+			}
+			var l struct {
+				Locks []struct {
+					Kind      string `json:"kind"`
+					Holder    *ref   `json:"holder"`
+					Waiters   []ref  `json:"waiters"`
+					BasisKind string `json:"basis_kind"`
+					Basis     string `json:"basis"`
+				} `json:"locks"`
+			}
+			if err := jsonUnmarshal(out, &l); err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, lk := range l.Locks {
+				if lk.Kind == "mutex" && lk.Holder != nil && lk.Holder.PID == holder && lk.Holder.TID == holder && lk.BasisKind == "exact" &&
+					len(lk.Waiters) == 1 && lk.Waiters[0].TID == v.PID {
+					found = true
+					where := path
+					if mode == "anon" {
+						where = "anonymous shared memory"
+					}
+					if !strings.Contains(lk.Basis, "process-shared glibc mutex in "+where) || !strings.Contains(lk.Basis, "a thread of pid "+strconv.Itoa(holder)) {
+						t.Errorf("basis %q: want the mapping (%s) and the holder's pid", lk.Basis, where)
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("locks %+v, want a mutex held by pid %d tid %d, waited for by tid %d\n%s", l.Locks, holder, holder, v.PID, out)
+			}
+			chain := c.chainOf(v.PID)
+			for _, needle := range []string{"futex(", "held by pid " + strconv.Itoa(holder), "sleeping"} {
+				if !strings.Contains(chain, needle) {
+					t.Errorf("chain %q: want %q", chain, needle)
+				}
+			}
+			followed := false
+			for _, p := range c.Processes {
+				followed = followed || p.PID == holder
+			}
+			if !followed {
+				t.Errorf("processes %+v: want the holder %d followed", c.Processes, holder)
+			}
+		})
+	}
+}
