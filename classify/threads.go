@@ -730,7 +730,10 @@ func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
 		}
 		return model.WaitFutex, "futex:" + model.FutexKey(addr)
 	}
-	if _, _, _, _, _, ok := model.PollArgs(sc); ok && p.pollResolves(t.Polled) {
+	if k, res, ok := anonWait(t); ok {
+		return k, res
+	}
+	if _, _, _, _, _, ok := model.PollArgs(sc); (ok || epollWait(sc)) && p.pollResolves(t.Polled) {
 		return model.WaitPollFDs, t.Polled[0].Target
 	}
 	if k, ok := callKind[sc.Name]; ok {
@@ -855,7 +858,7 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 		return Wait{}, false
 	}
 	last := p.waiting[t.Ref.TID]
-	w := Wait{From: t.Ref, Kind: t.Wait, Resource: t.Resource, Syscall: last.Syscall, Path: last.Path, FIFO: last.FIFO}
+	w := Wait{From: t.Ref, Kind: t.Wait, Resource: t.Resource, Syscall: last.Syscall, Path: last.Path, FIFO: last.FIFO, Anon: last.Anon}
 	switch w.Kind {
 	case model.WaitLock:
 		l := p.lockOf[t.Ref.TID]
@@ -867,6 +870,10 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 	case model.WaitThreadExit:
 		if w.Joined = p.joined(last.Syscall, last.Syscall.Args[0]); w.Joined > 0 {
 			w.To = &Ref{PID: p.pid, TID: w.Joined}
+		}
+	case model.WaitPidfd:
+		if a := last.Anon; a != nil && a.PID > 0 {
+			w.To = &Ref{PID: a.PID}
 		}
 	case model.WaitChildExit:
 		if child := model.WaitedChild(last); child > 0 {

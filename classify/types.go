@@ -262,6 +262,9 @@ type Wait struct {
 	// the thread's memory; FIFO the FIFO an open waits on (WaitFIFO).
 	Path string
 	FIFO *model.FIFOWait
+	// Anon is what fdinfo says of the eventfd, signalfd, timerfd, inotify
+	// instance or pidfd a read or poll waits on.
+	Anon *model.AnonFD
 	// Retry is the record lock a sleeping thread retries (WaitLockRetry).
 	Retry *RetryLock
 	// Ends are the processes at the other end of a pipe or socket, or the

@@ -195,6 +195,10 @@ type Thread struct {
 	// FIFO is, for an open that waits for the other end of a FIFO (wchan
 	// wait_for_partner), the FIFO and the processes that have it open.
 	FIFO *FIFOWait `json:"fifo,omitempty"`
+	// Anon is, for a read or a one-descriptor poll of an eventfd, a
+	// signalfd, a timerfd, an inotify instance or a pidfd, what its fdinfo
+	// says.
+	Anon *AnonFD `json:"anon,omitempty"`
 	// SleepNS is how long a nanosleep or clock_nanosleep asked to sleep,
 	// read from the thread's memory; 0 when unread or absolute.
 	SleepNS int64 `json:"sleep_ns,omitempty"`

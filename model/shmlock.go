@@ -11,3 +11,41 @@ type SharedWord struct {
 	Dev    string `json:"dev"`    // major:minor as maps prints it
 	Inode  uint64 `json:"inode"`
 }
+
+// AnonFD is what /proc/PID/fdinfo says of an anonymous-inode descriptor a
+// blocked call waits on: an eventfd, a signalfd, a timerfd, an inotify
+// instance or a pidfd. Only the fields of its Kind are set.
+type AnonFD struct {
+	FD   int    `json:"fd"`
+	Kind string `json:"kind"` // eventfd, signalfd, timerfd, inotify, pidfd
+	// An eventfd: its counter, its id (kernels from 6.1) and the
+	// descriptors open on it in any process (who could write it), found
+	// by the id; Complete is false when the search ran out of time.
+	Count    *uint64 `json:"count,omitempty"`
+	ID       *uint64 `json:"id,omitempty"`
+	Holders  []FDRef `json:"holders,omitempty"`
+	Complete bool    `json:"complete,omitempty"`
+	// A signalfd: the signals it accepts (sigmask).
+	Signals []string `json:"signals,omitempty"`
+	// A timerfd: the time to its next expiry and its interval (it_value,
+	// it_interval); both 0 when it is disarmed.
+	ValueNS    int64 `json:"value_ns,omitempty"`
+	IntervalNS int64 `json:"interval_ns,omitempty"`
+	Armed      bool  `json:"armed,omitempty"`
+	// An inotify instance: the inodes it watches (at most MaxInotifyWatches)
+	// and how many there are in all.
+	Watches    []InotifyWatch `json:"watches,omitempty"`
+	WatchCount int            `json:"watch_count,omitempty"`
+	// A pidfd: the process it refers to (see Thread.PidfdPID).
+	PID int `json:"pid,omitempty"`
+}
+
+// MaxInotifyWatches bounds the watches an AnonFD lists.
+const MaxInotifyWatches = 64
+
+// InotifyWatch is one inode an inotify instance watches.
+type InotifyWatch struct {
+	Inode uint64 `json:"inode"`
+	Dev   string `json:"dev"` // major:minor
+	Mask  uint32 `json:"mask"`
+}

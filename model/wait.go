@@ -66,6 +66,13 @@ const (
 	// What a thread's call, read with its arguments, shows.
 	WaitFIFO      // opening a FIFO: for a process to open its other end
 	WaitLockRetry // asleep between tries of a record lock another process holds (SQLite's busy handler)
+	// What a read or poll of an anonymous-inode descriptor waits for, by
+	// its fdinfo.
+	WaitEventfd  // an eventfd: for a write to it, by whoever has it open (no edge: any of them could)
+	WaitSignalfd // a signalfd: for one of its signals
+	WaitTimerfd  // a timerfd: for its expiry, a sleep
+	WaitInotify  // an inotify instance: for a change to a watched file
+	WaitPidfd    // a pidfd: for its process to exit
 )
 
 // Role is where a wait's edge in the wait-for graph leads.
@@ -147,6 +154,11 @@ var waitKinds = [...]waitInfo{
 	WaitSemaphore:        {"semaphore", false, RoleWokenBy},
 	WaitFIFO:             {"fifo-open", false, RoleNone},
 	WaitLockRetry:        {"lock-retry", false, RoleHeldBy},
+	WaitEventfd:          {"eventfd", false, RoleNone},
+	WaitSignalfd:         {"signalfd", true, RoleNone},
+	WaitTimerfd:          {"timerfd", true, RoleNone},
+	WaitInotify:          {"inotify", true, RoleNone},
+	WaitPidfd:            {"pidfd", false, RoleChild},
 }
 
 // WaitKinds lists every kind but WaitNone, in table order: for tests that

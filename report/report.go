@@ -294,6 +294,9 @@ type Wait struct {
 	Unix *UnixEnd `json:"unix,omitempty"`
 	// Retry is, for a lock-retry wait, the record lock retried.
 	Retry *Retry `json:"retry,omitempty"`
+	// Anon is, for a wait on an eventfd, a signalfd, a timerfd, an inotify
+	// instance or a pidfd, what its fdinfo says.
+	Anon *Anon `json:"anon,omitempty"`
 }
 
 // Retry is a record lock a process retries while another holds it.

@@ -48,6 +48,7 @@ func (w *words) waits() []Wait {
 		if f := wt.FIFO; f != nil {
 			x.FIFO = &FIFO{Path: f.Path, WaitsFor: fifoEnd(f), OpenBy: fifoOpeners(f), Complete: f.Complete}
 		}
+		x.Anon = anonJSON(wt.Anon)
 		out = append(out, x)
 	}
 	return out
@@ -139,6 +140,8 @@ func (w *words) detail(wt *classify.Wait) string {
 		return w.fifoText(wt)
 	case wt.Kind == model.WaitLockRetry && wt.Retry != nil:
 		return w.retryText(wt)
+	case wt.Anon != nil:
+		return anonText(wt)
 	case wt.Kind == model.WaitPollFDs:
 		var fds []string
 		for _, p := range wt.Polled {

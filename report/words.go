@@ -170,6 +170,11 @@ var kindText = map[model.WaitKind]string{
 	model.WaitSemaphore:        "waiting in semaphore.Weighted.Acquire for a Release",
 	model.WaitFIFO:             "opening a FIFO that nobody has open at the other end",
 	model.WaitLockRetry:        "retrying a record lock another process holds, asleep between tries",
+	model.WaitEventfd:          "waiting for a write to an eventfd",
+	model.WaitSignalfd:         "waiting for a signal (signalfd)",
+	model.WaitTimerfd:          "sleeping until a timer expires (timerfd)",
+	model.WaitInotify:          "waiting for a change to a watched file (inotify)",
+	model.WaitPidfd:            "waiting for a process to exit (pidfd)",
 }
 
 // missingText says, for a wait no live actor is left to end, what nobody

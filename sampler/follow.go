@@ -95,6 +95,9 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 			}
 		case sc.Name == "wait4" || sc.Name == "waitid":
 			children = append(children, f.waitedChildren(pid, t)...)
+		case t.Anon != nil && t.Anon.Kind == "pidfd" && t.Anon.PID > 0:
+			// A poll of a pidfd waits for that process to exit.
+			children = append(children, t.Anon.PID)
 		}
 		// A file lock's wait leads to the processes that hold it; who has
 		// the file open says who holds an OFD lock, which has no pid.

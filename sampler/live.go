@@ -42,6 +42,9 @@ type Sampler struct {
 	// fifos are the holders found for each FIFO an open waits on, by
 	// device and inode: looked for once.
 	fifos map[[2]uint64]fifoHolders
+	// eventfds are the holders found for each eventfd a read waits on, by
+	// eventfd-id: looked for once.
+	eventfds map[uint64]fifoHolders
 }
 
 // task is the open files of one thread and what they said last time.
@@ -196,6 +199,8 @@ func (s *Sampler) Sample() (model.Sample, error) {
 	s.readSharedFutexes(&sample)
 	s.resolveFDs(&sample)
 	s.readPolled(&sample)
+	s.readAnonWaits(&sample)
+	s.readEpollPolled(&sample)
 	s.readFileLocks(&sample)
 	s.readPaths(&sample)
 	s.readSleeps(&sample)
