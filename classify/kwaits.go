@@ -40,3 +40,19 @@ func epollWait(sc model.Syscall) bool {
 	}
 	return false
 }
+
+// sharedWord notes, for a futex wait whose word lies in shared memory and
+// has no owner named in another process, the mapping and the other
+// processes that map it: any of them could wake it, so "nobody left" is
+// never said of it.
+func (p *proc) sharedWord(w *Wait, sc model.Syscall) {
+	addr, ok := model.FutexWait(sc)
+	if !ok || len(p.samples) == 0 {
+		return
+	}
+	f := p.samples[len(p.samples)-1].Futexes[model.FutexKey(addr)]
+	if f.Shared == nil || f.OwnerPID != 0 {
+		return
+	}
+	w.Shared, w.MappedBy, w.MappedComplete = f.Shared, f.MappedBy, f.MappedComplete
+}

@@ -81,7 +81,7 @@ func mutexOwner(f model.Futex, waiters []model.Thread, live map[int]bool, pid in
 	if f.Err != "" {
 		return 0, Basis{Rule: BasisMemoryErr, Err: f.Err}
 	}
-	if f == (model.Futex{}) {
+	if f.Word == 0 && f.Owner == 0 && f.Kind == 0 {
 		return 0, Basis{Rule: BasisNotRead}
 	}
 	pi, robust := false, false

@@ -253,6 +253,9 @@ func (p *proc) settle() {
 			if l := p.lockOf[t.Ref.TID]; l != nil && l.Basis.Rule == BasisOwnerGone {
 				w.CandidateCount, w.Candidates = 0, nil
 			}
+			if w.CandidateCount == 0 && w.Shared != nil {
+				continue // another process that maps the word could end it
+			}
 			if w.CandidateCount == 0 {
 				w.Nobody = true
 				t.Why = Why{Rule: WhyNobodyLeft, Kind: w.Kind}
@@ -859,6 +862,7 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 	}
 	last := p.waiting[t.Ref.TID]
 	w := Wait{From: t.Ref, Kind: t.Wait, Resource: t.Resource, Syscall: last.Syscall, Path: last.Path, FIFO: last.FIFO, Anon: last.Anon}
+	p.sharedWord(&w, last.Syscall)
 	switch w.Kind {
 	case model.WaitLock:
 		l := p.lockOf[t.Ref.TID]

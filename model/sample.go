@@ -384,6 +384,12 @@ type Futex struct {
 	// that thread is in another process that maps the same object at the
 	// same offset (a process-shared mutex held across processes).
 	OwnerPID int `json:"owner_pid,omitempty"`
+	// MappedBy are the other processes found mapping the same shared word
+	// (who could wake its waiters: post a semaphore, release a lock),
+	// when no owner is named; MappedComplete is false when the search ran
+	// out of time first.
+	MappedBy       []int `json:"mapped_by,omitempty"`
+	MappedComplete bool  `json:"mapped_complete,omitempty"`
 }
 
 // FIFOWait is an open of a FIFO that waits for a process to open its

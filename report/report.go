@@ -297,6 +297,9 @@ type Wait struct {
 	// Anon is, for a wait on an eventfd, a signalfd, a timerfd, an inotify
 	// instance or a pidfd, what its fdinfo says.
 	Anon *Anon `json:"anon,omitempty"`
+	// Shared is, for a futex wait on a word in shared memory with no
+	// owner named elsewhere, the mapping and who else maps it.
+	Shared *SharedWait `json:"shared,omitempty"`
 }
 
 // Retry is a record lock a process retries while another holds it.

@@ -49,6 +49,9 @@ func (w *words) waits() []Wait {
 			x.FIFO = &FIFO{Path: f.Path, WaitsFor: fifoEnd(f), OpenBy: fifoOpeners(f), Complete: f.Complete}
 		}
 		x.Anon = anonJSON(wt.Anon)
+		if sh := wt.Shared; sh != nil {
+			x.Shared = &SharedWait{Path: sh.Path, Offset: sh.Offset, Semaphore: posixSemaphore(sh.Path), MappedBy: append([]int{}, wt.MappedBy...), Complete: wt.MappedComplete}
+		}
 		out = append(out, x)
 	}
 	return out
@@ -170,6 +173,9 @@ func (w *words) detail(wt *classify.Wait) string {
 	}
 	if wt.Basis == classify.EdgeCandidate {
 		s += "; " + w.candidatesText(wt)
+	}
+	if wt.Shared != nil {
+		s += "; " + sharedWaitText(wt)
 	}
 	if !wt.Looked {
 		return s

@@ -45,6 +45,9 @@ type Sampler struct {
 	// eventfds are the holders found for each eventfd a read waits on, by
 	// eventfd-id: looked for once.
 	eventfds map[uint64]fifoHolders
+	// mappers are the processes found mapping each shared object a futex
+	// word lies in, by device and inode: looked for once.
+	mappers map[string]fifoHolders
 }
 
 // task is the open files of one thread and what they said last time.

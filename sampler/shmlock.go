@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hangdoc/hangdoc/model"
 )
@@ -146,6 +147,9 @@ func (s *Sampler) readSharedFutexes(sample *model.Sample) {
 		if owner := futexOwnerTID(f); owner > 0 && !threads[owner] {
 			f.OwnerPID = sharedOwner(s.fs, owner, w)
 		}
+		if f.OwnerPID == 0 {
+			f.MappedBy, f.MappedComplete = s.sharedMappers(w)
+		}
 		sample.Futexes[key] = f
 	}
 }
@@ -166,4 +170,54 @@ func sharedOwner(fs FS, tid int, w *model.SharedWord) int {
 		return 0
 	}
 	return pid
+}
+
+// sharedMappers are the other processes that map the object of w over its
+// offset, searched once per object within fifoBudget.
+func (s *Sampler) sharedMappers(w *model.SharedWord) ([]int, bool) {
+	key := w.Dev + " " + strconv.FormatUint(w.Inode, 10) + " " + strconv.FormatUint(w.Offset, 10)
+	h, ok := s.mappers[key]
+	if !ok {
+		h.complete = true
+		start := time.Now()
+		pids, err := listPIDs(s.fs)
+		if err != nil {
+			h.complete = false
+		}
+		for _, pid := range pids {
+			if time.Since(start) > fifoBudget {
+				h.complete = false
+				break
+			}
+			if pid != s.pid && mapsWord(readShmMaps(s.fs, pid), w) {
+				h.refs = append(h.refs, model.FDRef{PID: pid})
+			}
+		}
+		if s.mappers == nil {
+			s.mappers = map[string]fifoHolders{}
+		}
+		s.mappers[key] = h
+	}
+	out := []int{}
+	for _, r := range h.refs {
+		out = append(out, r.PID)
+	}
+	return out, h.complete
+}
+
+// listPIDs lists the processes of a /proc tree.
+func listPIDs(fs FS) ([]int, error) {
+	d, err := os.Open(fs.Path())
+	if err != nil {
+		return nil, err
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	var out []int
+	for _, n := range names {
+		if pid, err := strconv.Atoi(n); err == nil && pid > 0 {
+			out = append(out, pid)
+		}
+	}
+	return out, err
 }

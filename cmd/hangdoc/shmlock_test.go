@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,4 +73,48 @@ func TestSharedMutexAcrossProcesses(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPOSIXSemaphoreNobodyPosts: sem_wait on a POSIX named semaphore that
+// a sleeping child also maps is blocked, never "nobody left": the child
+// could post it, and hangdoc names it as one who could, not as the one who
+// will.
+func TestPOSIXSemaphoreNobodyPosts(t *testing.T) {
+	v := testvictim.Start(t, testvictim.Build(t, "possem"))
+	other := v.Int("other")
+	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "300ms", "--samples", "2")
+	var r struct {
+		Verdict string `json:"verdict"`
+		Summary string `json:"summary"`
+		Waits   []struct {
+			From   ref    `json:"from"`
+			Kind   string `json:"kind"`
+			Detail string `json:"detail"`
+			Shared *struct {
+				Path      string `json:"path"`
+				Semaphore bool   `json:"semaphore"`
+				MappedBy  []int  `json:"mapped_by"`
+			} `json:"shared"`
+		} `json:"waits"`
+	}
+	if err := jsonUnmarshal(out, &r); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if code != ExitBlocked || r.Verdict != "blocked" {
+		t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, r.Verdict, r.Summary, stderr)
+	}
+	if strings.Contains(r.Summary, "no live thread is left") {
+		t.Errorf("summary %q: another process maps the semaphore", r.Summary)
+	}
+	for _, w := range r.Waits {
+		if w.From.TID != v.PID {
+			continue
+		}
+		if w.Kind != "futex" || w.Shared == nil || !w.Shared.Semaphore || !strings.HasPrefix(w.Shared.Path, "/dev/shm/sem.") ||
+			!slices.Contains(w.Shared.MappedBy, other) || !strings.Contains(w.Detail, "pid "+strconv.Itoa(other)+" also maps") {
+			t.Fatalf("wait %+v (shared %+v): want a futex wait in a POSIX named semaphore that pid %d also maps", w, w.Shared, other)
+		}
+		return
+	}
+	t.Fatalf("no wait of tid %d in %s", v.PID, out)
 }
