@@ -56,3 +56,16 @@ func (p *proc) sharedWord(w *Wait, sc model.Syscall) {
 	}
 	w.Shared, w.MappedBy, w.MappedComplete = f.Shared, f.MappedBy, f.MappedComplete
 }
+
+// sysvWait is the wait of a thread in semop, semtimedop, msgrcv or msgsnd,
+// and the set or queue it waits on: "sysv-sem:ID", "sysv-msg:ID".
+func sysvWait(t model.Thread) (model.WaitKind, string, bool) {
+	w := t.SysV
+	switch {
+	case w == nil:
+		return 0, "", false
+	case w.Sem:
+		return model.WaitSysVSem, "sysv-sem:" + strconv.Itoa(w.ID), true
+	}
+	return model.WaitSysVMsg, "sysv-msg:" + strconv.Itoa(w.ID), true
+}

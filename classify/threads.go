@@ -736,6 +736,9 @@ func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
 	if k, res, ok := anonWait(t); ok {
 		return k, res
 	}
+	if k, res, ok := sysvWait(t); ok {
+		return k, res
+	}
 	if _, _, _, _, _, ok := model.PollArgs(sc); (ok || epollWait(sc)) && p.pollResolves(t.Polled) {
 		return model.WaitPollFDs, t.Polled[0].Target
 	}
@@ -861,7 +864,7 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 		return Wait{}, false
 	}
 	last := p.waiting[t.Ref.TID]
-	w := Wait{From: t.Ref, Kind: t.Wait, Resource: t.Resource, Syscall: last.Syscall, Path: last.Path, FIFO: last.FIFO, Anon: last.Anon}
+	w := Wait{From: t.Ref, Kind: t.Wait, Resource: t.Resource, Syscall: last.Syscall, Path: last.Path, FIFO: last.FIFO, Anon: last.Anon, SysV: last.SysV}
 	p.sharedWord(&w, last.Syscall)
 	switch w.Kind {
 	case model.WaitLock:

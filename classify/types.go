@@ -265,6 +265,9 @@ type Wait struct {
 	// Anon is what fdinfo says of the eventfd, signalfd, timerfd, inotify
 	// instance or pidfd a read or poll waits on.
 	Anon *model.AnonFD
+	// SysV is the SysV semaphore set or message queue a semop or msgrcv
+	// waits on.
+	SysV *model.SysVWait
 	// Shared is the shared mapping a futex word with no named owner lies
 	// in (a POSIX named semaphore, a process-shared condition or mutex);
 	// MappedBy the other processes found mapping it, who could wake it.

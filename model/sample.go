@@ -199,6 +199,9 @@ type Thread struct {
 	// signalfd, a timerfd, an inotify instance or a pidfd, what its fdinfo
 	// says.
 	Anon *AnonFD `json:"anon,omitempty"`
+	// SysV is, for a semop, semtimedop, msgrcv or msgsnd, the SysV
+	// semaphore set or message queue it waits on.
+	SysV *SysVWait `json:"sysv,omitempty"`
 	// SleepNS is how long a nanosleep or clock_nanosleep asked to sleep,
 	// read from the thread's memory; 0 when unread or absolute.
 	SleepNS int64 `json:"sleep_ns,omitempty"`

@@ -49,3 +49,48 @@ type InotifyWatch struct {
 	Dev   string `json:"dev"` // major:minor
 	Mask  uint32 `json:"mask"`
 }
+
+// SysVWait is a semop/semtimedop on a SysV semaphore set, or a
+// msgrcv/msgsnd on a SysV message queue, as /proc/sysvipc and semctl
+// describe it: the set or queue, and the last process that operated on it.
+type SysVWait struct {
+	// Sem: a semaphore set; else a message queue.
+	Sem bool   `json:"sem"`
+	ID  int    `json:"id"`
+	Key string `json:"key"` // 0x%08x as ipcs prints it; 0x00000000 for IPC_PRIVATE
+	// A semaphore set: its size, the operations the call asks for (read
+	// from the thread's memory, at most MaxSemOps) and the state of each
+	// semaphore they name (semctl GETVAL, GETPID, GETNCNT, GETZCNT).
+	NSems int        `json:"nsems,omitempty"`
+	Ops   []SemOp    `json:"ops,omitempty"`
+	Sems  []SemState `json:"sems,omitempty"`
+	// A message queue: messages queued, and the last sender and receiver.
+	QNum   int   `json:"qnum,omitempty"`
+	LSPID  int   `json:"lspid,omitempty"`
+	LRPID  int   `json:"lrpid,omitempty"`
+	Send   bool  `json:"send,omitempty"` // msgsnd: waits for room
+	MsgTyp int64 `json:"msgtyp,omitempty"`
+	// Err says what could not be read (another IPC namespace, the set
+	// removed, the operations unreadable).
+	Err string `json:"err,omitempty"`
+}
+
+// MaxSemOps bounds the semaphore operations read from a target's memory.
+const MaxSemOps = 16
+
+// SemOp is one struct sembuf.
+type SemOp struct {
+	Num  int `json:"num"`
+	Op   int `json:"op"`
+	Flag int `json:"flag"`
+}
+
+// SemState is one semaphore of a set: its value, the last process that
+// operated on it (sempid) and how many wait for it to grow or be zero.
+type SemState struct {
+	Num  int `json:"num"`
+	Val  int `json:"val"`
+	PID  int `json:"pid"`
+	NCnt int `json:"ncnt"`
+	ZCnt int `json:"zcnt"`
+}

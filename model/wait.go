@@ -73,6 +73,9 @@ const (
 	WaitTimerfd  // a timerfd: for its expiry, a sleep
 	WaitInotify  // an inotify instance: for a change to a watched file
 	WaitPidfd    // a pidfd: for its process to exit
+	// SysV IPC.
+	WaitSysVSem // semop, semtimedop: for a SysV semaphore
+	WaitSysVMsg // msgrcv, msgsnd: for a message, or room, on a SysV message queue
 )
 
 // Role is where a wait's edge in the wait-for graph leads.
@@ -159,6 +162,8 @@ var waitKinds = [...]waitInfo{
 	WaitTimerfd:          {"timerfd", true, RoleNone},
 	WaitInotify:          {"inotify", true, RoleNone},
 	WaitPidfd:            {"pidfd", false, RoleChild},
+	WaitSysVSem:          {"sysv-sem", false, RoleNone},
+	WaitSysVMsg:          {"sysv-msg", false, RoleNone},
 }
 
 // WaitKinds lists every kind but WaitNone, in table order: for tests that

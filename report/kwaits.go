@@ -153,3 +153,63 @@ func roughly(ns int64) string {
 	}
 	return d.Round(time.Millisecond).String()
 }
+
+// sysvText words a wait on a SysV semaphore set or message queue: "waits
+// in semop(…) on SysV semaphore set 3 (key 0x00000000, 1 semaphore): to
+// take 1 from semaphore 0, which is 0; the last to operate on it was pid
+// 812". The last operator is who touched it last, not who will next.
+func sysvText(wt *classify.Wait) string {
+	v := wt.SysV
+	call := ""
+	if c := callText(wt.Syscall); c != "" {
+		call = " in " + c
+	}
+	if !v.Sem {
+		what := fmt.Sprintf("waits%s on SysV message queue %d", call, v.ID)
+		if v.Key != "" {
+			what += " (key " + v.Key + ")"
+		}
+		if v.Err != "" {
+			return what + "; " + v.Err
+		}
+		if v.Send {
+			return what + fmt.Sprintf(" for room: %d messages queued; the last to receive was pid %d", v.QNum, v.LRPID)
+		}
+		last := fmt.Sprintf("the last to send was pid %d", v.LSPID)
+		if v.LSPID == 0 {
+			last = "nobody has sent one yet"
+		}
+		if v.QNum == 0 {
+			return what + " for a message: none queued; " + last
+		}
+		return what + fmt.Sprintf(" for a message of type %d: %d queued, none of a type it takes; %s", v.MsgTyp, v.QNum, last)
+	}
+	what := fmt.Sprintf("waits%s on SysV semaphore set %d", call, v.ID)
+	if v.Key != "" {
+		what += fmt.Sprintf(" (key %s, %s)", v.Key, plural(v.NSems, "semaphore", "semaphores"))
+	}
+	if v.Err != "" {
+		return what + "; " + v.Err
+	}
+	var parts []string
+	for _, op := range v.Ops {
+		verb := fmt.Sprintf("to take %d from", -op.Op)
+		switch {
+		case op.Op == 0:
+			verb = "for zero on"
+		case op.Op > 0:
+			verb = fmt.Sprintf("to add %d to", op.Op)
+		}
+		p := fmt.Sprintf("%s semaphore %d", verb, op.Num)
+		for _, st := range v.Sems {
+			if st.Num == op.Num && st.Val >= 0 {
+				p += fmt.Sprintf(", which is %d; the last to operate on it was pid %d", st.Val, st.PID)
+			}
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return what
+	}
+	return what + ": " + strings.Join(parts, "; ")
+}

@@ -300,6 +300,8 @@ type Wait struct {
 	// Shared is, for a futex wait on a word in shared memory with no
 	// owner named elsewhere, the mapping and who else maps it.
 	Shared *SharedWait `json:"shared,omitempty"`
+	// SysV is, for a sysv-sem or sysv-msg wait, the set or queue.
+	SysV *model.SysVWait `json:"sysv,omitempty"`
 }
 
 // Retry is a record lock a process retries while another holds it.

@@ -49,6 +49,7 @@ func (w *words) waits() []Wait {
 			x.FIFO = &FIFO{Path: f.Path, WaitsFor: fifoEnd(f), OpenBy: fifoOpeners(f), Complete: f.Complete}
 		}
 		x.Anon = anonJSON(wt.Anon)
+		x.SysV = wt.SysV
 		if sh := wt.Shared; sh != nil {
 			x.Shared = &SharedWait{Path: sh.Path, Offset: sh.Offset, Semaphore: posixSemaphore(sh.Path), MappedBy: append([]int{}, wt.MappedBy...), Complete: wt.MappedComplete}
 		}
@@ -145,6 +146,8 @@ func (w *words) detail(wt *classify.Wait) string {
 		return w.retryText(wt)
 	case wt.Anon != nil:
 		return anonText(wt)
+	case wt.SysV != nil:
+		return sysvText(wt)
 	case wt.Kind == model.WaitPollFDs:
 		var fds []string
 		for _, p := range wt.Polled {

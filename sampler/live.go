@@ -204,6 +204,7 @@ func (s *Sampler) Sample() (model.Sample, error) {
 	s.readPolled(&sample)
 	s.readAnonWaits(&sample)
 	s.readEpollPolled(&sample)
+	s.readSysV(&sample)
 	s.readFileLocks(&sample)
 	s.readPaths(&sample)
 	s.readSleeps(&sample)

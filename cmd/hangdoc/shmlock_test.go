@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 )
 
@@ -117,4 +119,69 @@ func TestPOSIXSemaphoreNobodyPosts(t *testing.T) {
 		return
 	}
 	t.Fatalf("no wait of tid %d in %s", v.PID, out)
+}
+
+// TestSysVWaits: a semop on a SysV semaphore and a msgrcv on a SysV
+// message queue name the set or queue and its last operator (the child
+// that operated on it and sleeps): the last to touch it, not the one who
+// will.
+func TestSysVWaits(t *testing.T) {
+	bin := testvictim.Build(t, "sysvsem")
+	for _, mode := range []string{"sem", "msg"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			v := testvictim.Start(t, bin, mode)
+			other, id := v.Int("other"), v.Int("id")
+			t.Cleanup(func() {
+				// IPC_PRIVATE objects outlive their processes: semctl(id,
+				// 0, IPC_RMID) or msgctl(id, IPC_RMID, NULL).
+				if mode == "sem" {
+					unix.Syscall6(unix.SYS_SEMCTL, uintptr(id), 0, unix.IPC_RMID, 0, 0, 0)
+				} else {
+					unix.Syscall(unix.SYS_MSGCTL, uintptr(id), unix.IPC_RMID, 0)
+				}
+			})
+			out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "300ms", "--samples", "2")
+			var r struct {
+				Verdict string `json:"verdict"`
+				Summary string `json:"summary"`
+				Waits   []struct {
+					From   ref    `json:"from"`
+					Kind   string `json:"kind"`
+					Detail string `json:"detail"`
+					SysV   *struct {
+						ID    int `json:"id"`
+						LSPID int `json:"lspid"`
+						Sems  []struct {
+							PID int `json:"pid"`
+							Val int `json:"val"`
+						} `json:"sems"`
+					} `json:"sysv"`
+				} `json:"waits"`
+			}
+			if err := jsonUnmarshal(out, &r); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if code != ExitBlocked || r.Verdict != "blocked" {
+				t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, r.Verdict, r.Summary, stderr)
+			}
+			for _, w := range r.Waits {
+				if w.From.TID != v.PID {
+					continue
+				}
+				if w.Kind != "sysv-"+mode || w.SysV == nil || w.SysV.ID != id {
+					t.Fatalf("wait %+v, want a sysv-%s wait on id %d", w, mode, id)
+				}
+				last := w.SysV.LSPID
+				if mode == "sem" && len(w.SysV.Sems) == 1 {
+					last = w.SysV.Sems[0].PID
+				}
+				if last != other || !strings.Contains(w.Detail, "the last to "+map[string]string{"sem": "operate on it", "msg": "send"}[mode]+" was pid "+strconv.Itoa(other)) {
+					t.Errorf("wait %+v (sysv %+v): want pid %d as the last operator", w, w.SysV, other)
+				}
+				return
+			}
+			t.Fatalf("no wait of tid %d in %s", v.PID, out)
+		})
+	}
 }
