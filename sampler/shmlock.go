@@ -79,7 +79,7 @@ func parseShmMapping(line string) (shmMapping, bool) {
 // sharedWordAt places addr in the shared mapping that holds it.
 func sharedWordAt(maps []shmMapping, addr uint64) (*model.SharedWord, bool) {
 	for _, m := range maps {
-		if addr >= m.start && addr+4 <= m.end {
+		if addr >= m.start && addr < m.end && m.end-addr >= 4 {
 			if !m.shared || m.inode == 0 {
 				return nil, false
 			}
@@ -92,7 +92,7 @@ func sharedWordAt(maps []shmMapping, addr uint64) (*model.SharedWord, bool) {
 // mapsWord says whether a process's maps hold the same shared word.
 func mapsWord(maps []shmMapping, w *model.SharedWord) bool {
 	for _, m := range maps {
-		if m.shared && m.dev == w.Dev && m.inode == w.Inode && w.Offset >= m.off && w.Offset+4 <= m.off+(m.end-m.start) {
+		if m.shared && m.dev == w.Dev && m.inode == w.Inode && w.Offset >= m.off && w.Offset-m.off < m.end-m.start && m.end-m.start-(w.Offset-m.off) >= 4 {
 			return true
 		}
 	}

@@ -57,13 +57,16 @@ func TestSharedWordAt(t *testing.T) {
 	if w, ok := sharedWordAt(maps, 0x2040); !ok || *w != (model.SharedWord{Path: "/dev/shm/app", Offset: 0x4040, Dev: "00:1a", Inode: 9}) {
 		t.Errorf("sharedWordAt(0x2040) = %+v, %v", w, ok)
 	}
-	for _, addr := range []uint64{0x1040, 0x2ffe, 0x3040, 0x9000} {
+	for _, addr := range []uint64{0x1040, 0x2ffe, 0x3040, 0x9000, 1<<64 - 2} {
 		if w, ok := sharedWordAt(maps, addr); ok {
 			t.Errorf("sharedWordAt(%#x) = %+v: want no shared word", addr, w)
 		}
 	}
 	w := &model.SharedWord{Offset: 0x4040, Dev: "00:1a", Inode: 9}
 	other := []shmMapping{{start: 0x8000, end: 0x9000, off: 0x4000, shared: true, dev: "00:1a", inode: 9}}
+	if wrap := (&model.SharedWord{Offset: 1<<64 - 2, Dev: "00:1a", Inode: 9}); mapsWord(other, wrap) {
+		t.Errorf("mapsWord: an offset past the mapping's end, wrapped")
+	}
 	if !mapsWord(other, w) {
 		t.Errorf("mapsWord: the same object at another address is the same word")
 	}
