@@ -14,6 +14,7 @@ var anonKinds = map[string]model.WaitKind{
 	"timerfd":  model.WaitTimerfd,
 	"inotify":  model.WaitInotify,
 	"pidfd":    model.WaitPidfd,
+	"io_uring": model.WaitIOUring,
 }
 
 // anonWait is the wait of a thread that reads or polls an eventfd, a

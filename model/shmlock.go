@@ -17,7 +17,7 @@ type SharedWord struct {
 // instance or a pidfd. Only the fields of its Kind are set.
 type AnonFD struct {
 	FD   int    `json:"fd"`
-	Kind string `json:"kind"` // eventfd, signalfd, timerfd, inotify, pidfd
+	Kind string `json:"kind"` // eventfd, signalfd, timerfd, inotify, pidfd, io_uring
 	// An eventfd: its counter, its id (kernels from 6.1) and the
 	// descriptors open on it in any process (who could write it), found
 	// by the id; Complete is false when the search ran out of time.
@@ -38,6 +38,12 @@ type AnonFD struct {
 	WatchCount int            `json:"watch_count,omitempty"`
 	// A pidfd: the process it refers to (see Thread.PidfdPID).
 	PID int `json:"pid,omitempty"`
+	// An io_uring: the submissions the kernel has not consumed (SQEs),
+	// the completions not reaped (CQEs), and how many completions the
+	// io_uring_enter call waits for.
+	SQEs        *uint64 `json:"sqes,omitempty"`
+	CQEs        *uint64 `json:"cqes,omitempty"`
+	MinComplete uint64  `json:"min_complete,omitempty"`
 }
 
 // MaxInotifyWatches bounds the watches an AnonFD lists.

@@ -73,6 +73,7 @@ const (
 	WaitTimerfd  // a timerfd: for its expiry, a sleep
 	WaitInotify  // an inotify instance: for a change to a watched file
 	WaitPidfd    // a pidfd: for its process to exit
+	WaitIOUring  // io_uring_enter: for completions, a wait for events
 	// SysV IPC.
 	WaitSysVSem // semop, semtimedop: for a SysV semaphore
 	WaitSysVMsg // msgrcv, msgsnd: for a message, or room, on a SysV message queue
@@ -162,6 +163,7 @@ var waitKinds = [...]waitInfo{
 	WaitTimerfd:          {"timerfd", true, RoleNone},
 	WaitInotify:          {"inotify", true, RoleNone},
 	WaitPidfd:            {"pidfd", false, RoleChild},
+	WaitIOUring:          {"io-uring", true, RoleNone},
 	WaitSysVSem:          {"sysv-sem", false, RoleNone},
 	WaitSysVMsg:          {"sysv-msg", false, RoleNone},
 }

@@ -34,6 +34,11 @@ type Anon struct {
 	WatchCount *int                 `json:"watch_count,omitempty"`
 	// A pidfd: the process it waits for.
 	PID int `json:"pid,omitempty"`
+	// An io_uring: submissions not consumed, completions not reaped, and
+	// how many completions the call waits for.
+	SQEs        *uint64 `json:"sqes,omitempty"`
+	CQEs        *uint64 `json:"cqes,omitempty"`
+	MinComplete *uint64 `json:"min_complete,omitempty"`
 }
 
 func anonJSON(a *model.AnonFD) *Anon {
@@ -56,6 +61,8 @@ func anonJSON(a *model.AnonFD) *Anon {
 		x.Watches, x.WatchCount = append([]model.InotifyWatch{}, a.Watches...), &a.WatchCount
 	case "pidfd":
 		x.PID = a.PID
+	case "io_uring":
+		x.SQEs, x.CQEs, x.MinComplete = a.SQEs, a.CQEs, &a.MinComplete
 	}
 	return x
 }
@@ -133,6 +140,12 @@ func anonText(wt *classify.Wait) string {
 			return fmt.Sprintf("waits for pid %d to exit (a poll of its pidfd, fd %d)%s", a.PID, a.FD, call)
 		}
 		return fmt.Sprintf("waits on pidfd fd %d%s, whose process has exited or is outside this pid namespace", a.FD, call)
+	case "io_uring":
+		s := fmt.Sprintf("waits for %s on io_uring fd %d%s", plural(int(min(a.MinComplete, 1<<20)), "completion", "completions"), a.FD, call)
+		if a.SQEs != nil && a.CQEs != nil {
+			s += fmt.Sprintf(": %d submissions not yet taken by the kernel, %d completions not yet reaped", *a.SQEs, *a.CQEs)
+		}
+		return s
 	}
 	return kindWords(wt.Kind) + call
 }

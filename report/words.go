@@ -175,6 +175,7 @@ var kindText = map[model.WaitKind]string{
 	model.WaitTimerfd:          "sleeping until a timer expires (timerfd)",
 	model.WaitInotify:          "waiting for a change to a watched file (inotify)",
 	model.WaitPidfd:            "waiting for a process to exit (pidfd)",
+	model.WaitIOUring:          "waiting for io_uring completions",
 	model.WaitSysVSem:          "waiting on a SysV semaphore",
 	model.WaitSysVMsg:          "waiting on a SysV message queue",
 }

@@ -21,7 +21,11 @@ var anonKinds = map[string]string{
 	"anon_inode:[timerfd]":  "timerfd",
 	"anon_inode:inotify":    "inotify",
 	"anon_inode:[pidfd]":    "pidfd",
+	"anon_inode:[io_uring]": "io_uring",
 }
+
+// ioringEnterGetEvents is io_uring_enter's flag to wait for completions.
+const ioringEnterGetEvents = 1
 
 // anonReads are the calls that wait on a descriptor's input.
 var anonReads = map[string]bool{"read": true, "readv": true, "pread64": true, "preadv": true, "preadv2": true}
@@ -29,7 +33,11 @@ var anonReads = map[string]bool{"read": true, "readv": true, "pread64": true, "p
 // anonFD is the anonymous-inode descriptor a blocked call waits on: the
 // descriptor it reads, or the one descriptor it polls for input.
 func anonFD(t *model.Thread) (int, string, bool) {
-	if fd, ok := model.FDArg(t.Syscall); ok && anonReads[t.Syscall.Name] {
+	if fd, ok := model.FDArg(t.Syscall); ok && t.Syscall.Name == "io_uring_enter" && t.Syscall.Args[3]&ioringEnterGetEvents != 0 {
+		if t.FD == "anon_inode:[io_uring]" {
+			return fd, "io_uring", true
+		}
+	} else if ok && anonReads[t.Syscall.Name] {
 		if k, ok := anonKinds[t.FD]; ok {
 			return fd, k, true
 		}
@@ -59,6 +67,9 @@ func (s *Sampler) readAnonWaits(sample *model.Sample) {
 		}
 		a := parseAnonInfo(kind, b)
 		a.FD = fd
+		if kind == "io_uring" {
+			a.MinComplete = t.Syscall.Args[2]
+		}
 		if a.Kind == "eventfd" && a.ID != nil {
 			h, ok := s.eventfds[*a.ID]
 			if !ok {
@@ -116,6 +127,14 @@ func parseAnonInfo(kind string, b []byte) model.AnonFD {
 		case "it_interval":
 			if ns, ok := parseTimespec(v); ok {
 				a.IntervalNS = ns
+			}
+		case "SQEs", "CQEs":
+			if n, err := strconv.ParseUint(v, 10, 32); err == nil {
+				if string(key) == "SQEs" {
+					a.SQEs = &n
+				} else {
+					a.CQEs = &n
+				}
 			}
 		case "Pid":
 			if n, err := strconv.ParseInt(v, 10, 32); err == nil {

@@ -26,6 +26,8 @@ func TestParseAnonInfo(t *testing.T) {
 			model.AnonFD{Kind: "inotify", Watches: []model.InotifyWatch{{Inode: 0x3c4a3, Dev: "fe:00", Mask: 0xfff}}, WatchCount: 1}},
 		{"pidfd", "pidfd", "pos:\t0\nflags:\t02\nPid:\t4242\nNSpid:\t4242\n", model.AnonFD{Kind: "pidfd", PID: 4242}},
 		{"pidfd of a reaped process", "pidfd", "Pid:\t-1\n", model.AnonFD{Kind: "pidfd", PID: -1}},
+		{"io_uring", "io_uring", "pos:\t0\nSqMask:\t0x3\nSqHead:\t0\nSqTail:\t2\nCqMask:\t0x7\nSQEs:\t2\nCQEs:\t0\nSqThread:\t-1\n",
+			model.AnonFD{Kind: "io_uring", SQEs: u64(2), CQEs: u64(0)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,6 +78,8 @@ func TestAnonFD(t *testing.T) {
 		{"write to an eventfd", model.Thread{Syscall: write, FD: "anon_inode:[eventfd]"}, 0, "", false},
 		{"read of a pipe", model.Thread{Syscall: read, FD: "pipe:[7]"}, 0, "", false},
 		{"poll of one pidfd", model.Thread{Syscall: model.Syscall{Nr: 7, Name: "poll"}, Polled: []model.PolledFD{{FD: 5, Read: true, Target: "anon_inode:[pidfd]"}}}, 5, "pidfd", true},
+		{"io_uring_enter waiting for completions", model.Thread{Syscall: model.Syscall{Nr: 426, Name: "io_uring_enter", Args: [6]uint64{4, 0, 1, 1}}, FD: "anon_inode:[io_uring]"}, 4, "io_uring", true},
+		{"io_uring_enter only submitting", model.Thread{Syscall: model.Syscall{Nr: 426, Name: "io_uring_enter", Args: [6]uint64{4, 1, 0, 0}}, FD: "anon_inode:[io_uring]"}, 0, "", false},
 		{"poll of two", model.Thread{Syscall: model.Syscall{Nr: 7, Name: "poll"}, Polled: []model.PolledFD{{FD: 5, Read: true, Target: "anon_inode:[pidfd]"}, {FD: 6, Read: true, Target: "pipe:[1]"}}}, 0, "", false},
 	}
 	for _, tt := range tests {
