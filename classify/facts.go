@@ -445,6 +445,10 @@ type Basis struct {
 	// that have the file open, among which an OFD lock's holder is.
 	File   *model.FileLockEntry
 	Opened []int
+	// A process-shared mutex (BasisSharedOwner): the shared mapping its
+	// word lies in, and the waiters' process.
+	Shared    *model.SharedWord
+	WaiterPID int
 }
 
 // SignalHandler is a function the source registers as a signal handler:
@@ -491,6 +495,10 @@ const (
 	BasisJVMDeadlock // exact: the JVM's own deadlock report names the holder
 	BasisJavaNoOwner // no thread of the dump shows holding it
 	BasisJavaNoL     // a j.u.c lock in a dump printed without -l: owners were not printed
+	// BasisSharedOwner: a process-shared glibc mutex whose owner (Owner) is
+	// a thread of another process (PID) that maps the same word (Shared)
+	// as the waiters' process (WaiterPID).
+	BasisSharedOwner
 )
 
 // SharedFutex: the basis of a futex several threads share whose word did

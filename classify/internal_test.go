@@ -24,6 +24,7 @@ func mutex(owner int32) model.Futex { return model.Futex{Word: 2, Owner: owner, 
 
 func TestMutexValidation(t *testing.T) {
 	live := map[int]bool{2: true, 3: true}
+	shm := &model.SharedWord{Path: "/dev/shm/app", Offset: 64, Dev: "00:1a", Inode: 9}
 	waiter := model.Thread{TID: 3, Syscall: futexWait(0x5000, 2)}
 	tests := []struct {
 		name   string
@@ -38,6 +39,25 @@ func TestMutexValidation(t *testing.T) {
 		{name: "unreadable memory", futex: model.Futex{Err: "permission denied"}, waiter: waiter, rule: BasisMemoryErr},
 		{name: "owner not a thread", futex: mutex(77), waiter: waiter, rule: BasisOwnerGone},
 		{name: "process-shared, owner elsewhere", futex: model.Futex{Word: 2, Owner: 77, Kind: 128}, waiter: waiter, rule: BasisOwnerShared},
+		{
+			name:   "process-shared, owner a thread of another process that maps the word",
+			futex:  model.Futex{Word: 2, Owner: 77, Kind: 128, Shared: shm, OwnerPID: 200},
+			waiter: waiter, owner: 77, kind: LockMutex, rule: BasisSharedOwner,
+		},
+		{name: "process-shared, owner's process not checked", futex: model.Futex{Word: 2, Owner: 77, Kind: 128, OwnerPID: 200}, waiter: waiter, rule: BasisOwnerShared},
+		{
+			name:   "robust: the owner is in the word, the waiter expects it with FUTEX_WAITERS",
+			futex:  model.Futex{Word: int32(-0x80000000 | 2), Owner: 0, Kind: 16},
+			waiter: model.Thread{TID: 3, Syscall: futexWait(0x5000, 0x80000000|2)},
+			owner:  2, kind: LockMutex, rule: BasisGlibcOwner,
+		},
+		{
+			name:   "robust process-shared, owner in another process",
+			futex:  model.Futex{Word: int32(-0x80000000 | 77), Owner: 77, Kind: 16 | 128, Shared: shm, OwnerPID: 200},
+			waiter: model.Thread{TID: 3, Syscall: futexWait(0x5000, 0x80000000|77)},
+			owner:  77, kind: LockMutex, rule: BasisSharedOwner,
+		},
+		{name: "robust, a wait value without FUTEX_WAITERS", futex: model.Futex{Word: 2, Owner: 2, Kind: 16}, waiter: model.Thread{TID: 3, Syscall: futexWait(0x5000, 7)}, rule: BasisNotTwo},
 		{name: "garbage kind", futex: model.Futex{Word: 2, Owner: 2, Kind: 0x7fff0000}, waiter: waiter, rule: BasisBadKind},
 		{name: "unlocked as read", futex: model.Futex{Word: 0, Owner: 2}, waiter: waiter, rule: BasisUnlocked},
 		{name: "condition-variable wait value", futex: mutex(2), waiter: model.Thread{TID: 3, Syscall: futexWait(0x5000, 0)}, rule: BasisNotTwo},
@@ -52,7 +72,7 @@ func TestMutexValidation(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			kind, basis := mutexOwner(tt.futex, []model.Thread{tt.waiter}, live, pid)
 			owner := 0
-			if basis.Rule == BasisGlibcOwner {
+			if basis.Rule == BasisGlibcOwner || basis.Rule == BasisSharedOwner {
 				owner = int(basis.Owner)
 			}
 			if owner != tt.owner || kind != tt.kind || basis.Rule != tt.rule {

@@ -16,6 +16,7 @@ const (
 	MutexPShared = 128
 	mutexElision = 256 | 512
 	futexTIDMask = 0x3fffffff
+	futexWaiters = 0x80000000
 )
 
 // findLocks groups the threads of the last sample that wait on the same
@@ -55,9 +56,9 @@ func findLocks(pid int, last model.Sample) []Lock {
 		kind, basis := mutexOwner(last.Futexes[key], g.waiters, live, pid)
 		basis.Waiters = len(g.waiters)
 		switch {
-		case basis.Rule == BasisGlibcOwner:
+		case basis.Rule == BasisGlibcOwner || basis.Rule == BasisSharedOwner:
 			l.Kind = kind
-			l.Holder = &Ref{PID: pid, TID: int(basis.Owner)}
+			l.Holder = &Ref{PID: basis.PID, TID: int(basis.Owner)}
 		case basis.Rule == BasisOwnerGone || basis.Rule == BasisOwnerShared:
 			// A locked mutex whose owner is no live thread of the
 			// process: one waiter is enough to say nobody here can
@@ -80,10 +81,10 @@ func mutexOwner(f model.Futex, waiters []model.Thread, live map[int]bool, pid in
 	if f.Err != "" {
 		return 0, Basis{Rule: BasisMemoryErr, Err: f.Err}
 	}
-	if f == (model.Futex{}) {
+	if f.Word == 0 && f.Owner == 0 && f.Kind == 0 {
 		return 0, Basis{Rule: BasisNotRead}
 	}
-	pi := false
+	pi, robust := false, false
 	for _, w := range waiters {
 		switch cmd := w.Syscall.Args[1] & 0x7f; {
 		case w.Syscall.Name != "futex":
@@ -91,8 +92,12 @@ func mutexOwner(f model.Futex, waiters []model.Thread, live map[int]bool, pid in
 		case cmd == 6 || cmd == 13: // FUTEX_LOCK_PI, FUTEX_LOCK_PI2
 			pi = true
 		case cmd == 0 || cmd == 9: // FUTEX_WAIT, FUTEX_WAIT_BITSET
-			// glibc sets a mutex word to 2, "locked, with waiters", before it sleeps.
-			if w.Syscall.Args[2] != 2 {
+			// glibc sets a mutex word to 2, "locked, with waiters", before it
+			// sleeps; a robust mutex's word is the owner's TID with
+			// FUTEX_WAITERS set.
+			if f.Kind >= 0 && f.Kind&MutexRobust != 0 && w.Syscall.Args[2]&futexWaiters != 0 && w.Syscall.Args[2]&futexTIDMask != 0 {
+				robust = true
+			} else if w.Syscall.Args[2] != 2 {
 				return 0, Basis{Rule: BasisNotTwo, TID: w.TID, Value: int32(w.Syscall.Args[2])}
 			}
 		default:
@@ -104,7 +109,7 @@ func mutexOwner(f model.Futex, waiters []model.Thread, live map[int]bool, pid in
 		return 0, Basis{Rule: BasisBadKind, MutexKind: k}
 	}
 	owner := int(f.Owner)
-	if pi {
+	if pi || robust {
 		owner = int(f.Word & futexTIDMask)
 	} else if f.Word == 0 {
 		return 0, Basis{Rule: BasisUnlocked}
@@ -113,6 +118,11 @@ func mutexOwner(f model.Futex, waiters []model.Thread, live map[int]bool, pid in
 		return 0, Basis{Rule: BasisNoOwner, Owner: int64(owner)}
 	}
 	if !live[owner] {
+		if k&MutexPShared != 0 && f.OwnerPID > 0 && f.OwnerPID != pid && f.Shared != nil {
+			// A thread of another process that maps the same word: the
+			// sampler checked both.
+			return LockMutex, Basis{Rule: BasisSharedOwner, Kind: BasisExact, Owner: int64(owner), PID: f.OwnerPID, Word: f.Word, PI: pi, MutexKind: k, Shared: f.Shared, WaiterPID: pid}
+		}
 		if k&MutexPShared != 0 {
 			return 0, Basis{Rule: BasisOwnerShared, Owner: int64(owner), PID: pid}
 		}

@@ -270,6 +270,9 @@ func (p *proc) settle() {
 			if l := p.lockOf[t.Ref.TID]; l != nil && l.Basis.Rule == BasisOwnerGone {
 				w.CandidateCount, w.Candidates = 0, nil
 			}
+			if w.CandidateCount == 0 && w.Shared != nil {
+				continue // another process that maps the word could end it
+			}
 			if w.CandidateCount == 0 {
 				w.Nobody = true
 				t.Why = Why{Rule: WhyNobodyLeft, Kind: w.Kind}
@@ -770,7 +773,13 @@ func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
 		}
 		return model.WaitFutex, "futex:" + model.FutexKey(addr)
 	}
-	if _, _, _, _, _, ok := model.PollArgs(sc); ok && p.pollResolves(t.Polled) {
+	if k, res, ok := anonWait(t); ok {
+		return k, res
+	}
+	if k, res, ok := sysvWait(t); ok {
+		return k, res
+	}
+	if _, _, _, _, _, ok := model.PollArgs(sc); (ok || epollWait(sc)) && p.pollResolves(t.Polled) {
 		return model.WaitPollFDs, t.Polled[0].Target
 	}
 	if k, ok := callKind[sc.Name]; ok {
@@ -895,7 +904,8 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 		return Wait{}, false
 	}
 	last := p.waiting[t.Ref.TID]
-	w := Wait{From: t.Ref, Kind: t.Wait, Resource: t.Resource, Syscall: last.Syscall, Path: last.Path, FIFO: last.FIFO}
+	w := Wait{From: t.Ref, Kind: t.Wait, Resource: t.Resource, Syscall: last.Syscall, Path: last.Path, FIFO: last.FIFO, Anon: last.Anon, SysV: last.SysV}
+	p.sharedWord(&w, last.Syscall)
 	switch w.Kind {
 	case model.WaitLock:
 		l := p.lockOf[t.Ref.TID]
@@ -907,6 +917,10 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 	case model.WaitThreadExit:
 		if w.Joined = p.joined(last.Syscall, last.Syscall.Args[0]); w.Joined > 0 {
 			w.To = &Ref{PID: p.pid, TID: w.Joined}
+		}
+	case model.WaitPidfd:
+		if a := last.Anon; a != nil && a.PID > 0 {
+			w.To = &Ref{PID: a.PID}
 		}
 	case model.WaitChildExit:
 		if child := model.WaitedChild(last); child > 0 {

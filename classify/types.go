@@ -266,6 +266,18 @@ type Wait struct {
 	// the thread's memory; FIFO the FIFO an open waits on (WaitFIFO).
 	Path string
 	FIFO *model.FIFOWait
+	// Anon is what fdinfo says of the eventfd, signalfd, timerfd, inotify
+	// instance or pidfd a read or poll waits on.
+	Anon *model.AnonFD
+	// SysV is the SysV semaphore set or message queue a semop or msgrcv
+	// waits on.
+	SysV *model.SysVWait
+	// Shared is the shared mapping a futex word with no named owner lies
+	// in (a POSIX named semaphore, a process-shared condition or mutex);
+	// MappedBy the other processes found mapping it, who could wake it.
+	Shared         *model.SharedWord
+	MappedBy       []int
+	MappedComplete bool
 	// Retry is the record lock a sleeping thread retries (WaitLockRetry).
 	Retry *RetryLock
 	// Ends are the processes at the other end of a pipe or socket, or the

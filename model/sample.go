@@ -201,6 +201,13 @@ type Thread struct {
 	// FIFO is, for an open that waits for the other end of a FIFO (wchan
 	// wait_for_partner), the FIFO and the processes that have it open.
 	FIFO *FIFOWait `json:"fifo,omitempty"`
+	// Anon is, for a read or a one-descriptor poll of an eventfd, a
+	// signalfd, a timerfd, an inotify instance or a pidfd, what its fdinfo
+	// says.
+	Anon *AnonFD `json:"anon,omitempty"`
+	// SysV is, for a semop, semtimedop, msgrcv or msgsnd, the SysV
+	// semaphore set or message queue it waits on.
+	SysV *SysVWait `json:"sysv,omitempty"`
 	// SleepNS is how long a nanosleep or clock_nanosleep asked to sleep,
 	// read from the thread's memory; 0 when unread or absolute.
 	SleepNS int64 `json:"sleep_ns,omitempty"`
@@ -381,6 +388,19 @@ type Futex struct {
 	Owner int32  `json:"owner"`
 	Kind  int32  `json:"kind"`
 	Err   string `json:"err,omitempty"`
+	// Shared is the MAP_SHARED mapping the word lies in, when it lies in
+	// one: the same lock in every process that maps that object there.
+	Shared *SharedWord `json:"shared,omitempty"`
+	// OwnerPID is the process of the owner thread the word records, when
+	// that thread is in another process that maps the same object at the
+	// same offset (a process-shared mutex held across processes).
+	OwnerPID int `json:"owner_pid,omitempty"`
+	// MappedBy are the other processes found mapping the same shared word
+	// (who could wake its waiters: post a semaphore, release a lock),
+	// when no owner is named; MappedComplete is false when the search ran
+	// out of time first.
+	MappedBy       []int `json:"mapped_by,omitempty"`
+	MappedComplete bool  `json:"mapped_complete,omitempty"`
 }
 
 // FIFOWait is an open of a FIFO that waits for a process to open its

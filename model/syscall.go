@@ -57,6 +57,7 @@ var fdArg = map[string]int{
 	"epoll_wait": 0, "epoll_pwait": 0, "epoll_pwait2": 0,
 	"fsync": 0, "fdatasync": 0, "flock": 0, "fcntl": 0, "ioctl": 0, "sendfile": 0,
 	"splice": 2, "tee": 1,
+	"io_uring_enter": 0,
 }
 
 // FDArg returns the file descriptor a blocked call is using, if it has one.

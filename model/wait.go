@@ -74,6 +74,17 @@ const (
 	WaitJavaFuture    // CompletableFuture.join(), Future.get(): for whoever completes it
 	WaitJavaSemaphore // Semaphore.acquire(): for a release()
 	WaitJavaPool      // a pool's worker waiting for a task (ThreadPoolExecutor.getTask, ForkJoinPool.awaitWork)
+	// What a read or poll of an anonymous-inode descriptor waits for, by
+	// its fdinfo.
+	WaitEventfd  // an eventfd: for a write to it, by whoever has it open (no edge: any of them could)
+	WaitSignalfd // a signalfd: for one of its signals
+	WaitTimerfd  // a timerfd: for its expiry, a sleep
+	WaitInotify  // an inotify instance: for a change to a watched file
+	WaitPidfd    // a pidfd: for its process to exit
+	WaitIOUring  // io_uring_enter: for completions, a wait for events
+	// SysV IPC.
+	WaitSysVSem // semop, semtimedop: for a SysV semaphore
+	WaitSysVMsg // msgrcv, msgsnd: for a message, or room, on a SysV message queue
 )
 
 // Role is where a wait's edge in the wait-for graph leads.
@@ -162,6 +173,14 @@ var waitKinds = [...]waitInfo{
 	WaitJavaFuture:       {"java-future", false, RoleWokenBy},
 	WaitJavaSemaphore:    {"java-semaphore", false, RoleWokenBy},
 	WaitJavaPool:         {"java-pool", true, RoleNone},
+	WaitEventfd:          {"eventfd", false, RoleNone},
+	WaitSignalfd:         {"signalfd", true, RoleNone},
+	WaitTimerfd:          {"timerfd", true, RoleNone},
+	WaitInotify:          {"inotify", true, RoleNone},
+	WaitPidfd:            {"pidfd", false, RoleChild},
+	WaitIOUring:          {"io-uring", true, RoleNone},
+	WaitSysVSem:          {"sysv-sem", false, RoleNone},
+	WaitSysVMsg:          {"sysv-msg", false, RoleNone},
 }
 
 // WaitKinds lists every kind but WaitNone, in table order: for tests that

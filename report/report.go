@@ -319,6 +319,14 @@ type Wait struct {
 	Unix *UnixEnd `json:"unix,omitempty"`
 	// Retry is, for a lock-retry wait, the record lock retried.
 	Retry *Retry `json:"retry,omitempty"`
+	// Anon is, for a wait on an eventfd, a signalfd, a timerfd, an inotify
+	// instance or a pidfd, what its fdinfo says.
+	Anon *Anon `json:"anon,omitempty"`
+	// Shared is, for a futex wait on a word in shared memory with no
+	// owner named elsewhere, the mapping and who else maps it.
+	Shared *SharedWait `json:"shared,omitempty"`
+	// SysV is, for a sysv-sem or sysv-msg wait, the set or queue.
+	SysV *model.SysVWait `json:"sysv,omitempty"`
 }
 
 // Retry is a record lock a process retries while another holds it.

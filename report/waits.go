@@ -48,6 +48,11 @@ func (w *words) waits() []Wait {
 		if f := wt.FIFO; f != nil {
 			x.FIFO = &FIFO{Path: f.Path, WaitsFor: fifoEnd(f), OpenBy: fifoOpeners(f), Complete: f.Complete}
 		}
+		x.Anon = anonJSON(wt.Anon)
+		x.SysV = wt.SysV
+		if sh := wt.Shared; sh != nil {
+			x.Shared = &SharedWait{Path: sh.Path, Offset: sh.Offset, Semaphore: posixSemaphore(sh.Path), MappedBy: append([]int{}, wt.MappedBy...), Complete: wt.MappedComplete}
+		}
 		out = append(out, x)
 	}
 	return out
@@ -144,6 +149,10 @@ func (w *words) detail(wt *classify.Wait) string {
 		return w.fifoText(wt)
 	case wt.Kind == model.WaitLockRetry && wt.Retry != nil:
 		return w.retryText(wt)
+	case wt.Anon != nil:
+		return anonText(wt)
+	case wt.SysV != nil:
+		return sysvText(wt)
 	case wt.Kind == model.WaitPollFDs:
 		var fds []string
 		for _, p := range wt.Polled {
@@ -172,6 +181,9 @@ func (w *words) detail(wt *classify.Wait) string {
 	}
 	if wt.Basis == classify.EdgeCandidate {
 		s += "; " + w.candidatesText(wt)
+	}
+	if wt.Shared != nil {
+		s += "; " + sharedWaitText(wt)
 	}
 	if !wt.Looked {
 		return s

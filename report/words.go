@@ -179,6 +179,14 @@ var kindText = map[model.WaitKind]string{
 	model.WaitJavaFuture:       "waiting for a future's result (CompletableFuture.join(), Future.get())",
 	model.WaitJavaSemaphore:    "waiting in Semaphore.acquire() for a permit",
 	model.WaitJavaPool:         "waiting in a thread pool for a task",
+	model.WaitEventfd:          "waiting for a write to an eventfd",
+	model.WaitSignalfd:         "waiting for a signal (signalfd)",
+	model.WaitTimerfd:          "sleeping until a timer expires (timerfd)",
+	model.WaitInotify:          "waiting for a change to a watched file (inotify)",
+	model.WaitPidfd:            "waiting for a process to exit (pidfd)",
+	model.WaitIOUring:          "waiting for io_uring completions",
+	model.WaitSysVSem:          "waiting on a SysV semaphore",
+	model.WaitSysVMsg:          "waiting on a SysV message queue",
 }
 
 // missingText says, for a wait no live actor is left to end, what nobody
@@ -568,6 +576,8 @@ func (w *words) basisText(l *classify.Lock) string {
 			word = fmt.Sprintf("priority-inheritance lock word 0x%x", uint32(b.Word))
 		}
 		return fmt.Sprintf("glibc mutex: __owner %d read at +8 from the target's memory, a live thread of pid %d; %s, %s", b.Owner, b.PID, word, mutexKindText(b.MutexKind))
+	case classify.BasisSharedOwner:
+		return sharedOwnerBasis(b)
 	case classify.BasisMemoryErr:
 		reason = "its memory could not be read (" + b.Err + ")"
 	case classify.BasisNotRead:

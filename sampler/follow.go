@@ -95,6 +95,9 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 			}
 		case sc.Name == "wait4" || sc.Name == "waitid":
 			children = append(children, f.waitedChildren(pid, t)...)
+		case t.Anon != nil && t.Anon.Kind == "pidfd" && t.Anon.PID > 0:
+			// A poll of a pidfd waits for that process to exit.
+			children = append(children, t.Anon.PID)
 		}
 		// A file lock's wait leads to the processes that hold it; who has
 		// the file open says who holds an OFD lock, which has no pid.
@@ -154,6 +157,13 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 			if h.PID > 0 && h.PID != pid && !slices.Contains(lockers, h.PID) {
 				lockers = append(lockers, h.PID)
 			}
+		}
+	}
+	// A process-shared mutex held by a thread of another process that maps
+	// the same word.
+	for _, fx := range sm.Futexes {
+		if fx.OwnerPID > 0 && fx.OwnerPID != pid && !slices.Contains(lockers, fx.OwnerPID) {
+			lockers = append(lockers, fx.OwnerPID)
 		}
 	}
 	for _, c := range append(children, lockers...) {

@@ -42,6 +42,12 @@ type Sampler struct {
 	// fifos are the holders found for each FIFO an open waits on, by
 	// device and inode: looked for once.
 	fifos map[[2]uint64]fifoHolders
+	// eventfds are the holders found for each eventfd a read waits on, by
+	// eventfd-id: looked for once.
+	eventfds map[uint64]fifoHolders
+	// mappers are the processes found mapping each shared object a futex
+	// word lies in, by device and inode: looked for once.
+	mappers map[string]fifoHolders
 }
 
 // task is the open files of one thread and what they said last time.
@@ -197,8 +203,12 @@ func (s *Sampler) Sample() (model.Sample, error) {
 		}
 	}
 	s.readFutexes(&sample)
+	s.readSharedFutexes(&sample)
 	s.resolveFDs(&sample)
 	s.readPolled(&sample)
+	s.readAnonWaits(&sample)
+	s.readEpollPolled(&sample)
+	s.readSysV(&sample)
 	s.readFileLocks(&sample)
 	s.readPaths(&sample)
 	s.readSleeps(&sample)
