@@ -3,7 +3,6 @@ package sampler
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -219,53 +218,25 @@ func parseInotifyWatch(line []byte) (model.InotifyWatch, bool) {
 // findEventfd finds every descriptor of every process open on the eventfd
 // with eventfd-id id, within budget.
 func findEventfd(fs FS, id uint64, budget time.Duration) (refs []model.FDRef, complete bool) {
-	start := time.Now()
-	d, err := os.Open(fs.Path())
-	if err != nil {
-		return nil, false
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return nil, false
-	}
-	link := make([]byte, 64)
 	info := make([]byte, 0, 512)
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
+	complete = eachFD(fs, budget, func(pid, fd, _ int, _, link []byte) bool {
+		if string(link) != "anon_inode:[eventfd]" {
+			return true
+		}
+		b, err := readFile(fs.pidPath(pid, "fdinfo", strconv.Itoa(fd)), info)
 		if err != nil {
-			continue
+			return true
 		}
-		if time.Since(start) > budget {
-			return refs, false
+		if a := parseAnonInfo("eventfd", b); a.ID != nil && *a.ID == id {
+			ref := model.FDRef{PID: pid, FD: fd}
+			if fi, err := parseFDInfo(b); err == nil {
+				ref.Mode = accessMode(fi.Flags)
+			}
+			refs = append(refs, ref)
 		}
-		fds, err := os.ReadDir(fs.pidPath(pid, "fd"))
-		if err != nil {
-			continue // gone, or not ours to read
-		}
-		for i, e := range fds {
-			if i%checkEvery == checkEvery-1 && time.Since(start) > budget {
-				return refs, false
-			}
-			n, err := unix.Readlink(fs.pidPath(pid, "fd", e.Name()), link)
-			if err != nil || string(link[:n]) != "anon_inode:[eventfd]" {
-				continue
-			}
-			b, err := readFile(fs.pidPath(pid, "fdinfo", e.Name()), info)
-			if err != nil {
-				continue
-			}
-			if a := parseAnonInfo("eventfd", b); a.ID != nil && *a.ID == id {
-				fd, _ := strconv.Atoi(e.Name())
-				ref := model.FDRef{PID: pid, FD: fd}
-				if fi, err := parseFDInfo(b); err == nil {
-					ref.Mode = accessMode(fi.Flags)
-				}
-				refs = append(refs, ref)
-			}
-		}
-	}
-	return refs, true
+		return true
+	})
+	return refs, complete
 }
 
 // maxEpollPolled bounds the epoll instances whose watch list is resolved

@@ -273,70 +273,20 @@ type fifoHolders struct {
 // through its /proc link, which follows it to the file whatever mount
 // namespace the process is in.
 func findInode(fs FS, dev, ino uint64, budget time.Duration) (refs []model.FDRef, complete bool) {
-	start := time.Now()
-	d, err := os.Open(fs.Path())
-	if err != nil {
-		return nil, false
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
-	if err != nil {
-		return nil, false
-	}
-	buf := make([]byte, 8192)
-	link := make([]byte, pathMax)
-	n := 0
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue
+	complete = eachFD(fs, budget, func(pid, fd, dir int, name, link []byte) bool {
+		if link[0] != '/' {
+			return true // a pipe, a socket, an anon inode: no FIFO
 		}
-		if time.Since(start) > budget {
-			return refs, false
+		var st unix.Stat_t
+		if unix.Fstatat(dir, string(name), &st, 0) != nil || st.Dev != dev || st.Ino != ino {
+			return true
 		}
-		dir, err := unix.Open(fs.pidPath(pid, "fd"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			continue // gone, or not ours to read
+		ref := model.FDRef{PID: pid, FD: fd}
+		if info, err := ReadFDInfo(fs, pid, fd); err == nil {
+			ref.Mode = accessMode(info.Flags)
 		}
-		for {
-			size, err := unix.Getdents(dir, buf)
-			if err != nil || size == 0 {
-				break
-			}
-			for b := buf[:size]; len(b) >= 19; {
-				reclen := int(binary.NativeEndian.Uint16(b[16:18]))
-				if reclen < 19 || reclen > len(b) {
-					break
-				}
-				nm := b[19:reclen]
-				b = b[reclen:]
-				if i := bytes.IndexByte(nm, 0); i >= 0 {
-					nm = nm[:i]
-				}
-				fd, ok := atoiBytes(nm)
-				if !ok {
-					continue
-				}
-				if n++; n%checkEvery == 0 && time.Since(start) > budget {
-					unix.Close(dir)
-					return refs, false
-				}
-				l, err := unix.Readlinkat(dir, string(nm), link)
-				if err != nil || l == 0 || link[0] != '/' {
-					continue // a pipe, a socket, an anon inode: no FIFO
-				}
-				var st unix.Stat_t
-				if unix.Fstatat(dir, string(nm), &st, 0) != nil || st.Dev != dev || st.Ino != ino {
-					continue
-				}
-				ref := model.FDRef{PID: pid, FD: fd}
-				if info, err := ReadFDInfo(fs, pid, fd); err == nil {
-					ref.Mode = accessMode(info.Flags)
-				}
-				refs = append(refs, ref)
-			}
-		}
-		unix.Close(dir)
-	}
-	return refs, true
+		refs = append(refs, ref)
+		return true
+	})
+	return refs, complete
 }
