@@ -147,6 +147,9 @@ const (
 	// JVM thread dumps.
 	FormatJstack   // jstack, jcmd Thread.print, kill -QUIT: the JVM's text thread dump
 	FormatJavaJSON // jcmd Thread.dump_to_file -format=json (JDK 21+)
+	// SourceAttach: a live JVM's thread dump, asked for through HotSpot's
+	// attach socket each sample.
+	SourceAttach
 )
 
 var formats = enum{
@@ -156,6 +159,7 @@ var formats = enum{
 	"go dump (sigquit)", "go dump (panic)", "go dump (fatal)", "go dump (test-timeout)",
 	"go dump (pprof-debug2)", "go dump (pprof-debug1)", "go dump (stack)", "go dump (unknown)",
 	"jstack", "jvm json",
+	"jvm attach",
 }
 
 func (f Format) String() string { return formats.text(uint8(f)) }
@@ -164,7 +168,7 @@ func (f Format) String() string { return formats.text(uint8(f)) }
 func (f Format) IsGoDump() bool { return f >= GoSigquit && f <= GoUnknown }
 
 // IsDump reports stacks read from a file, not a live process.
-func (f Format) IsDump() bool { return f >= FormatPySpyText }
+func (f Format) IsDump() bool { return f >= FormatPySpyText && f != SourceAttach }
 
 func (f Format) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
 

@@ -53,6 +53,8 @@ func For(t *sampler.Target, opts Options) sampler.Stacks {
 		return pythonStacks(fs, t, opts)
 	case model.RuntimeGo:
 		return goStacks(fs, t, opts)
+	case model.RuntimeJava:
+		return javaStacks(fs, t)
 	}
 	var s sampler.Stacks
 	if opts.Pprof != "" || opts.Sigquit {
