@@ -6,7 +6,12 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"time"
 )
+
+// pthreadSettle bounds how long ThreadsByPthread waits, in all, for
+// threads on a CPU to be back in their system calls.
+const pthreadSettle = time.Second
 
 // A Python dump names a thread by its pthread_t (threading.get_ident())
 // and, where it can, by its OS thread id. py-spy gives no OS thread id for
@@ -35,12 +40,24 @@ func ThreadsByPthread(fs FS, pid int, tids []int, idents []uint64) map[uint64]in
 	}
 	stacks := map[int][]stack{} // by mapping index
 	buf := make([]byte, 256)
+	// A thread py-spy has just let go of is on a CPU for an instant on its
+	// way back into its wait (its syscall file says "running", with no
+	// stack pointer); on a busy machine that instant is long. It is read
+	// again until it is back, within a bound for the whole join.
+	deadline := time.Now().Add(pthreadSettle)
 	for _, tid := range tids {
-		b, err := readFile(fs.taskPath(pid, tid, "syscall"), buf)
-		if err != nil {
-			continue
+		var sp uint64
+		ok := false
+		for {
+			b, err := readFile(fs.taskPath(pid, tid, "syscall"), buf)
+			if err != nil {
+				break
+			}
+			if sp, ok = stackPointer(b); ok || !bytes.HasPrefix(b, []byte("running")) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
-		sp, ok := stackPointer(b)
 		if !ok {
 			continue
 		}
