@@ -2,10 +2,18 @@ package model
 
 import "time"
 
+// RecordingVersion is the version of the recording format this hangdoc
+// writes and the newest it reads: docs/recording.md. It changes when a
+// field's meaning does, not when a field is added.
+const RecordingVersion = 1
+
 // Recording is a run's raw evidence: what `--record` writes, what the
 // golden tests replay, and what `hangdoc analyze` makes of saved dumps.
 // Classifying it again gives the same report.
 type Recording struct {
+	// Version is the recording format's (RecordingVersion when written);
+	// 0 in recordings written before it was versioned, which read alike.
+	Version        int           `json:"recording_version,omitempty"`
 	HangdocVersion string        `json:"hangdoc_version"`
 	Host           Host          `json:"host"`
 	Target         Target        `json:"target"`

@@ -38,7 +38,7 @@ func newAnalyze(ios *IO) *cobra.Command {
 	opts := &analyzeOptions{}
 	cmd := &cobra.Command{
 		Use:   "analyze FILE...",
-		Short: "Diagnose from saved stack dumps (Go goroutine dumps, py-spy, faulthandler, JVM thread dumps)",
+		Short: "Diagnose from saved stack dumps (Go goroutine dumps, py-spy, faulthandler, JVM thread dumps) or a --record recording",
 		Long: `analyze reads stack dumps saved to files ("-" reads standard input) and
 diagnoses them as 'hangdoc PID' would, from the stacks alone: one file is
 one snapshot; several files, or several dumps in one file, are snapshots in
@@ -50,6 +50,10 @@ prefixes), py-spy's text and JSON dumps, CPython's faulthandler dumps (also
 from dump_traceback_later) and printed sys._current_frames() dumps, and JVM
 thread dumps (jstack, jcmd Thread.print, kill -QUIT's, the JSON of jcmd
 Thread.dump_to_file), gzipped or not. py-spy --subprocesses dumps are one moment of several processes.
+
+A recording that 'hangdoc PID --record FILE' wrote is read alone: its
+report is the live run's, byte for byte, with the live run's CPU and
+kernel evidence (docs/recording.md).
 
 A file has no CPU or kernel evidence, and the report says "not in a dump"
 where a live 'hangdoc PID' would measure: what says a thread runs is

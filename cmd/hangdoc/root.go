@@ -212,7 +212,7 @@ func (o *diagnoseOptions) register(cmd *cobra.Command) {
 	f.IntVar(&o.samples, "samples", 3, "how many samples to take")
 	f.DurationVar(&o.interval, "interval", time.Second, "time between samples")
 	f.DurationVar(&o.timeout, "timeout", time.Minute, "hard bound on the whole run; a run cut short reports what it has, marked partial")
-	f.StringVar(&o.record, "record", "", "also write the raw samples as JSON to `FILE` (for a bug report or a test)")
+	f.StringVar(&o.record, "record", "", "also write the raw evidence as JSON to `FILE`: hangdoc analyze FILE gives the same report again")
 	f.StringVar(&o.proc, "proc", "", "read /proc from `DIR` (e.g. the host's /proc mounted in a container: PID is then as DIR numbers it)")
 	f.StringVar(&o.pyspy, "py-spy", "", "py-spy's `PATH` for Python stacks (default: look it up on PATH; install with pip install py-spy)")
 	f.BoolVar(&o.noStop, "no-stop", false, "never stop the target, even for an instant (py-spy runs --nonblocking: stacks may be torn; no Delve for Go)")

@@ -99,6 +99,11 @@ func ReadDumps(ctx context.Context, o DumpOptions) (model.Recording, error) {
 			break
 		}
 	}
+	if r.replayed {
+		// A live run's evidence, classified again as it was: nothing is
+		// added to it, so the report is the live run's.
+		return r.rec, nil
+	}
 	rec := &r.rec
 	if len(rec.Samples) == 0 {
 		if rec.PartialReason != "" {
@@ -153,6 +158,8 @@ type dumpReader struct {
 	stacks        *stackTab
 	// java keeps a JVM's stand-in TIDs across its dumps.
 	java *java.Snapshots
+	// replayed: the input was a --record recording, now rec.
+	replayed bool
 }
 
 func (r *dumpReader) note(format string, args ...any) {
@@ -186,6 +193,12 @@ func (r *dumpReader) file(path string) error {
 		return fmt.Errorf("%s: %w (%s): hangdoc analyze reads stack dumps saved as text; a core file needs a debugger (dlv core, gdb)", name(path), ErrNotText, why)
 	}
 	rest := io.MultiReader(bytes.NewReader(head), in)
+	if isRecording(head) {
+		return r.recording(path, rest)
+	}
+	if r.replayed {
+		return fmt.Errorf("%s: a recording is analyzed alone, not with dumps", name(path))
+	}
 	if java.Detect(head) != model.FormatNone {
 		return r.javaDumps(path, rest, saved)
 	}

@@ -38,6 +38,14 @@ func FuzzAnalyze(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	// A --record recording, which analyze reads back.
+	for _, name := range []string{"../../report/testdata/deadlock.recording.json", "../../report/testdata/go-mutex-pipe.recording.json"} {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
 	f.Add([]byte{})
 	f.Add([]byte("\x1f\x8b"))
 	f.Add(bytes.Repeat([]byte{0}, 100))

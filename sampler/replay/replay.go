@@ -155,6 +155,7 @@ func (p *process) Close() error  { return nil }
 
 // Marshal is a recording as Write saves it.
 func Marshal(rec model.Recording) ([]byte, error) {
+	rec.Version = model.RecordingVersion
 	b, err := json.MarshalIndent(rec, "", " ")
 	if err != nil {
 		return nil, err
