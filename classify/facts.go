@@ -483,6 +483,7 @@ const (
 	BasisSameSite      // probable: no source; the holder stands past the waiters' lock line
 	BasisOnlyCandidate // inferred: the one actor holding a lock none other is named for
 	BasisUnseen        // inferred: nothing seen holds it; the one actor whose stack is not seen may
+	BasisArgAddress    // inferred: no source; the one frame that prints the lock's Address among its arguments
 	BasisReaders       // a sync.RWMutex held for reading, by Lock.Readers
 	BasisCandidates    // several hold it as far as the evidence goes: Ranked
 	BasisNoCandidate   // nobody is seen holding it

@@ -44,6 +44,27 @@ func firstArg(args string) string {
 	return a
 }
 
+// argAddresses are the keys ("arg:0x…") of the words of a frame's
+// arguments that are mutex addresses some waiter waits on, but for own
+// (the one the frame's goroutine waits on itself).
+func argAddresses(args string, waited map[string]bool, own string) []string {
+	if len(waited) == 0 || args == "" {
+		return nil
+	}
+	var keys []string
+	for i := range maxArgWords {
+		a := argWord(args, i)
+		if a != "" && a != own && waited[a] && !slices.Contains(keys, "arg:"+a) {
+			keys = append(keys, "arg:"+a)
+		}
+	}
+	return keys
+}
+
+// maxArgWords bounds the argument words read from one frame: a traceback
+// prints at most ten.
+const maxArgWords = 10
+
 // argWord is a frame's i-th argument as the traceback prints it, when it
 // is one word the runtime vouches for: "(0xc000012080, {0x1, 0x2},
 // 0xc000012088)", 2 → "0xc000012088". The traceback prints one entry per
@@ -285,6 +306,19 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 			}
 		}
 	}
+	// The mutex addresses waiters wait on: a frame read without its
+	// source that prints one of them among its arguments refers to that
+	// mutex, the one link a dump without the program's source gives
+	// between a waiter and who may hold what it waits for.
+	waited := map[string]bool{}
+	for i := range gs {
+		g := &gs[i]
+		if g.Aside == AsideNone && g.Class == ClassBlocked && (g.Wait == model.WaitMutex || g.Wait == model.WaitRWMutex) {
+			if a := mutexAddress(g.Stack); a != "" {
+				waited[a] = true
+			}
+		}
+	}
 	namer := goNamer{parse: parse}
 	var waits []lockWait
 	var holds []lockHold
@@ -339,8 +373,16 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 					w.read = g.GoState == "sync.RWMutex.RLock"
 					waits = append(waits, lockWait{a: g, frame: k, lock: w})
 				}
-				if (g.Class != ClassIdle || g.Wait == model.WaitSleep) && siteFns[f.Func] {
-					holds = append(holds, lockHold{a: g, frame: k, lock: h})
+				if g.Class != ClassIdle || g.Wait == model.WaitSleep {
+					own := ""
+					if waiting {
+						own = mutexAddress(g.Stack)
+					}
+					args := argAddresses(f.Args, waited, own)
+					if siteFns[f.Func] || len(args) > 0 {
+						h.keys = append(h.keys, args...)
+						holds = append(holds, lockHold{a: g, frame: k, lock: h})
+					}
 				}
 				continue
 			}

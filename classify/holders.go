@@ -170,6 +170,23 @@ type candidate struct {
 	hold  *lockHold
 	basis BasisKind
 	site  bool // matched by site, not by name
+	arg   bool // matched by an argument word, with no source
+}
+
+// argMatch: the hold's frame, read without its source, prints among its
+// arguments the address the waiters wait on ("arg:0x…" against
+// "addr:0x…").
+func argMatch(w, h lockRef) bool {
+	for _, wk := range w.keys {
+		a, ok := strings.CutPrefix(wk, "addr:")
+		if !ok {
+			continue
+		}
+		if slices.Contains(h.keys, "arg:"+a) {
+			return true
+		}
+	}
+	return false
 }
 
 // Bounds on the holder search, so that it stays linear in the holds
@@ -236,6 +253,9 @@ func (x *holdIndex) candidates(n int32, w lockWait) []int32 {
 	for _, k := range w.lock.keys {
 		if exactKey(k) {
 			all(x.byKey[k])
+		}
+		if a, ok := strings.CutPrefix(k, "addr:"); ok {
+			all(x.byKey["arg:"+a])
 		}
 	}
 	site := !w.lock.sourced && w.lock.fn != ""
@@ -318,6 +338,11 @@ func findHolders(pid int, groups []*lockGroup, holds []lockHold, unseen []*Actor
 			}
 			if sameSite(first, *h) {
 				cands = append(cands, candidate{hold: h, basis: BasisProbable, site: true})
+				matched[i] = true
+				continue
+			}
+			if argMatch(first.lock, h.lock) {
+				cands = append(cands, candidate{hold: h, basis: BasisInferred, arg: true})
 				matched[i] = true
 			}
 		}
@@ -461,6 +486,9 @@ func pickHolder(l *Lock, g *lockGroup, cands []candidate, seen *seenActors, n in
 			b.Rule = BasisSameObject
 		case c.site:
 			b.Rule = BasisSameSite
+		case c.arg:
+			b.Rule = BasisArgAddress
+			b.Address = l.Address
 		}
 		b.Frame, b.Line, b.HeldExpr = c.hold.a.Stack[c.hold.frame].Func, c.hold.a.Stack[c.hold.frame].Line, c.hold.lock.text
 		if c.site && first.recv != "" && first.recv == c.hold.lock.recv {

@@ -598,7 +598,7 @@ func (w *words) basisText(l *classify.Lock) string {
 		reason = fmt.Sprintf("its __owner %d is not a thread of pid %d: a process-shared mutex held by another process", b.Owner, b.PID)
 	case classify.BasisOwnerGone:
 		reason = fmt.Sprintf("its __owner %d is not a live thread of pid %d (an owner that exited, or not a mutex)", b.Owner, b.PID)
-	case classify.BasisSameObject, classify.BasisSameExpr, classify.BasisSameSite, classify.BasisOnlyCandidate, classify.BasisUnseen,
+	case classify.BasisSameObject, classify.BasisSameExpr, classify.BasisSameSite, classify.BasisOnlyCandidate, classify.BasisUnseen, classify.BasisArgAddress,
 		classify.BasisReaders, classify.BasisCandidates, classify.BasisNoCandidate:
 		return w.frameBasis(l)
 	}
@@ -668,6 +668,9 @@ func (w *words) frameBasis(l *classify.Lock) string {
 	case classify.BasisUnseen:
 		s = fmt.Sprintf("inferred: no stack that can be read holds it, and %s runs: its stack cannot be read without stopping it, so it is the one that could (the waiters take %s)",
 			w.actorLabel(*l.Holder), where)
+	case classify.BasisArgAddress:
+		s = fmt.Sprintf("inferred: %s is the only goroutine that does not wait for it whose frame %s prints its address %s among its arguments, and the runtime records no owner (the waiters take %s); the program's source would show whether %s locked it",
+			w.actorLabel(*l.Holder), shortFunc(b.Frame), b.Address, where, shortFunc(b.Frame))
 	case classify.BasisReaders:
 		var names []string
 		for _, r := range l.Readers {
