@@ -148,6 +148,42 @@ var jdks = []string{"/usr/lib/jvm/java-17-openjdk-amd64", "/usr/lib/jvm/temurin-
 // its two threads, the ReentrantLock held across a silent socket is
 // blocked behind its holder, each named with the tid the victim printed.
 func TestJavaVictimDumps(t *testing.T) {
+	eachJDK(t, []string{"SyncAbba", "LockOnSocket"}, func(t *testing.T, jdk, classes string) {
+		for _, tc := range []struct {
+			victim, tool, verdict string
+			holders               []string // ready keys
+			cycle                 bool
+		}{
+			{"SyncAbba", "jstack", "deadlock", []string{"first", "second"}, true},
+			{"LockOnSocket", "jcmd", "blocked", []string{"holder"}, false},
+		} {
+			t.Run(tc.victim, func(t *testing.T) {
+				v := testvictim.StartCmd(t, exec.Command(filepath.Join(jdk, "bin", "java"), "-Xmx64m", "-cp", classes, tc.victim))
+				pid := strconv.Itoa(v.PID)
+				var dump []byte
+				if tc.tool == "jstack" {
+					dump = javaTool(t, time.Minute, filepath.Join(jdk, "bin", "jstack"), "-l", pid)
+				} else {
+					dump = javaTool(t, time.Minute, filepath.Join(jdk, "bin", "jcmd"), pid, "Thread.print", "-l")
+				}
+				file := filepath.Join(t.TempDir(), "dump.txt")
+				if err := os.WriteFile(file, dump, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				r := javaDiagnose(t, "analyze", "--json", file)
+				if r.Verdict != tc.verdict {
+					t.Errorf("verdict %s, want %s\n%s", r.Verdict, tc.verdict, dump)
+				}
+				r.wantHolders(t, v, tc.holders, tc.cycle)
+			})
+		}
+	})
+}
+
+// eachJDK compiles the Java victims named with each installed JDK (CI has
+// both) and runs fn with the JDK and the classes' directory.
+func eachJDK(t *testing.T, victims []string, fn func(t *testing.T, jdk, classes string)) {
+	t.Helper()
 	root, err := testvictim.RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -161,84 +197,83 @@ func TestJavaVictimDumps(t *testing.T) {
 		found++
 		t.Run(filepath.Base(jdk), func(t *testing.T) {
 			classes := t.TempDir()
-			javaTool(t, 3*time.Minute, filepath.Join(jdk, "bin", "javac"), "-d", classes,
-				filepath.Join(src, "Victim.java"), filepath.Join(src, "SyncAbba.java"), filepath.Join(src, "LockOnSocket.java"))
-			for _, tc := range []struct {
-				victim, tool, verdict string
-				holders               []string // ready keys
-				cycle                 bool
-			}{
-				{"SyncAbba", "jstack", "deadlock", []string{"first", "second"}, true},
-				{"LockOnSocket", "jcmd", "blocked", []string{"holder"}, false},
-			} {
-				t.Run(tc.victim, func(t *testing.T) {
-					v := testvictim.StartCmd(t, exec.Command(filepath.Join(jdk, "bin", "java"), "-Xmx64m", "-cp", classes, tc.victim))
-					pid := strconv.Itoa(v.PID)
-					var dump []byte
-					if tc.tool == "jstack" {
-						dump = javaTool(t, time.Minute, filepath.Join(jdk, "bin", "jstack"), "-l", pid)
-					} else {
-						dump = javaTool(t, time.Minute, filepath.Join(jdk, "bin", "jcmd"), pid, "Thread.print", "-l")
-					}
-					file := filepath.Join(t.TempDir(), "dump.txt")
-					if err := os.WriteFile(file, dump, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					stdout, stderr, code := hangdoc(t, "analyze", "--json", file)
-					var r struct {
-						Verdict string `json:"verdict"`
-						Locks   []struct {
-							Holder *struct {
-								TID int `json:"tid"`
-							} `json:"holder"`
-							BasisKind string `json:"basis_kind"`
-						} `json:"locks"`
-						Cycles [][]struct {
-							TID int `json:"tid"`
-						} `json:"cycles"`
-					}
-					if err := json.Unmarshal([]byte(stdout), &r); err != nil {
-						t.Fatalf("exit %d, report not JSON: %v\n%s", code, err, stderr)
-					}
-					if r.Verdict != tc.verdict {
-						t.Errorf("verdict %s, want %s\n%s", r.Verdict, tc.verdict, dump)
-					}
-					held := map[int]string{}
-					for _, l := range r.Locks {
-						if l.Holder != nil {
-							held[l.Holder.TID] = l.BasisKind
-						}
-					}
-					var want []int
-					for _, k := range tc.holders {
-						tid, _ := strconv.Atoi(v.Info[k])
-						want = append(want, tid)
-						if held[tid] != "exact" {
-							t.Errorf("thread %s (tid %d) holds no lock exactly: holders %v", k, tid, held)
-						}
-					}
-					if tc.cycle {
-						ok := false
-						for _, cy := range r.Cycles {
-							var got []int
-							for _, m := range cy {
-								got = append(got, m.TID)
-							}
-							slices.Sort(got)
-							slices.Sort(want)
-							ok = ok || slices.Equal(got, want)
-						}
-						if !ok {
-							t.Errorf("no cycle of tids %v: %v", want, r.Cycles)
-						}
-					}
-				})
+			args := []string{"-d", classes, filepath.Join(src, "Victim.java")}
+			for _, v := range victims {
+				args = append(args, filepath.Join(src, v+".java"))
 			}
+			javaTool(t, 3*time.Minute, filepath.Join(jdk, "bin", "javac"), args...)
+			fn(t, jdk, classes)
 		})
 	}
 	if found == 0 {
-		t.Skipf("no JDK in %v", jdks)
+		t.Fatalf("no JDK in %v", jdks)
 	}
+}
+
+// javaReport is what the Java tests read of a JSON report.
+type javaReport struct {
+	Verdict  string `json:"verdict"`
+	Sampling struct {
+		StackSource string   `json:"stack_source"`
+		Notes       []string `json:"notes"`
+	} `json:"sampling"`
+	Locks []struct {
+		Holder *struct {
+			TID int `json:"tid"`
+		} `json:"holder"`
+		BasisKind string `json:"basis_kind"`
+	} `json:"locks"`
+	Cycles [][]struct {
+		TID int `json:"tid"`
+	} `json:"cycles"`
+}
+
+// javaDiagnose runs hangdoc with args (--json among them) and decodes its
+// report.
+func javaDiagnose(t *testing.T, args ...string) javaReport {
+	t.Helper()
+	out, stderr, code := hangdocProcess(t, args...)
+	var r javaReport
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("exit %d, report not JSON: %v\n%s", code, err, stderr)
+	}
+	return r
+}
+
+// wantHolders checks that the threads the victim's ready line names under
+// holders each hold a lock exactly, and, with cycle, that they are one
+// cycle.
+func (r javaReport) wantHolders(t *testing.T, v *testvictim.Victim, holders []string, cycle bool) {
+	t.Helper()
+	held := map[int]string{}
+	for _, l := range r.Locks {
+		if l.Holder != nil {
+			held[l.Holder.TID] = l.BasisKind
+		}
+	}
+	var want []int
+	for _, k := range holders {
+		tid, _ := strconv.Atoi(v.Info[k])
+		want = append(want, tid)
+		if held[tid] != "exact" {
+			t.Errorf("thread %s (tid %d) holds no lock exactly: holders %v", k, tid, held)
+		}
+	}
+	if !cycle {
+		return
+	}
+	slices.Sort(want)
+	for _, cy := range r.Cycles {
+		var got []int
+		for _, m := range cy {
+			got = append(got, m.TID)
+		}
+		slices.Sort(got)
+		if slices.Equal(got, want) {
+			return
+		}
+	}
+	t.Errorf("no cycle of tids %v: %v", want, r.Cycles)
 }
 
 // javaTool runs a JDK tool bounded, stdin from /dev/null, in its own

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,134 +17,68 @@ import (
 // joined to /proc's threads by nid. The synchronized ABBA is a deadlock
 // of the two threads the victim names; the ReentrantLock held across a
 // silent socket is blocked behind its holder. A JVM that would die of the
-// SIGQUIT that starts its attach listener (-Xrs), or that forbids attach,
-// is never signalled: it is alive afterwards, and the report says why it
-// has no Java stacks.
+// SIGQUIT that starts its attach listener (-Xrs, its socket gone), or
+// that forbids attach, is never signalled: it is alive afterwards, and
+// the report says why it has no Java stacks.
 func TestJavaLiveAttach(t *testing.T) {
-	root, err := testvictim.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(root, "testdata", "victims", "java")
-	found := 0
-	for _, jdk := range jdks {
-		if _, err := os.Stat(filepath.Join(jdk, "bin", "javac")); err != nil {
-			continue
+	eachJDK(t, []string{"SyncAbba", "LockOnSocket"}, func(t *testing.T, jdk, classes string) {
+		for _, tc := range []struct {
+			name, victim string
+			flags        []string
+			verdict      string
+			holders      []string // ready keys
+			cycle        bool
+			refused      string // the note's words when attach is refused
+			// unlink: the JVM's attach socket is removed first, so
+			// that attaching would need the SIGQUIT that starts it.
+			unlink bool
+		}{
+			{name: "SyncAbba", victim: "SyncAbba", verdict: "deadlock", holders: []string{"first", "second"}, cycle: true},
+			{name: "LockOnSocket", victim: "LockOnSocket", verdict: "blocked", holders: []string{"holder"}},
+			// A JVM run with -Xrs starts its attach listener at startup
+			// (no SIGQUIT could start it later): attached, unharmed.
+			{name: "Xrs", victim: "SyncAbba", flags: []string{"-Xrs"}, verdict: "deadlock", holders: []string{"first", "second"}, cycle: true},
+			{name: "Xrs without its socket", victim: "SyncAbba", flags: []string{"-Xrs"}, unlink: true, refused: "does not catch SIGQUIT"},
+			{name: "DisableAttach", victim: "SyncAbba", flags: []string{"-XX:+DisableAttachMechanism"}, refused: "DisableAttachMechanism"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				args := append(append([]string{"-Xmx64m"}, tc.flags...), "-cp", classes, tc.victim)
+				v := testvictim.StartCmd(t, exec.Command(filepath.Join(jdk, "bin", "java"), args...))
+				if tc.unlink {
+					sock := filepath.Join("/proc", strconv.Itoa(v.PID), "root", "tmp", ".java_pid"+strconv.Itoa(v.PID))
+					deadline := time.Now().Add(60 * time.Second)
+					for {
+						if err := os.Remove(sock); err == nil {
+							break
+						} else if time.Now().After(deadline) {
+							t.Fatalf("the JVM's attach socket never appeared: %v", err)
+						}
+						time.Sleep(50 * time.Millisecond)
+					}
+				}
+				r := javaDiagnose(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms")
+				wantUnharmed(t, v.PID)
+				if tc.refused != "" {
+					said := false
+					for _, n := range r.Sampling.Notes {
+						said = said || strings.Contains(n, "attach refused") && strings.Contains(n, tc.refused)
+					}
+					if !said || r.Sampling.StackSource == "jvm attach" {
+						t.Errorf("stack_source %q, notes %q: want no Java stacks, attach refused (%s)", r.Sampling.StackSource, r.Sampling.Notes, tc.refused)
+					}
+					if left, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(v.PID), "cwd", ".attach_pid*")); len(left) > 0 {
+						t.Errorf("attach file left behind: %v", left)
+					}
+					return
+				}
+				if r.Sampling.StackSource != "jvm attach" {
+					t.Fatalf("stack_source %q, want jvm attach; notes %q", r.Sampling.StackSource, r.Sampling.Notes)
+				}
+				if r.Verdict != tc.verdict {
+					t.Errorf("verdict %s, want %s; notes %q", r.Verdict, tc.verdict, r.Sampling.Notes)
+				}
+				r.wantHolders(t, v, tc.holders, tc.cycle)
+			})
 		}
-		found++
-		t.Run(filepath.Base(jdk), func(t *testing.T) {
-			classes := t.TempDir()
-			javaTool(t, 3*time.Minute, filepath.Join(jdk, "bin", "javac"), "-d", classes,
-				filepath.Join(src, "Victim.java"), filepath.Join(src, "SyncAbba.java"), filepath.Join(src, "LockOnSocket.java"))
-			java := filepath.Join(jdk, "bin", "java")
-			for _, tc := range []struct {
-				name, victim string
-				flags        []string
-				verdict      string
-				holders      []string // ready keys
-				cycle        bool
-				refused      string // the note's words when attach is refused
-				// unlink: the JVM's attach socket is removed first, so
-				// that attaching would need the SIGQUIT that starts it.
-				unlink bool
-			}{
-				{name: "SyncAbba", victim: "SyncAbba", verdict: "deadlock", holders: []string{"first", "second"}, cycle: true},
-				{name: "LockOnSocket", victim: "LockOnSocket", verdict: "blocked", holders: []string{"holder"}},
-				// A JVM run with -Xrs starts its attach listener at startup
-				// (no SIGQUIT could start it later): attached, unharmed.
-				{name: "Xrs", victim: "SyncAbba", flags: []string{"-Xrs"}, verdict: "deadlock", holders: []string{"first", "second"}, cycle: true},
-				{name: "Xrs without its socket", victim: "SyncAbba", flags: []string{"-Xrs"}, unlink: true, refused: "does not catch SIGQUIT"},
-				{name: "DisableAttach", victim: "SyncAbba", flags: []string{"-XX:+DisableAttachMechanism"}, refused: "DisableAttachMechanism"},
-			} {
-				t.Run(tc.name, func(t *testing.T) {
-					args := append(append([]string{"-Xmx64m"}, tc.flags...), "-cp", classes, tc.victim)
-					v := testvictim.StartCmd(t, exec.Command(java, args...))
-					if tc.unlink {
-						sock := filepath.Join("/proc", strconv.Itoa(v.PID), "root", "tmp", ".java_pid"+strconv.Itoa(v.PID))
-						deadline := time.Now().Add(60 * time.Second)
-						for {
-							if err := os.Remove(sock); err == nil {
-								break
-							} else if time.Now().After(deadline) {
-								t.Fatalf("the JVM's attach socket never appeared: %v", err)
-							}
-							time.Sleep(50 * time.Millisecond)
-						}
-					}
-					out, stderr, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms")
-					wantUnharmed(t, v.PID)
-					var r struct {
-						Verdict  string `json:"verdict"`
-						Sampling struct {
-							StackSource string   `json:"stack_source"`
-							Notes       []string `json:"notes"`
-						} `json:"sampling"`
-						Locks []struct {
-							Holder *struct {
-								TID int `json:"tid"`
-							} `json:"holder"`
-							BasisKind string `json:"basis_kind"`
-						} `json:"locks"`
-						Cycles [][]struct {
-							TID int `json:"tid"`
-						} `json:"cycles"`
-					}
-					if err := json.Unmarshal([]byte(out), &r); err != nil {
-						t.Fatalf("exit %d, report not JSON: %v\n%s", code, err, stderr)
-					}
-					if tc.refused != "" {
-						said := false
-						for _, n := range r.Sampling.Notes {
-							said = said || strings.Contains(n, "attach refused") && strings.Contains(n, tc.refused)
-						}
-						if !said || r.Sampling.StackSource == "jvm attach" {
-							t.Errorf("stack_source %q, notes %q: want no Java stacks, attach refused (%s)", r.Sampling.StackSource, r.Sampling.Notes, tc.refused)
-						}
-						if left, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(v.PID), "cwd", ".attach_pid*")); len(left) > 0 {
-							t.Errorf("attach file left behind: %v", left)
-						}
-						return
-					}
-					if r.Sampling.StackSource != "jvm attach" {
-						t.Fatalf("stack_source %q, want jvm attach; notes %q", r.Sampling.StackSource, r.Sampling.Notes)
-					}
-					if r.Verdict != tc.verdict {
-						t.Errorf("verdict %s, want %s; notes %q", r.Verdict, tc.verdict, r.Sampling.Notes)
-					}
-					held := map[int]string{}
-					for _, l := range r.Locks {
-						if l.Holder != nil {
-							held[l.Holder.TID] = l.BasisKind
-						}
-					}
-					var want []int
-					for _, k := range tc.holders {
-						tid, _ := strconv.Atoi(v.Info[k])
-						want = append(want, tid)
-						if held[tid] != "exact" {
-							t.Errorf("thread %s (tid %d) holds no lock exactly: holders %v", k, tid, held)
-						}
-					}
-					if tc.cycle {
-						ok := false
-						slices.Sort(want)
-						for _, cy := range r.Cycles {
-							var got []int
-							for _, m := range cy {
-								got = append(got, m.TID)
-							}
-							slices.Sort(got)
-							ok = ok || slices.Equal(got, want)
-						}
-						if !ok {
-							t.Errorf("no cycle of tids %v: %v", want, r.Cycles)
-						}
-					}
-				})
-			}
-		})
-	}
-	if found == 0 {
-		t.Fatalf("no JDK in %v", jdks)
-	}
+	})
 }
