@@ -19,7 +19,8 @@ import (
 // silent socket is blocked behind its holder. A JVM that would die of the
 // SIGQUIT that starts its attach listener (-Xrs, its socket gone), or
 // that forbids attach, is never signalled: it is alive afterwards, and
-// the report says why it has no Java stacks.
+// the report says why it has no Java stacks; so is one under --no-stop,
+// since a thread dump is a safepoint.
 func TestJavaLiveAttach(t *testing.T) {
 	eachJDK(t, []string{"SyncAbba", "LockOnSocket"}, func(t *testing.T, jdk, classes string) {
 		for _, tc := range []struct {
@@ -29,6 +30,7 @@ func TestJavaLiveAttach(t *testing.T) {
 			holders      []string // ready keys
 			cycle        bool
 			refused      string // the note's words when attach is refused
+			noStop       bool   // hangdoc runs with --no-stop
 			// unlink: the JVM's attach socket is removed first, so
 			// that attaching would need the SIGQUIT that starts it.
 			unlink bool
@@ -38,8 +40,10 @@ func TestJavaLiveAttach(t *testing.T) {
 			// A JVM run with -Xrs starts its attach listener at startup
 			// (no SIGQUIT could start it later): attached, unharmed.
 			{name: "Xrs", victim: "SyncAbba", flags: []string{"-Xrs"}, verdict: "deadlock", holders: []string{"first", "second"}, cycle: true},
-			{name: "Xrs without its socket", victim: "SyncAbba", flags: []string{"-Xrs"}, unlink: true, refused: "does not catch SIGQUIT"},
-			{name: "DisableAttach", victim: "SyncAbba", flags: []string{"-XX:+DisableAttachMechanism"}, refused: "DisableAttachMechanism"},
+			{name: "Xrs without its socket", victim: "SyncAbba", flags: []string{"-Xrs"}, unlink: true, refused: "attach refused: the JVM does not catch SIGQUIT"},
+			{name: "DisableAttach", victim: "SyncAbba", flags: []string{"-XX:+DisableAttachMechanism"}, refused: "attach refused: the JVM runs with -XX:+DisableAttachMechanism"},
+			// A thread dump is a safepoint, which --no-stop forbids.
+			{name: "no-stop", victim: "SyncAbba", noStop: true, refused: "this run may not stop the target"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				args := append(append([]string{"-Xmx64m"}, tc.flags...), "-cp", classes, tc.victim)
@@ -56,15 +60,19 @@ func TestJavaLiveAttach(t *testing.T) {
 						time.Sleep(50 * time.Millisecond)
 					}
 				}
-				r := javaDiagnose(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms")
+				hd := []string{strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms"}
+				if tc.noStop {
+					hd = append(hd, "--no-stop")
+				}
+				r := javaDiagnose(t, hd...)
 				wantUnharmed(t, v.PID)
 				if tc.refused != "" {
 					said := false
 					for _, n := range r.Sampling.Notes {
-						said = said || strings.Contains(n, "attach refused") && strings.Contains(n, tc.refused)
+						said = said || strings.Contains(n, tc.refused)
 					}
 					if !said || r.Sampling.StackSource == "jvm attach" {
-						t.Errorf("stack_source %q, notes %q: want no Java stacks, attach refused (%s)", r.Sampling.StackSource, r.Sampling.Notes, tc.refused)
+						t.Errorf("stack_source %q, notes %q: want no Java stacks, and why (%s)", r.Sampling.StackSource, r.Sampling.Notes, tc.refused)
 					}
 					if left, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(v.PID), "cwd", ".attach_pid*")); len(left) > 0 {
 						t.Errorf("attach file left behind: %v", left)

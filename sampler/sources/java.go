@@ -17,8 +17,13 @@ import (
 // attachTimeout bounds one thread dump through the attach socket.
 const attachTimeout = 10 * time.Second
 
-func javaStacks(fs sampler.FS, t *sampler.Target) sampler.Stacks {
+func javaStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 	s := sampler.Stacks{What: "Java threads"}
+	if opts.NoStop {
+		// A thread dump is a safepoint: every Java thread stops for it.
+		s.Notes = append(s.Notes, "no Java stacks: a JVM's thread dump is a safepoint, which stops every Java thread, and this run may not stop the target; the diagnosis is from kernel evidence only")
+		return s
+	}
 	pid := strconv.Itoa(t.PID)
 	status, _ := os.ReadFile(fs.Path(pid, "status"))
 	cmdline, _ := os.ReadFile(fs.Path(pid, "cmdline"))

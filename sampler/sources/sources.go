@@ -54,7 +54,7 @@ func For(t *sampler.Target, opts Options) sampler.Stacks {
 	case model.RuntimeGo:
 		return goStacks(fs, t, opts)
 	case model.RuntimeJava:
-		return javaStacks(fs, t)
+		return javaStacks(fs, t, opts)
 	}
 	var s sampler.Stacks
 	if opts.Pprof != "" || opts.Sigquit {
