@@ -99,10 +99,13 @@ var javaLibrary = []javaRow{
 // its frames; WaitNone when nothing says it waits (it runs, as far as the
 // dump goes).
 func (p *proc) javaWaitKind(t model.Thread) (model.WaitKind, string) {
-	if l := p.lockOf[t.TID]; l != nil {
-		if l.Kind == LockMonitor {
-			return model.WaitJavaMonitor, l.ID
-		}
+	// Only a Java lock says so: a thread of the JVM's own (a compiler
+	// thread) may wait on a futex other threads share, a lock of the
+	// thread layer's, which is no java.util.concurrent lock.
+	switch l := p.lockOf[t.TID]; {
+	case l != nil && l.Kind == LockMonitor:
+		return model.WaitJavaMonitor, l.ID
+	case l != nil && l.Kind == LockJavaSync:
 		return model.WaitJavaLock, l.ID
 	}
 	for _, r := range javaLibrary {

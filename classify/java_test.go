@@ -2,6 +2,7 @@ package classify_test
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,5 +77,38 @@ func TestJavaMachinery(t *testing.T) {
 	}
 	if got.Verdict != classify.Idle {
 		t.Errorf("verdict %s, want idle", got.Verdict)
+	}
+}
+
+// TestJavaLiveFutexOfTheThreadLayer: threads of a live JVM that wait on a
+// futex they share, which the dump names no lock for (two compiler
+// threads waiting for work), wait for that futex: they are not said to
+// wait for a java.util.concurrent lock, which nothing in the dump shows.
+// The dump's own lock waiters are no threads of this sample (taken after
+// /proc was read, a dump may name threads gone since): they are left out,
+// not a crash.
+func TestJavaLiveFutexOfTheThreadLayer(t *testing.T) {
+	d := javaDump(t, "../testdata/corpus/dumps/jvm/lockabba-jdk17-jstack.txt")
+	var tids []int
+	for _, th := range d.Threads {
+		if strings.Contains(th.Name, "CompilerThread") {
+			tids = append(tids, th.NID)
+		}
+	}
+	if len(tids) < 2 {
+		t.Fatalf("compiler threads %v in the dump, want two", tids)
+	}
+	s := model.Sample{Time: time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC), PID: 5351, State: model.StateSleeping}
+	for _, tid := range tids {
+		s.Threads = append(s.Threads, model.Thread{TID: tid, Name: "C2 CompilerThre", State: model.StateSleeping,
+			Syscall: model.Syscall{Nr: 202, Name: "futex", Args: [6]uint64{0x7f000000f000, 0x89}}})
+	}
+	java.Merge(&s, d)
+	rec := model.Recording{Target: model.Target{PID: 5351, Runtime: model.RuntimeJava}, Samples: []model.Sample{s, s}}
+	got := classify.Classify(rec, classify.DefaultOptions())
+	for _, a := range got.Threads {
+		if a.Wait == model.WaitJavaLock || a.Wait == model.WaitJavaMonitor {
+			t.Errorf("tid %d (%s) waits for %v, which its dump does not name", a.Ref.TID, a.Name, a.Wait)
+		}
 	}
 }

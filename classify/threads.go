@@ -162,7 +162,12 @@ func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Reso
 	p.retryLock()
 	for _, l := range p.locks {
 		for _, w := range l.Waiters {
-			p.byTID[w.TID].WaitsFor = l.ID
+			// A waiter the lock's evidence names may be no thread of the
+			// sample: a live JVM's dump, taken after /proc was read,
+			// names threads that have exited or were started since.
+			if t := p.byTID[w.TID]; t != nil {
+				t.WaitsFor = l.ID
+			}
 		}
 		if l.Holder != nil {
 			if t := p.byTID[l.Holder.TID]; t != nil {
