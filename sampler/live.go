@@ -48,6 +48,8 @@ type Sampler struct {
 	// mappers are the processes found mapping each shared object a futex
 	// word lies in, by device and inode: looked for once.
 	mappers map[string]fifoHolders
+	// maps is the target's maps as the current sample read them.
+	maps sampleMaps
 }
 
 // task is the open files of one thread and what they said last time.
@@ -163,6 +165,7 @@ func (s *Sampler) Close() error {
 // process has exited and ErrPIDReused when its pid now names another process.
 func (s *Sampler) Sample() (model.Sample, error) {
 	now := time.Now()
+	s.maps = sampleMaps{}
 	b, err := s.read(&s.stat, true)
 	if err != nil {
 		return model.Sample{}, classifyErr("reading", s.stat.path, err)

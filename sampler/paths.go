@@ -66,8 +66,6 @@ const fifoWchan = "wait_for_partner"
 // that waits for the other end of a FIFO, it names the FIFO and who has it
 // open.
 func (s *Sampler) readPaths(sample *model.Sample) {
-	var maps []mapping
-	mapsRead := false
 	for i := range sample.Threads {
 		th := &sample.Threads[i]
 		pc, ok := pathCalls[th.Syscall.Name]
@@ -78,9 +76,7 @@ func (s *Sampler) readPaths(sample *model.Sample) {
 			th.PathErr = s.memErr.Error()
 			continue
 		}
-		if !mapsRead {
-			maps, mapsRead = s.readMaps(), true
-		}
+		maps := s.readMaps()
 		args := th.Syscall.Args
 		if pc.sockaddr {
 			th.Path, th.PathErr = s.readSockaddr(maps, args[pc.ptr], args[pc.ptr+1])

@@ -1,11 +1,9 @@
 package sampler
 
 import (
-	"bufio"
 	"encoding/binary"
 
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -40,8 +38,6 @@ const (
 // target's own and so are not trusted: the count must be sane and the
 // memory inside one readable mapping, or the reading says why not.
 func (s *Sampler) readPolled(sample *model.Sample) {
-	var maps []mapping
-	mapsRead := false
 	links := map[int]string{}
 	for i := range sample.Threads {
 		th := &sample.Threads[i]
@@ -53,9 +49,7 @@ func (s *Sampler) readPolled(sample *model.Sample) {
 			th.PollErr = s.memErr.Error()
 			continue
 		}
-		if !mapsRead {
-			maps, mapsRead = s.readMaps(), true
-		}
+		maps := s.readMaps()
 		var fds []model.PolledFD
 		var err error
 		if kind == "poll" {
@@ -157,24 +151,16 @@ func (s *Sampler) readMem(maps []mapping, addr, n uint64) ([]byte, error) {
 // mapping is one readable range of /proc/PID/maps.
 type mapping struct{ start, end uint64 }
 
-// readMaps reads the readable mappings of the target, in address order
-// as the kernel lists them; nil when they cannot be read (the process
-// exited, which later reads will say too).
+// readMaps is the readable mappings of the target, in address order as
+// the kernel lists them; nil when they cannot be read (the process
+// exited, which later reads will say too). The maps are read once per
+// sample (sampleMaps), whichever reader places an address first.
 func (s *Sampler) readMaps() []mapping {
-	f, err := os.Open(s.fs.pidPath(s.pid, "maps"))
-	if err != nil {
-		return nil
+	m := &s.maps
+	if !m.readableDone {
+		m.readable, m.readableDone = parseMaps(s.mapsText(), parseMapping), true
 	}
-	defer f.Close()
-	var out []mapping
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
-		if m, ok := parseMapping(sc.Text()); ok {
-			out = append(out, m)
-		}
-	}
-	return out
+	return m.readable
 }
 
 // parseMapping parses the range of a readable line of maps:

@@ -1,11 +1,10 @@
 package sampler
 
 import (
-	"bufio"
 	"bytes"
-	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -102,22 +101,16 @@ func stackPointer(b []byte) (uint64, bool) {
 // readAllMaps reads the ranges of every mapping of pid, in address order;
 // nil when they cannot be read.
 func readAllMaps(fs FS, pid int) []mapping {
-	f, err := os.Open(fs.pidPath(pid, "maps"))
+	b, err := readMapsFile(fs, pid)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	var out []mapping
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for sc.Scan() {
-		// Any mapping: a stack is readable, but the test is which
-		// mapping an address is in, not whether it can be read.
-		rng, _, _ := bytes.Cut(sc.Bytes(), []byte(" "))
-		if m, ok := parseMapping(string(rng) + " r"); ok {
-			out = append(out, m)
-		}
-	}
+	// Any mapping: a stack is readable, but the test is which mapping an
+	// address is in, not whether it can be read.
+	out := parseMaps(b, func(line string) (mapping, bool) {
+		rng, _, _ := strings.Cut(line, " ")
+		return parseMapping(rng + " r")
+	})
 	if !sort.SliceIsSorted(out, func(i, j int) bool { return out[i].start < out[j].start }) {
 		return nil
 	}

@@ -41,8 +41,6 @@ var sqliteHeader = []byte("SQLite format 3\x00")
 // readSleeps reads how long each thread in nanosleep or clock_nanosleep
 // asked to sleep, from the timespec in its memory.
 func (s *Sampler) readSleeps(sample *model.Sample) {
-	var maps []mapping
-	mapsRead := false
 	for i := range sample.Threads {
 		th := &sample.Threads[i]
 		sc := th.Syscall
@@ -61,9 +59,7 @@ func (s *Sampler) readSleeps(sample *model.Sample) {
 		default:
 			continue
 		}
-		if !mapsRead {
-			maps, mapsRead = s.readMaps(), true
-		}
+		maps := s.readMaps()
 		b, err := s.readMem(maps, addr, 16)
 		if err != nil {
 			continue

@@ -1,7 +1,6 @@
 package sampler
 
 import (
-	"bufio"
 	"os"
 	"strconv"
 	"strings"
@@ -33,20 +32,21 @@ const maxMapsLines = 1 << 16
 // readShmMaps reads /proc/PID/maps with each line's object; nil when it
 // cannot be read (the process exited: data, not an error).
 func readShmMaps(fs FS, pid int) []shmMapping {
-	f, err := os.Open(fs.pidPath(pid, "maps"))
+	b, err := readMapsFile(fs, pid)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	var out []shmMapping
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 4096), 1<<20)
-	for n := 0; n < maxMapsLines && sc.Scan(); n++ {
-		if m, ok := parseShmMapping(sc.Text()); ok {
-			out = append(out, m)
-		}
+	return parseMaps(b, parseShmMapping)
+}
+
+// readShmMapsOfTarget is readShmMaps of the target, from the sample's one
+// read of its maps.
+func (s *Sampler) readShmMapsOfTarget() []shmMapping {
+	m := &s.maps
+	if !m.sharedDone {
+		m.shared, m.sharedDone = parseMaps(s.mapsText(), parseShmMapping), true
 	}
-	return out
+	return m.shared
 }
 
 // parseShmMapping parses a line of maps:
@@ -119,8 +119,6 @@ func (s *Sampler) readSharedFutexes(sample *model.Sample) {
 	if len(sample.Futexes) == 0 {
 		return
 	}
-	var maps []shmMapping
-	mapsRead := false
 	var threads map[int]bool
 	for key, f := range sample.Futexes {
 		if f.Err != "" {
@@ -130,9 +128,7 @@ func (s *Sampler) readSharedFutexes(sample *model.Sample) {
 		if err != nil {
 			continue
 		}
-		if !mapsRead {
-			maps, mapsRead = readShmMaps(s.fs, s.pid), true
-		}
+		maps := s.readShmMapsOfTarget()
 		w, ok := sharedWordAt(maps, addr)
 		if !ok {
 			continue

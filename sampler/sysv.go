@@ -28,8 +28,6 @@ const (
 // the target's IPC namespace: a target in another one is described only
 // by the ids its call was given.
 func (s *Sampler) readSysV(sample *model.Sample) {
-	var maps []mapping
-	mapsRead := false
 	for i := range sample.Threads {
 		t := &sample.Threads[i]
 		sc := t.Syscall
@@ -66,9 +64,7 @@ func (s *Sampler) readSysV(sample *model.Sample) {
 			w.Err = s.memErr.Error()
 			continue
 		}
-		if !mapsRead {
-			maps, mapsRead = s.readMaps(), true
-		}
+		maps := s.readMaps()
 		n := min(sc.Args[2], model.MaxSemOps)
 		if n == 0 {
 			continue
