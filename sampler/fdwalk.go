@@ -3,8 +3,6 @@ package sampler
 import (
 	"bytes"
 	"encoding/binary"
-	"os"
-	"strconv"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -21,23 +19,14 @@ import (
 // ReadDir's DirEntry per name is most of the walk's cost.
 func eachFD(fs FS, budget time.Duration, fn func(pid, fd, dir int, name, link []byte) bool) (complete bool) {
 	start := time.Now()
-	d, err := os.Open(fs.Path())
-	if err != nil {
-		return false
-	}
-	names, err := d.Readdirnames(-1)
-	d.Close()
+	pids, err := listPIDs(fs)
 	if err != nil {
 		return false
 	}
 	buf := make([]byte, 8192)
 	link := make([]byte, pathMax)
 	n := 0
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
-		if err != nil {
-			continue
-		}
+	for _, pid := range pids {
 		if time.Since(start) > budget {
 			return false
 		}
