@@ -7,6 +7,9 @@
 #ifndef HANGDOC_VICTIM_H
 #define HANGDOC_VICTIM_H
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 static void die(const char *what)
 {
 	fprintf(stderr, "error: %s: %s\n", what, strerror(errno));
@@ -107,6 +110,13 @@ static void spawn_reporter(check_fn check)
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != victim)
 		_exit(1);
+	/*
+	 * The reporter reads only /proc: it lets go of every descriptor it
+	 * inherited (pipe ends, an eventfd, a lock's file), which would
+	 * otherwise make it one more holder of them until it exits, after
+	 * the ready line.
+	 */
+	syscall(SYS_close_range, 3U, ~0U, 0U);
 	prctl(PR_SET_NAME, "reporter");
 	for (i = 0; i < 6000; i++) {
 		ok = check(victim, line, sizeof line);
