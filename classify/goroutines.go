@@ -841,6 +841,7 @@ func (s *goScene) sleepsOften(t *Actor) bool {
 // them is in the loop's function itself, the other at most two calls
 // deeper.
 func sameLoop(a, b []model.Frame) bool {
+	a, b = pastScheduler(a), pastScheduler(b)
 	n := 0
 	for n < len(a) && n < len(b) && a[len(a)-1-n].Func == b[len(b)-1-n].Func {
 		n++
@@ -856,6 +857,22 @@ func sameLoop(a, b []model.Frame) bool {
 		}
 	}
 	return true
+}
+
+// pastScheduler drops the runtime's frames innermost of a running
+// goroutine's stack: a loop caught while the scheduler preempts it
+// (runtime.asyncPreempt, runtime.morestack, runtime.gopreempt_m), or on
+// a crowded machine descheduled between the two, is still in its loop.
+// A stack that is all runtime is kept as it is.
+func pastScheduler(stack []model.Frame) []model.Frame {
+	i := 0
+	for i < len(stack) && strings.HasPrefix(stack[i].Func, "runtime.") {
+		i++
+	}
+	if i == len(stack) {
+		return stack
+	}
+	return stack[i:]
 }
 
 // serverRead reports an HTTP server's connection goroutine reading the

@@ -427,3 +427,29 @@ func TestConnected(t *testing.T) {
 		}
 	}
 }
+
+// A spinning goroutine caught by a stop while the scheduler preempts it
+// is still in its loop: the runtime's frames innermost of it are not a
+// move (TestGoVictims/delve/gospinholder on a crowded machine).
+func TestSameLoopPastScheduler(t *testing.T) {
+	f := func(fn string, line int) model.Frame { return model.Frame{Func: fn, File: "x.go", Line: line} }
+	loop := []model.Frame{f("main.(*Cache).Refresh", 66), f("runtime.goexit", 1700)}
+	inStep := []model.Frame{f("main.step", 77), f("main.(*Cache).Refresh", 67), f("runtime.goexit", 1700)}
+	preempted := []model.Frame{f("runtime.asyncPreempt2", 10), f("runtime.asyncPreempt", 20), f("main.step", 78), f("main.(*Cache).Refresh", 67), f("runtime.goexit", 1700)}
+	other := []model.Frame{f("main.other", 5), f("main.more", 6), f("main.deeper", 7), f("main.(*Cache).Refresh", 69), f("runtime.goexit", 1700)}
+	for _, tc := range []struct {
+		name string
+		a, b []model.Frame
+		want bool
+	}{
+		{"loop and its callee", loop, inStep, true},
+		{"preempted in the callee", loop, preempted, true},
+		{"preempted both", preempted, inStep, true},
+		{"three calls deeper", loop, other, false},
+		{"callee and another", inStep, other, false},
+	} {
+		if got := sameLoop(tc.a, tc.b); got != tc.want {
+			t.Errorf("%s: sameLoop = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
