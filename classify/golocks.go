@@ -328,6 +328,11 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 			continue
 		}
 		u := s.userFrame(i)
+		if u < 0 && g.OnCPU != nil {
+			// A running goroutine's stack from its thread's on-CPU
+			// samples, which its readings' shapes do not hold.
+			u = UserFrame(g.Stack)
+		}
 		if u < 0 {
 			continue
 		}

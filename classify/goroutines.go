@@ -724,6 +724,14 @@ func (s *goScene) goroutine(h *goHistory) Actor {
 	g.Moved = g.Moved || len(waits) > 1
 	one := len(h.readings) == 1
 	running := g.Wait == model.WaitNone
+	if t := s.p.byTID[g.Thread]; running && g.Thread != 0 && t != nil && t.OnCPU != nil && t.OnCPU.LoopSamples > 0 {
+		// Where a running goroutine is, its thread's samples say: its
+		// own saved stack is stale, or was not read at all.
+		g.OnCPU = t.OnCPU
+		if len(g.Stack) == 0 {
+			g.Stack = t.OnCPU.Stack
+		}
+	}
 	g.Aside = aside(last, h.source)
 	switch {
 	case g.Aside == AsideRuntime || g.Aside == AsidePlumbing:

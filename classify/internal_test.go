@@ -453,3 +453,64 @@ func TestSameLoopPastScheduler(t *testing.T) {
 		}
 	}
 }
+
+// The loop a spinner stays in is the innermost function on (nearly) all
+// of its samples' stacks: not a callee it calls each time round, not
+// the caller of a function that loops in itself.
+func TestProfileLoop(t *testing.T) {
+	f := func(fn string, line int) model.Frame { return model.Frame{Func: fn, File: "/src/main.go", Line: line} }
+	reading := func(samples int, stacks ...model.CPUStack) model.Thread {
+		return model.Thread{OnCPU: &model.OnCPU{Samples: samples, Stacks: stacks}}
+	}
+	st := func(n int, frames ...model.Frame) model.CPUStack { return model.CPUStack{N: n, Frames: frames} }
+	for _, tc := range []struct {
+		name     string
+		readings []model.Thread
+		loop     string
+		first    int
+		last     int
+		top      string
+	}{
+		{
+			name: "a loop that calls a helper",
+			readings: []model.Thread{
+				reading(30, st(14, f("main.step", 81), f("main.(*Cache).Refresh", 69), f("runtime.goexit", 1)),
+					st(10, f("main.(*Cache).Refresh", 69), f("runtime.goexit", 1)),
+					st(6, f("main.(*Cache).Refresh", 70), f("runtime.goexit", 1))),
+				reading(29, st(29, f("main.step", 82), f("main.(*Cache).Refresh", 69), f("runtime.goexit", 1))),
+			},
+			loop: "main.(*Cache).Refresh", first: 69, last: 70, top: "main.step",
+		},
+		{
+			name:     "a function that loops in itself",
+			readings: []model.Thread{{}, reading(50, st(50, model.Frame{Func: "paginate_forever", File: "/tmp/x"}, model.Frame{Func: "renderer", File: "/tmp/x"}))},
+			loop:     "paginate_forever", top: "paginate_forever",
+		},
+		{
+			name: "work spread over functions",
+			readings: []model.Thread{reading(40, st(15, f("main.parse", 10), f("main.main", 5)),
+				st(13, f("main.hash", 20), f("main.main", 6)), st(12, f("main.write", 30), f("main.main", 7)))},
+			loop: "main.main", first: 5, last: 7, top: "main.parse",
+		},
+		{
+			name: "work spread, many stacks not kept",
+			readings: []model.Thread{{OnCPU: &model.OnCPU{Samples: 40, Other: 20, Stacks: []model.CPUStack{
+				st(10, f("main.parse", 10), f("main.main", 5)), st(10, f("main.hash", 20), f("main.main", 6))}}}},
+			top: "main.hash",
+		},
+	} {
+		p := profileOf(tc.readings)
+		if p == nil {
+			t.Fatalf("%s: no profile", tc.name)
+		}
+		if p.Loop.Func != tc.loop || tc.loop != "" && (p.Loop.Line != tc.first || p.LastLine != tc.last) {
+			t.Errorf("%s: loop %s lines %d–%d, want %q lines %d–%d", tc.name, p.Loop.Func, p.Loop.Line, p.LastLine, tc.loop, tc.first, tc.last)
+		}
+		if len(p.Top) == 0 || p.Top[0].Func != tc.top {
+			t.Errorf("%s: top %+v, want %s first", tc.name, p.Top, tc.top)
+		}
+	}
+	if p := profileOf([]model.Thread{{}, {}}); p != nil {
+		t.Errorf("no samples: profile %+v, want nil", p)
+	}
+}

@@ -510,6 +510,7 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		Java:    last.Java,
 		Vars:    last.Vars,
 		NSTID:   last.NSTID,
+		OnCPU:   profileOf(h.readings),
 	}
 	if last.Python != nil && last.Python.ThreadName != "" {
 		// The OS name of a Python thread is the interpreter's (before 3.14).

@@ -103,6 +103,9 @@ type Actor struct {
 	Holds    []string
 	WaitsFor string
 	Stack    []model.Frame
+	// OnCPU is where the kernel's sampling caught it running: a thread's
+	// own, a running goroutine's its thread's; nil when none did.
+	OnCPU *CPUProfile
 
 	// A thread's kernel evidence, at its last wait.
 	State       model.ThreadState

@@ -198,6 +198,11 @@ type Thread struct {
 	// PathErr says why it could not be read.
 	Path    string `json:"path,omitempty"`
 	PathErr string `json:"path_err,omitempty"`
+	// OnCPU is where the kernel's CPU-clock sampling caught the thread
+	// running since the previous sample; nil when it was not sampled (a
+	// dump, the first sample, a thread that did not run, sampling
+	// refused).
+	OnCPU *OnCPU `json:"on_cpu,omitempty"`
 	// FIFO is, for an open that waits for the other end of a FIFO (wchan
 	// wait_for_partner), the FIFO and the processes that have it open.
 	FIFO *FIFOWait `json:"fifo,omitempty"`
@@ -415,4 +420,29 @@ type FIFOWait struct {
 	Holders  []FDRef `json:"holders"`
 	Complete bool    `json:"complete"`
 	Err      string  `json:"err,omitempty"`
+}
+
+// OnCPU is a thread's on-CPU profile over one interval: the stacks the
+// kernel's CPU-clock event caught it in, 99 times a second of CPU it used.
+type OnCPU struct {
+	// Samples is how many times it was caught running; Kernel how many of
+	// those in the kernel (a system call, a page fault), whose user stack
+	// is the one that entered it.
+	Samples int `json:"samples"`
+	Kernel  int `json:"kernel,omitempty"`
+	// Stacks are the stacks it was caught in, the most frequent first,
+	// at most a few; Other counts the samples in stacks not kept.
+	Stacks []CPUStack `json:"stacks,omitempty"`
+	Other  int        `json:"other,omitempty"`
+	// Lost is how many samples the kernel could not write (a full ring
+	// buffer).
+	Lost int `json:"lost,omitempty"`
+}
+
+// CPUStack is one stack of an on-CPU profile, innermost frame first,
+// and how many samples caught it. Native frames have the path of the
+// file mapped there and no line.
+type CPUStack struct {
+	N      int     `json:"n"`
+	Frames []Frame `json:"frames"`
 }

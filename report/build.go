@@ -61,6 +61,7 @@ func (w *words) threads() []Thread {
 			}
 		}
 		x.Java = javaThread(t)
+		x.OnCPU = onCPUView(t.OnCPU)
 		out = append(out, x)
 	}
 	return out
@@ -166,4 +167,18 @@ func (w *words) cycles() [][]Ref {
 		out = append(out, refs(c))
 	}
 	return out
+}
+
+func onCPUView(p *classify.CPUProfile) *OnCPU {
+	if p == nil {
+		return nil
+	}
+	v := &OnCPU{Samples: p.Samples, Kernel: p.Kernel, Top: []CPUFunc{}}
+	if p.LoopSamples > 0 {
+		v.Loop = &CPULoop{Func: p.Loop.Func, File: p.Loop.File, FirstLine: p.Loop.Line, LastLine: p.LastLine, Samples: p.LoopSamples}
+	}
+	for _, t := range p.Top {
+		v.Top = append(v.Top, CPUFunc{Func: t.Func, File: t.File, Samples: t.Samples})
+	}
+	return v
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -153,7 +154,11 @@ func (w *words) threadLine(t *classify.Actor) string {
 	if t.FD != "" {
 		line += " → " + t.FD
 	}
-	return line + fmt.Sprintf(", %d voluntary switches", t.Voluntary)
+	line += fmt.Sprintf(", %d voluntary switches", t.Voluntary)
+	if t.OnCPU != nil {
+		line += "; " + onCPULine(t)
+	}
+	return line
 }
 
 // goroutineLine is a goroutine's readings in one line.
@@ -164,6 +169,9 @@ func (w *words) goroutineLine(g *classify.Actor) string {
 	}
 	if g.Thread != 0 {
 		line += fmt.Sprintf(", on tid %d", g.Thread)
+	}
+	if g.OnCPU != nil {
+		line += "; its thread " + onCPULine(g)
 	}
 	return line
 }
@@ -200,4 +208,50 @@ func Bytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// cpuLoopText says where the kernel's sampling caught an actor running:
+// "main.(*Cache).Refresh (main.go:69–70), 100% of 37 samples on a CPU".
+func cpuLoopText(p *classify.CPUProfile) string {
+	return fmt.Sprintf("%s, %d%% of %s on a CPU", frameAt(p.Loop, p.LastLine), percentOf(p.LoopSamples, p.Samples), plural(p.Samples, "sample", "samples"))
+}
+
+// frameAt is a function with where it is: its file and lines for code
+// with line tables, the file mapped there for native code without.
+func frameAt(f model.Frame, last int) string {
+	switch {
+	case f.File == "":
+		return f.Func
+	case f.Line == 0:
+		return fmt.Sprintf("%s (in %s)", f.Func, filepath.Base(f.File))
+	case last > f.Line:
+		return fmt.Sprintf("%s (%s:%d–%d)", f.Func, filepath.Base(f.File), f.Line, last)
+	}
+	return fmt.Sprintf("%s (%s:%d)", f.Func, filepath.Base(f.File), f.Line)
+}
+
+func percentOf(n, of int) int {
+	if of == 0 {
+		return 0
+	}
+	return (100*n + of/2) / of
+}
+
+// onCPULine is an actor's on-CPU samples in one evidence clause: the
+// loop it stays in, or, for one that does not stay in one, the functions
+// it was caught in most.
+func onCPULine(a *classify.Actor) string {
+	p := a.OnCPU
+	s := fmt.Sprintf("caught on a CPU %s by the kernel's sampling", plural(p.Samples, "time", "times"))
+	if p.Kernel > 0 {
+		s += fmt.Sprintf(" (%d in the kernel)", p.Kernel)
+	}
+	if p.LoopSamples > 0 && a.Class == classify.ClassSpinning {
+		return s + ": in " + cpuLoopText(p)
+	}
+	var top []string
+	for _, t := range p.Top {
+		top = append(top, fmt.Sprintf("%s %d%%", t.Func, percentOf(t.Samples, p.Samples)))
+	}
+	return s + ": most in " + strings.Join(top, ", ")
 }

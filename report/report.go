@@ -197,8 +197,39 @@ type Thread struct {
 	Stack           []Frame  `json:"stack"`
 	Python          *Python  `json:"python,omitempty"`
 	Java            *Java    `json:"java,omitempty"`
+	OnCPU           *OnCPU   `json:"on_cpu,omitempty"`
 
 	where string // its innermost frame: "emit (app.py:42)"
+}
+
+// OnCPU is where the kernel's CPU-clock sampling caught a thread running
+// over the run (99 Hz of the CPU it used).
+type OnCPU struct {
+	Samples int `json:"samples"`
+	Kernel  int `json:"kernel_samples"`
+	// Loop is the innermost function on (nearly) every sampled stack,
+	// with the lines it was caught at and how many samples had it; nil
+	// when no function was.
+	Loop *CPULoop `json:"loop,omitempty"`
+	// Top are the functions most often innermost, at most three.
+	Top []CPUFunc `json:"top"`
+}
+
+// CPULoop is the function a thread stays in. FirstLine and LastLine are
+// 0 for native code without line tables; File is then the mapped file.
+type CPULoop struct {
+	Func      string `json:"func"`
+	File      string `json:"file,omitempty"`
+	FirstLine int    `json:"first_line,omitempty"`
+	LastLine  int    `json:"last_line,omitempty"`
+	Samples   int    `json:"samples"`
+}
+
+// CPUFunc is a function and the samples that caught it innermost.
+type CPUFunc struct {
+	Func    string `json:"func"`
+	File    string `json:"file,omitempty"`
+	Samples int    `json:"samples"`
 }
 
 // Python is what the stack source says of a Python thread.

@@ -64,10 +64,10 @@ func (w *words) summary(c classify.Cause) string {
 		h, l := as[0], w.lock(c.Lock)
 		if goroutines {
 			return fmt.Sprintf("goroutine %d spins in %s while %sholding %s; %s for it",
-				h.Ref.Goroutine, Where(h.Stack), surely(l), l.ID, plural(len(l.Waiters), "goroutine waits", "goroutines wait"))
+				h.Ref.Goroutine, spinWhere(h), surely(l), l.ID, plural(len(l.Waiters), "goroutine waits", "goroutines wait"))
 		}
-		return fmt.Sprintf("%s spins (%s) while %sholding %s %s; %s for it",
-			threadName(h), w.cpuWords(h), surely(l), l.Kind, l.Address, plural(len(l.Waiters), "thread waits", "threads wait"))
+		return fmt.Sprintf("%s spins%s (%s) while %sholding %s %s; %s for it",
+			threadName(h), spinIn(h), w.cpuWords(h), surely(l), l.Kind, l.Address, plural(len(l.Waiters), "thread waits", "threads wait"))
 	case classify.CauseHolderBlocked:
 		h, l := as[0], w.lock(c.Lock)
 		if goroutines {
@@ -95,13 +95,13 @@ func (w *words) summary(c classify.Cause) string {
 	case classify.CauseSpinning:
 		if goroutines {
 			if len(as) > 1 {
-				return fmt.Sprintf("%d goroutines spin, goroutine %d first, in %s", len(as), as[0].Ref.Goroutine, Where(as[0].Stack))
+				return fmt.Sprintf("%d goroutines spin, goroutine %d first, in %s", len(as), as[0].Ref.Goroutine, spinWhere(as[0]))
 			}
-			return fmt.Sprintf("goroutine %d spins in %s: %s", as[0].Ref.Goroutine, Where(as[0].Stack), w.whyText(as[0]))
+			return fmt.Sprintf("goroutine %d spins in %s: %s", as[0].Ref.Goroutine, spinWhere(as[0]), w.whyText(as[0]))
 		}
-		who := threadName(as[0]) + " spins"
+		who := threadName(as[0]) + " spins" + spinIn(as[0])
 		if len(as) > 1 {
-			who = fmt.Sprintf("%d threads spin, %s first,", len(as), threadName(as[0]))
+			who = fmt.Sprintf("%d threads spin, %s first%s,", len(as), threadName(as[0]), spinIn(as[0]))
 		}
 		if !as[0].CPU.Known {
 			return fmt.Sprintf("%s in %s: %s", who, threadWhere(as[0].Stack), w.whyText(as[0]))
@@ -1022,4 +1022,22 @@ func (w *words) isPythonLockWaiter(r classify.Ref) bool {
 	}
 	l := w.lock(a.WaitsFor)
 	return l != nil && l.Kind == classify.LockPython
+}
+
+// spinWhere is where a spinning goroutine loops: the loop the kernel's
+// sampling caught its thread in, else where its stack stands.
+func spinWhere(a *classify.Actor) string {
+	if p := a.OnCPU; p != nil && p.LoopSamples > 0 {
+		return cpuLoopText(p)
+	}
+	return Where(a.Stack)
+}
+
+// spinIn is " in LOOP" for a spinning thread the kernel's sampling
+// caught in one loop, else "".
+func spinIn(a *classify.Actor) string {
+	if p := a.OnCPU; p != nil && p.LoopSamples > 0 {
+		return " in " + cpuLoopText(p)
+	}
+	return ""
 }

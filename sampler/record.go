@@ -96,6 +96,18 @@ type Options struct {
 	// Claim is the caller's claim on the target: when another diagnosis
 	// holds it, each sample says so (model.ForeignStop). Nil for none.
 	Claim *Claim
+	// Profiler samples where the threads run between two samples
+	// (sampler/oncpu); nil for none.
+	Profiler Profiler
+}
+
+// Profiler gives each sample's threads their on-CPU profiles since the
+// previous sample (model.Thread.OnCPU). It is declared here, where
+// Record uses it; sampler/oncpu builds one.
+type Profiler interface {
+	Profile(s *model.Sample)
+	Notes() []string
+	Close()
 }
 
 // maxStackFailures is how many failed reads in a row drop a stack source:
@@ -127,6 +139,12 @@ func Record(ctx context.Context, t *Target, first Process, opts Options) (rec mo
 	st := &stacks{plan: opts.Stacks}
 	if opts.Stacks.Close != nil {
 		defer opts.Stacks.Close()
+	}
+	if p := opts.Profiler; p != nil {
+		defer func() {
+			p.Close()
+			rec.Notes = append(rec.Notes, p.Notes()...)
+		}()
 	}
 	f := newFollower(t.Sys, t.PID, cmp.Or(opts.SearchBudget, time.Second))
 	defer f.close()
@@ -177,6 +195,9 @@ func Record(ctx context.Context, t *Target, first Process, opts Options) (rec mo
 		var prev *model.Sample
 		if n := len(rec.Samples); n > 0 {
 			prev = &rec.Samples[n-1]
+		}
+		if opts.Profiler != nil {
+			opts.Profiler.Profile(&sample)
 		}
 		foreignAround(&sample, prev, opts.Claim, &prevOther)
 		st.add(ctx, &sample, &rec, i == opts.Samples-1)

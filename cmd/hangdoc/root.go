@@ -138,6 +138,7 @@ type diagnoseOptions struct {
 	proc       string
 	pyspy      string
 	noStop     bool
+	noOnCPU    bool
 	maxStop    time.Duration
 	pprof      string
 	sigquit    bool
@@ -216,6 +217,7 @@ func (o *diagnoseOptions) register(cmd *cobra.Command) {
 	f.StringVar(&o.proc, "proc", "", "read /proc from `DIR` (e.g. the host's /proc mounted in a container: PID is then as DIR numbers it)")
 	f.StringVar(&o.pyspy, "py-spy", "", "py-spy's `PATH` for Python stacks (default: look it up on PATH; install with pip install py-spy)")
 	f.BoolVar(&o.noStop, "no-stop", false, "never stop the target, even for an instant (py-spy runs --nonblocking: stacks may be torn; no Delve for Go)")
+	f.BoolVar(&o.noOnCPU, "no-on-cpu", false, "do not sample where running threads are (the kernel's CPU-clock event, perf_event_open; it never stops the target)")
 	f.DurationVar(&o.maxStop, "max-stop", sources.DefaultMaxStop, "the longest one Delve read may keep a Go target stopped; a read that would pass it is given up and the target let go")
 	f.StringVar(&o.pprof, "pprof", "", "a Go target's net/http/pprof `URL` (http://127.0.0.1:6060); default: look for one on the target's listening sockets")
 	f.BoolVar(&o.sigquit, "sigquit", false, "for a Go target no other source can read: send SIGQUIT after the last sample for a goroutine dump. This KILLS the target")
@@ -267,6 +269,7 @@ func runDiagnose(pid int, opts *diagnoseOptions, ios *IO) (*report.Report, error
 		Classify:  classify.DefaultOptions(),
 		MaxMemory: int64(opts.maxMemory),
 		Notes:     startNotes,
+		NoOnCPU:   opts.noOnCPU,
 		Sources: sources.Options{
 			PySpy:      opts.pyspy,
 			NoStop:     opts.noStop,

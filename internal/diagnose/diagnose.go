@@ -19,6 +19,7 @@ import (
 	"github.com/hangdoc/hangdoc/report"
 	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/delve"
+	"github.com/hangdoc/hangdoc/sampler/oncpu"
 	"github.com/hangdoc/hangdoc/sampler/sources"
 )
 
@@ -38,6 +39,8 @@ type Options struct {
 	// descriptors for the other ends of pipes and sockets; 0 is 1s.
 	SearchBudget time.Duration
 	Sources      sources.Options
+	// NoOnCPU turns the kernel's on-CPU sampling of running threads off.
+	NoOnCPU bool
 	// Notes are the caller's, said with the run's own (a reaper that
 	// could not start).
 	Notes []string
@@ -79,6 +82,11 @@ func Run(ctx context.Context, opts Options) (*report.Report, model.Recording, er
 	ropts := sampler.Options{
 		Samples: opts.Samples, Interval: opts.Interval, SearchBudget: opts.SearchBudget,
 		Stacks: sources.For(t, src), Version: version.Version, Notes: notes, Claim: claim,
+	}
+	if !opts.NoOnCPU && opts.ProcRoot == "" {
+		// Only the real /proc's threads are sampled: a tid of another
+		// root may be any thread of this machine.
+		ropts.Profiler = oncpu.New(fs, pid)
 	}
 	if w := opts.Progress; w != nil {
 		ropts.Progress = func(n, of int, s model.Sample) {

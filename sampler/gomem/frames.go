@@ -381,3 +381,38 @@ func (r *Reader) appendArgs(b []byte, g *gread, f *physFrame) []byte {
 	}
 	return append(b, ')')
 }
+
+// PCFrames names a target address of the program's Go code as a
+// traceback would: the calls inlined there, then the function, innermost
+// first. leaf says pc is where a thread was (a profile's sample), not a
+// return address, which the traceback looks up one byte back. Nil when
+// pc is not in the program's Go code.
+func (r *Reader) PCFrames(pc uint64, leaf bool) []model.Frame {
+	if pc < r.bias {
+		return nil
+	}
+	p := r.pcInfo(pc-r.bias, leaf)
+	if !p.ok {
+		return nil
+	}
+	out := make([]model.Frame, len(p.logical))
+	for i, l := range p.logical {
+		out[i] = model.Frame{Func: l.print, File: l.file, Line: l.line}
+	}
+	return out
+}
+
+// PCSPDelta is the frame size of the Go function at a target address:
+// how far the stack pointer is below the frame's return address there
+// (0 in a function that has no frame, and at any function's entry).
+// ok is false where pc is not the program's Go code.
+func (r *Reader) PCSPDelta(pc uint64) (int32, bool) {
+	if pc < r.bias {
+		return 0, false
+	}
+	p := r.pcInfo(pc-r.bias, true)
+	if !p.ok || !p.spOK {
+		return 0, false
+	}
+	return p.spdelta, true
+}

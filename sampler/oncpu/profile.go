@@ -1,0 +1,360 @@
+package oncpu
+
+import (
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hangdoc/hangdoc/model"
+	"github.com/hangdoc/hangdoc/sampler"
+)
+
+// Bounds on what a profile holds, whatever the target: the threads
+// sampled (the busiest), the distinct stacks counted per thread between
+// two samples, and those kept in a sample for the report.
+const (
+	MaxThreads    = 64
+	maxDistinct   = 128
+	keptStacks    = 8
+	drainInterval = 100 * time.Millisecond
+)
+
+// Profiler samples the threads of one process that use a CPU. It arms a
+// thread the first time a sample sees it running or its CPU time grown,
+// and hands each sample what was caught since the one before.
+type Profiler struct {
+	fs   sampler.FS
+	pid  int
+	open opener
+
+	kernel bool // sampling the kernel side too (refused to users at perf_event_paranoid 2)
+	sym    *symbolizer
+	cpu    map[int]time.Duration // by tid, at the previous sample
+	armed  int
+	notes  []string
+	off    error // sampling refused or unsupported: nothing is armed again
+
+	mu     sync.Mutex
+	events map[int]*event
+	counts map[int]*threadCounts // since the last sample, by tid
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// threadCounts are one thread's samples since the last sample, by stack.
+type threadCounts struct {
+	samples, kernel, other int
+	stacks                 map[string]int // by the stack's addresses, packed
+}
+
+// New makes a profiler of pid; nothing is sampled before the first
+// Profile.
+func New(fs sampler.FS, pid int) *Profiler {
+	return &Profiler{fs: fs, pid: pid, open: perfOpen, kernel: true, cpu: map[int]time.Duration{}, events: map[int]*event{}, counts: map[int]*threadCounts{}}
+}
+
+// Profile gives s's threads what was caught of them since the previous
+// sample, and arms the threads s sees running that are not yet sampled.
+func (p *Profiler) Profile(s *model.Sample) {
+	p.collect(s)
+	p.arm(s)
+}
+
+// arm opens events for the threads that run: state R, or more CPU time
+// than at the previous sample; the busiest first, up to MaxThreads.
+func (p *Profiler) arm(s *model.Sample) {
+	type cand struct {
+		tid  int
+		used time.Duration
+	}
+	var want []cand
+	for _, t := range s.Threads {
+		prev, seen := p.cpu[t.TID]
+		p.cpu[t.TID] = t.CPUTime
+		if _, on := p.events[t.TID]; on {
+			continue
+		}
+		if t.State == model.StateRunning || seen && t.CPUTime > prev {
+			want = append(want, cand{t.TID, t.CPUTime - prev})
+		}
+	}
+	if p.off != nil || len(want) == 0 {
+		return
+	}
+	slices.SortFunc(want, func(a, b cand) int { return cmp.Compare(b.used, a.used) })
+	var opened []*event
+	for _, c := range want {
+		if p.armed >= MaxThreads {
+			p.note(fmt.Sprintf("on-CPU sampling: only the %d busiest threads are sampled", MaxThreads))
+			break
+		}
+		e, err := openEvent(p.open, c.tid, p.kernel)
+		if errors.Is(err, ErrRefused) && p.kernel {
+			p.kernel = false
+			e, err = openEvent(p.open, c.tid, false)
+		}
+		switch {
+		case errors.Is(err, ErrRefused):
+			p.off = err
+			p.note("on-CPU sampling refused by the kernel (perf_event_paranoid, or no CAP_PERFMON; run as root for where running threads are): " + err.Error())
+		case errors.Is(err, ErrUnsupported):
+			p.off = err
+			p.note("on-CPU sampling: " + err.Error())
+		case err != nil:
+			// The thread exited, or this one's buffer could not be
+			// mapped: the others may still be sampled.
+			continue
+		}
+		if p.off != nil {
+			break
+		}
+		opened = append(opened, e)
+		p.armed++
+	}
+	if len(opened) == 0 {
+		return
+	}
+	if !p.kernel {
+		p.note("on-CPU sampling sees user code only (kernel profiling refused): time in system calls is not caught")
+	}
+	p.mu.Lock()
+	for _, e := range opened {
+		p.events[e.tid] = e
+	}
+	start := p.stop == nil
+	if start {
+		p.stop, p.done = make(chan struct{}), make(chan struct{})
+	}
+	stop, done := p.stop, p.done
+	p.mu.Unlock()
+	if start {
+		go p.drainLoop(stop, done)
+	}
+}
+
+func (p *Profiler) note(n string) {
+	if !slices.Contains(p.notes, n) {
+		p.notes = append(p.notes, n)
+	}
+}
+
+// drainLoop empties the ring buffers every drainInterval, so that none
+// fills between two samples however far apart they are.
+func (p *Profiler) drainLoop(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(drainInterval)
+	defer t.Stop()
+	var buf []raw
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		p.mu.Lock()
+		buf = p.drainLocked(buf[:0])
+		p.mu.Unlock()
+	}
+}
+
+// drainLocked reads every ring buffer into the counts; p.mu is held.
+func (p *Profiler) drainLocked(buf []raw) []raw {
+	for _, e := range p.events {
+		buf = e.drain(buf[:0])
+		for _, r := range buf {
+			c := p.counts[r.tid]
+			if c == nil {
+				c = &threadCounts{stacks: map[string]int{}}
+				p.counts[r.tid] = c
+			}
+			c.samples++
+			if r.kernel {
+				c.kernel++
+			}
+			k := packPCs(p.callerOfLeaf(r))
+			if _, ok := c.stacks[k]; ok || len(c.stacks) < maxDistinct {
+				c.stacks[k]++
+			} else {
+				c.other++
+			}
+		}
+	}
+	return buf
+}
+
+func packPCs(pcs []uint64) string {
+	b := make([]byte, 8*len(pcs))
+	for i, pc := range pcs {
+		binary.NativeEndian.PutUint64(b[8*i:], pc)
+	}
+	return string(b)
+}
+
+func unpackPCs(k string) []uint64 {
+	pcs := make([]uint64, len(k)/8)
+	for i := range pcs {
+		pcs[i] = binary.NativeEndian.Uint64([]byte(k[8*i : 8*i+8]))
+	}
+	return pcs
+}
+
+// callerOfLeaf is a sample's stack with the caller the kernel's
+// frame-pointer walk skips put back: a Go function caught before its
+// prologue saved the frame pointer, or one that has no frame (a small
+// leaf), has its return address at SP plus its frame size (amd64), or in
+// the link register (arm64), not where the frame pointer leads. Code
+// that is not the program's Go is left as the kernel walked it. p.mu is
+// held.
+func (p *Profiler) callerOfLeaf(r raw) []uint64 {
+	if len(r.pcs) == 0 || r.sp == 0 {
+		return r.pcs
+	}
+	g := p.symbolizer().goReaderAt(r.pcs[0])
+	if g == nil {
+		return r.pcs
+	}
+	d, ok := g.PCSPDelta(r.pcs[0])
+	if !ok || d < 0 {
+		return r.pcs
+	}
+	var ret uint64
+	switch runtime.GOARCH {
+	case "amd64":
+		if int(d)+8 > len(r.stack) {
+			return r.pcs
+		}
+		ret = binary.NativeEndian.Uint64(r.stack[d:])
+	case "arm64":
+		if d != 0 {
+			return r.pcs
+		}
+		ret = r.lr
+	}
+	if ret == 0 || len(r.pcs) > 1 && r.pcs[1] == ret {
+		return r.pcs
+	}
+	if _, ok := g.PCSPDelta(ret); !ok {
+		return r.pcs // not a return into Go code: a stale word
+	}
+	return slices.Insert(r.pcs, 1, ret)
+}
+
+// symbolizer is the profiler's, made on first use; p.mu is held.
+func (p *Profiler) symbolizer() *symbolizer {
+	if p.sym == nil {
+		p.sym = newSymbolizer(p.fs, p.pid)
+	}
+	return p.sym
+}
+
+// collect moves what was caught since the previous sample into s.
+func (p *Profiler) collect(s *model.Sample) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.events) == 0 {
+		return
+	}
+	p.symbolizer().refresh()
+	p.drainLocked(nil)
+	counts := p.counts
+	p.counts = map[int]*threadCounts{}
+	lost := map[int]uint64{}
+	for tid, e := range p.events {
+		lost[tid] = e.lost
+		e.lost = 0
+	}
+	for i := range s.Threads {
+		t := &s.Threads[i]
+		if _, armed := p.events[t.TID]; !armed {
+			continue
+		}
+		t.OnCPU = p.profileOf(counts[t.TID])
+		t.OnCPU.Lost = int(lost[t.TID])
+	}
+}
+
+// profileOf names a thread's stacks and keeps the most frequent.
+func (p *Profiler) profileOf(c *threadCounts) *model.OnCPU {
+	out := &model.OnCPU{}
+	if c == nil {
+		return out
+	}
+	out.Samples, out.Kernel, out.Other = c.samples, c.kernel, c.other
+	// Stacks that name alike (two return addresses in one line) are one.
+	byName := map[string]*model.CPUStack{}
+	for k, n := range c.stacks {
+		frames := p.symbolize(unpackPCs(k))
+		key := stackKey(frames)
+		if st, ok := byName[key]; ok {
+			st.N += n
+			continue
+		}
+		byName[key] = &model.CPUStack{N: n, Frames: frames}
+	}
+	all := make([]*model.CPUStack, 0, len(byName))
+	for _, st := range byName {
+		all = append(all, st)
+	}
+	slices.SortFunc(all, func(a, b *model.CPUStack) int {
+		if c := cmp.Compare(b.N, a.N); c != 0 {
+			return c
+		}
+		return strings.Compare(stackKey(a.Frames), stackKey(b.Frames))
+	})
+	for i, st := range all {
+		if i < keptStacks {
+			out.Stacks = append(out.Stacks, *st)
+		} else {
+			out.Other += st.N
+		}
+	}
+	return out
+}
+
+func (p *Profiler) symbolize(pcs []uint64) []model.Frame {
+	var out []model.Frame
+	for i, pc := range pcs {
+		out = append(out, p.sym.frames(pc, i == 0)...)
+	}
+	return out
+}
+
+func stackKey(fs []model.Frame) string {
+	var b strings.Builder
+	for _, f := range fs {
+		fmt.Fprintf(&b, "%s\x00%s\x00%d\x00", f.Func, f.File, f.Line)
+	}
+	return b.String()
+}
+
+// Notes are what the profiler has to say of the run: sampling refused,
+// threads left out.
+func (p *Profiler) Notes() []string { return p.notes }
+
+// Close stops sampling and releases every event.
+func (p *Profiler) Close() {
+	p.mu.Lock()
+	stop, done := p.stop, p.done
+	p.stop = nil
+	p.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+	p.mu.Lock()
+	for _, e := range p.events {
+		e.close()
+	}
+	p.events = map[int]*event{}
+	if p.sym != nil {
+		p.sym.close()
+		p.sym = nil
+	}
+	p.mu.Unlock()
+}

@@ -1,0 +1,232 @@
+package oncpu
+
+import (
+	"debug/elf"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/hangdoc/hangdoc/model"
+	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/sampler/gomem"
+)
+
+// maxSymbols bounds the function symbols kept of one file.
+const maxSymbols = 1 << 20
+
+// symbolizer names a target's code addresses: Go code by the program's
+// pclntab (stripped builds included, inlined calls expanded, through the
+// memory reader), other code by the .symtab or .dynsym of the file mapped
+// there. Without debug information a native frame has a function and its
+// file's path, no line.
+type symbolizer struct {
+	fs   sampler.FS
+	pid  int
+	maps []sampler.ExecMapping
+	// mapsErr: the maps could not be read; every address is unnamed.
+	mapsErr error
+	exe     string // the executable's path, as maps names it
+	goRead  *gomem.Reader
+	goTried bool
+	files   map[string]*elfSymbols
+	cache   map[uint64][]model.Frame // by pc<<1 | leaf
+}
+
+func newSymbolizer(fs sampler.FS, pid int) *symbolizer {
+	s := &symbolizer{fs: fs, pid: pid, files: map[string]*elfSymbols{}, cache: map[uint64][]model.Frame{}}
+	s.refresh()
+	return s
+}
+
+// refresh rereads the mappings (a library loaded since).
+func (s *symbolizer) refresh() {
+	s.maps, s.mapsErr = sampler.ExecMappings(s.fs, s.pid)
+	if s.exe == "" && len(s.maps) > 0 {
+		// The executable is mapped first (lowest) in a non-PIE and a
+		// PIE alike, unless ASLR put a library below it: prefer the
+		// mapping of /proc/PID/exe's path.
+		s.exe = s.maps[0].Path
+		if p, err := os.Readlink(s.fs.Path(strconv.Itoa(s.pid), "exe")); err == nil {
+			s.exe = p
+		}
+	}
+	for k := range s.cache {
+		if s.mapOf(k>>1) == nil {
+			delete(s.cache, k)
+		}
+	}
+}
+
+func (s *symbolizer) close() {
+	if s.goRead != nil {
+		s.goRead.Close()
+		s.goRead = nil
+	}
+}
+
+func (s *symbolizer) mapOf(pc uint64) *sampler.ExecMapping {
+	i := sort.Search(len(s.maps), func(i int) bool { return s.maps[i].End > pc })
+	if i < len(s.maps) && s.maps[i].Start <= pc {
+		return &s.maps[i]
+	}
+	return nil
+}
+
+// frames names pc: one frame, or several where Go inlined calls there.
+func (s *symbolizer) frames(pc uint64, leaf bool) []model.Frame {
+	key := pc << 1
+	if leaf {
+		key |= 1
+	}
+	if f, ok := s.cache[key]; ok {
+		return f
+	}
+	f := s.name(pc, leaf)
+	s.cache[key] = f
+	return f
+}
+
+func (s *symbolizer) name(pc uint64, leaf bool) []model.Frame {
+	m := s.mapOf(pc)
+	if m == nil {
+		return []model.Frame{{Func: fmt.Sprintf("0x%x", pc)}}
+	}
+	if m.Path == s.exe {
+		if r := s.goReader(); r != nil {
+			if f := r.PCFrames(pc, leaf); len(f) > 0 {
+				return f
+			}
+		}
+	}
+	syms := s.file(m.Path, m)
+	off := pc - m.Start + m.Offset
+	if !leaf && off > 0 {
+		off-- // a return address: the call is the byte before
+	}
+	if name, ok := syms.at(off); ok {
+		return []model.Frame{{Func: name, File: m.Path}}
+	}
+	return []model.Frame{{Func: fmt.Sprintf("%s+0x%x", filepath.Base(m.Path), pc-m.Start+m.Offset), File: m.Path}}
+}
+
+// goReaderAt is the Go reader where pc is the executable's code; nil
+// elsewhere, or for a program that is not Go.
+func (s *symbolizer) goReaderAt(pc uint64) *gomem.Reader {
+	if m := s.mapOf(pc); m == nil || m.Path != s.exe {
+		return nil
+	}
+	return s.goReader()
+}
+
+// goReader opens the Go memory reader once, for a Go executable.
+func (s *symbolizer) goReader() *gomem.Reader {
+	if !s.goTried {
+		s.goTried = true
+		if r, err := gomem.Open(s.fs, s.pid); err == nil {
+			s.goRead = r
+		}
+	}
+	return s.goRead
+}
+
+// file reads the symbols of a mapped file once: through /proc/PID/root
+// (the target's own view, a container's), else its map_files link.
+func (s *symbolizer) file(path string, m *sampler.ExecMapping) *elfSymbols {
+	if e, ok := s.files[path]; ok {
+		return e
+	}
+	p := strconv.Itoa(s.pid)
+	e, err := readSymbols(s.fs.Path(p, "root") + path)
+	if err != nil {
+		e, err = readSymbols(s.fs.Path(p, "map_files", fmt.Sprintf("%x-%x", m.Start, m.End)))
+	}
+	if err != nil {
+		e = &elfSymbols{}
+	}
+	s.files[path] = e
+	return e
+}
+
+// elfSymbols are a file's function symbols, by file offset: an address
+// in a mapping is its file offset, then its virtual address by the load
+// segment that holds it.
+type elfSymbols struct {
+	loads []elf.ProgHeader
+	syms  []symbol // by Value
+}
+
+type symbol struct {
+	value, size uint64
+	name        string
+}
+
+func readSymbols(path string) (*elfSymbols, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	e := &elfSymbols{}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			e.loads = append(e.loads, p.ProgHeader)
+		}
+	}
+	for _, read := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
+		syms, _ := read()
+		for _, y := range syms {
+			if elf.ST_TYPE(y.Info) != elf.STT_FUNC || y.Value == 0 || len(e.syms) >= maxSymbols {
+				continue
+			}
+			e.syms = append(e.syms, symbol{value: y.Value, size: y.Size, name: y.Name})
+		}
+	}
+	slices.SortFunc(e.syms, func(a, b symbol) int {
+		switch {
+		case a.value != b.value:
+			return cmpU64(a.value, b.value)
+		case a.size != b.size:
+			return cmpU64(b.size, a.size) // the sized one first
+		}
+		return 0
+	})
+	e.syms = slices.CompactFunc(e.syms, func(a, b symbol) bool { return a.value == b.value })
+	return e, nil
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// at names the function at a file offset.
+func (e *elfSymbols) at(off uint64) (string, bool) {
+	var vaddr uint64
+	found := false
+	for _, p := range e.loads {
+		if off >= p.Off && off < p.Off+p.Filesz {
+			vaddr, found = off-p.Off+p.Vaddr, true
+			break
+		}
+	}
+	if !found {
+		return "", false
+	}
+	i := sort.Search(len(e.syms), func(i int) bool { return e.syms[i].value > vaddr }) - 1
+	if i < 0 {
+		return "", false
+	}
+	y := e.syms[i]
+	if y.size > 0 && vaddr >= y.value+y.size {
+		return "", false
+	}
+	return y.name, true
+}
