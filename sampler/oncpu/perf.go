@@ -307,3 +307,16 @@ func copyRing(dst, data []byte, pos uint64) {
 		copy(dst[n:], data)
 	}
 }
+
+// Probe says whether this process may sample threads' CPU: it opens the
+// event on its own thread and closes it. nil, ErrRefused or
+// ErrUnsupported, as a profile would meet them.
+func Probe() error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	fd, err := perfOpen(unix.Gettid(), false)
+	if err != nil {
+		return openErr(err)
+	}
+	return unix.Close(fd)
+}
