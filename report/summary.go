@@ -1,7 +1,9 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -116,12 +118,12 @@ func (w *words) summary(c classify.Cause) string {
 			if c.Group >= 0 {
 				s += fmt.Sprintf("; but %s did not move during the run, more than are working: look there first", w.groupTitle(c.Group))
 			}
-			return s
+			return s + w.cpuGoesTo()
 		}
 		if len(as) > 0 && !as[0].CPU.Known {
 			return fmt.Sprintf("%s working: their stacks move between the dumps; slow, not stopped", plural(len(as), "thread is", "threads are"))
 		}
-		return fmt.Sprintf("%s working (%.0f%% CPU in all) and the waits move: slow, not stopped", plural(len(as), "thread is", "threads are"), c.CPU)
+		return fmt.Sprintf("%s working (%.0f%% CPU in all) and the waits move: slow, not stopped", plural(len(as), "thread is", "threads are"), c.CPU) + w.cpuGoesTo()
 	case classify.CauseSendersStuck:
 		if c.Leaked {
 			return fmt.Sprintf("%s blocked sending on channels (%s) that no live goroutine can reach: the Go runtime's leak detector marked them leaked, so they never proceed — a partial deadlock",
@@ -1040,4 +1042,40 @@ func spinIn(a *classify.Actor) string {
 		return " in " + cpuLoopText(p)
 	}
 	return ""
+}
+
+// cpuGoesTo is "; the kernel's samples caught it most in F1 (N%), F2,
+// F3": the functions the threads were caught running in, most first,
+// from each thread's three most caught; "" without on-CPU samples.
+func (w *words) cpuGoesTo() string {
+	by := map[string]int{}
+	total := 0
+	for i := range w.d.Threads {
+		p := w.d.Threads[i].OnCPU
+		if p == nil {
+			continue
+		}
+		total += p.Samples
+		for _, t := range p.Top {
+			by[t.Func] += t.Samples
+		}
+	}
+	if total == 0 || len(by) == 0 {
+		return ""
+	}
+	funcs := slices.Collect(maps.Keys(by))
+	slices.SortFunc(funcs, func(a, b string) int {
+		if c := cmp.Compare(by[b], by[a]); c != 0 {
+			return c
+		}
+		return strings.Compare(a, b)
+	})
+	var parts []string
+	for i, f := range funcs[:min(3, len(funcs))] {
+		if i == 0 {
+			f += fmt.Sprintf(" (%d%% of %s)", percentOf(by[f], total), plural(total, "sample", "samples"))
+		}
+		parts = append(parts, f)
+	}
+	return "; on a CPU, the kernel's samples caught them most in " + strings.Join(parts, ", ")
 }
