@@ -512,6 +512,11 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		NSTID:   last.NSTID,
 		OnCPU:   profileOf(h.readings),
 	}
+	if len(t.Stack) == 0 && t.OnCPU != nil && t.OnCPU.LoopSamples > 0 {
+		// A running native thread has no stack read: where the kernel's
+		// samples caught it is where it is.
+		t.Stack = t.OnCPU.Stack
+	}
 	if last.Python != nil && last.Python.ThreadName != "" {
 		// The OS name of a Python thread is the interpreter's (before 3.14).
 		t.Name = last.Python.ThreadName

@@ -150,6 +150,9 @@ const (
 	// SourceAttach: a live JVM's thread dump, asked for through HotSpot's
 	// attach socket each sample.
 	SourceAttach
+	// SourceUnwind: a native program's blocked threads' stacks, unwound
+	// from its memory by their call-frame information, never stopped.
+	SourceUnwind
 )
 
 var formats = enum{
@@ -159,7 +162,7 @@ var formats = enum{
 	"go dump (sigquit)", "go dump (panic)", "go dump (fatal)", "go dump (test-timeout)",
 	"go dump (pprof-debug2)", "go dump (pprof-debug1)", "go dump (stack)", "go dump (unknown)",
 	"jstack", "jvm json",
-	"jvm attach",
+	"jvm attach", "native unwind",
 }
 
 func (f Format) String() string { return formats.text(uint8(f)) }
@@ -168,7 +171,7 @@ func (f Format) String() string { return formats.text(uint8(f)) }
 func (f Format) IsGoDump() bool { return f >= GoSigquit && f <= GoUnknown }
 
 // IsDump reports stacks read from a file, not a live process.
-func (f Format) IsDump() bool { return f >= FormatPySpyText && f != SourceAttach }
+func (f Format) IsDump() bool { return f >= FormatPySpyText && f != SourceAttach && f != SourceUnwind }
 
 func (f Format) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
 

@@ -319,6 +319,11 @@ type Syscall struct {
 	Nr   int       `json:"nr"`
 	Name string    `json:"name,omitempty"`
 	Args [6]uint64 `json:"args"`
+	// SP and PC are the thread's user stack pointer and program counter
+	// as the kernel shows them with the call (the last two fields of
+	// /proc/TID/syscall): where an unwinder starts its native stack.
+	SP uint64 `json:"sp,omitempty"`
+	PC uint64 `json:"pc,omitempty"`
 	// Unknown: the file could not be read (permission, or the thread exited).
 	Unknown bool `json:"unknown,omitempty"`
 	// Restarted: the kernel showed restart_syscall, the call a thread

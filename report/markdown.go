@@ -95,6 +95,10 @@ func threadMarkdown(b *strings.Builder, r *Report, rows []row, hidden int) {
 					fmt.Fprintf(b, "… %d more\n", len(t.Stack)-maxFrames)
 					break
 				}
+				if f.Line == 0 && f.File != "" {
+					fmt.Fprintf(b, "%s (%s)\n", f.Func, f.File) // native code: the mapped file
+					continue
+				}
 				fmt.Fprintf(b, "%s (%s:%d)\n", f.Func, f.File, f.Line)
 			}
 			fmt.Fprintf(b, "```\n")

@@ -53,6 +53,12 @@ func threadWhere(stack []model.Frame) string {
 		return ""
 	}
 	f := stack[0]
+	// A native stack: where the program stands is its innermost frame in
+	// its own executable, in the library call it makes ("renderer in
+	// pthread_mutex_lock").
+	if exe, i := ownNative(stack); i > 0 {
+		return frameWhere(exe) + " in " + stack[i-1].Func
+	}
 	// py-spy --native puts the C frames first: where the program stands
 	// is its innermost frame with a line, in the C function above it.
 	if f.Line == 0 {
@@ -83,4 +89,25 @@ func actorWhere(a *classify.Actor) string {
 		return Where(a.Stack)
 	}
 	return threadWhere(a.Stack)
+}
+
+// ownNative finds, in a native stack (frames with no line, each with the
+// file mapped there), the innermost frame of the executable: the first
+// frame past the innermost run of shared libraries' ("….so", "….so.6").
+// -1 when the stack is not native or has none.
+func ownNative(stack []model.Frame) (model.Frame, int) {
+	for i, f := range stack {
+		if f.Line != 0 || f.File == "" {
+			return model.Frame{}, -1
+		}
+		if !sharedLibrary(f.File) {
+			return f, i
+		}
+	}
+	return model.Frame{}, -1
+}
+
+func sharedLibrary(path string) bool {
+	base := path[strings.LastIndexByte(path, '/')+1:]
+	return strings.HasSuffix(base, ".so") || strings.Contains(base, ".so.")
 }

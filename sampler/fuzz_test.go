@@ -169,7 +169,7 @@ func FuzzParseSyscall(f *testing.F) {
 		for _, a := range sc.Args {
 			canon += " 0x" + strconv.FormatUint(a, 16)
 		}
-		canon += " 0x7ffd 0x7f12\n"
+		canon += " 0x" + strconv.FormatUint(sc.SP, 16) + " 0x" + strconv.FormatUint(sc.PC, 16) + "\n"
 		if again, err := parseSyscall([]byte(canon)); err != nil || again != sc {
 			t.Errorf("parseSyscall(%q) = %+v, %v; want %+v as from %q", canon, again, err, sc, b)
 		}

@@ -188,7 +188,8 @@ func parseSyscall(b []byte) (model.Syscall, error) {
 		if n != 3 {
 			return model.Syscall{}, fmt.Errorf("parsing syscall: %d fields after -1", n-1)
 		}
-		return model.Syscall{Nr: -1}, nil
+		sp, pc := hexWord(f[1]), hexWord(f[2])
+		return model.Syscall{Nr: -1, SP: sp, PC: pc}, nil
 	}
 	if n != 9 {
 		return model.Syscall{}, fmt.Errorf("parsing syscall: %w (%d)", errShort, n)
@@ -205,7 +206,20 @@ func parseSyscall(b []byte) (model.Syscall, error) {
 		}
 		s.Args[i] = v
 	}
+	s.SP, s.PC = hexWord(f[7]), hexWord(f[8])
 	return s, nil
+}
+
+// hexWord reads "0x7ffd…" as a number; 0 when it is not one.
+func hexWord(b []byte) uint64 {
+	if len(b) < 3 || b[0] != '0' || b[1] != 'x' {
+		return 0
+	}
+	v, err := strconv.ParseUint(string(b[2:]), 16, 64)
+	if err != nil {
+		return 0
+	}
+	return v
 }
 
 // parseWchan returns the kernel function a thread sleeps in, "" for none.

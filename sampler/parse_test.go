@@ -325,21 +325,21 @@ type syscallCase struct {
 var syscallCases = []syscallCase{
 	{name: "running", in: "running\n", want: model.Syscall{Running: true, Nr: -1}},
 	{name: "running without newline", in: "running", want: model.Syscall{Running: true, Nr: -1}},
-	{name: "blocked outside a syscall", in: "-1 0x7ffd 0x7f12\n", want: model.Syscall{Nr: -1}},
+	{name: "blocked outside a syscall", in: "-1 0x7ffd 0x7f12\n", want: model.Syscall{Nr: -1, SP: 0x7ffd, PC: 0x7f12}},
 	{
 		name: "futex wait",
 		in:   "202 0x55bef9e35160 0x80 0x2 0x0 0x0 0x0 0x7f9f7d3acc78 0x7f9f7d43712b\n",
-		want: model.Syscall{Nr: 202, Args: [6]uint64{0x55bef9e35160, 0x80, 2}},
+		want: model.Syscall{Nr: 202, Args: [6]uint64{0x55bef9e35160, 0x80, 2}, SP: 0x7f9f7d3acc78, PC: 0x7f9f7d43712b},
 	},
 	{
 		name: "write",
 		in:   "1 0x4 0x7f9f7c3aacb0 0x200 0x0 0x0 0x0 0x7f9f7c3aac70 0x7f9f7d4a938f\n",
-		want: model.Syscall{Nr: 1, Args: [6]uint64{4, 0x7f9f7c3aacb0, 0x200}},
+		want: model.Syscall{Nr: 1, Args: [6]uint64{4, 0x7f9f7c3aacb0, 0x200}, SP: 0x7f9f7c3aac70, PC: 0x7f9f7d4a938f},
 	},
 	{
 		name: "read, syscall 0",
 		in:   "0 0x0 0x7ffc 0x1 0x0 0x0 0x0 0x7ffd 0x7f12",
-		want: model.Syscall{Nr: 0, Args: [6]uint64{0, 0x7ffc, 1}},
+		want: model.Syscall{Nr: 0, Args: [6]uint64{0, 0x7ffc, 1}, SP: 0x7ffd, PC: 0x7f12},
 	},
 	{
 		name: "largest arguments",

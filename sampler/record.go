@@ -201,6 +201,9 @@ func Record(ctx context.Context, t *Target, first Process, opts Options) (rec mo
 		}
 		foreignAround(&sample, prev, opts.Claim, &prevOther)
 		st.add(ctx, &sample, &rec, i == opts.Samples-1)
+		if sample.StackSource == model.SourceUnwind && rec.StackSource == model.FormatNone {
+			rec.StackSource = model.SourceUnwind
+		}
 		rec.Samples = append(rec.Samples, sample)
 		if i == 0 {
 			f.scan()

@@ -101,6 +101,25 @@ func TestVictimSpinHolder(t *testing.T) {
 	if !ok || !slices.Equal(waiters, v.TIDs("waiters")) {
 		t.Errorf("lock held by %d has waiters %v, want %v", holder, waiters, v.TIDs("waiters"))
 	}
+	// Every blocked thread's native stack, unwound from memory: the
+	// waiters in pthread_mutex_lock, called by renderer.
+	if c.Sampling.StackSource != "native unwind" {
+		t.Errorf("stack_source %q, want native unwind", c.Sampling.StackSource)
+	}
+	for _, th := range c.Threads {
+		if !slices.Contains(v.TIDs("waiters"), th.TID) {
+			continue
+		}
+		i := slices.IndexFunc(th.Stack, func(f struct {
+			Func string `json:"func"`
+			File string `json:"file"`
+		}) bool {
+			return strings.Contains(f.Func, "pthread_mutex_lock")
+		})
+		if i < 0 || i+1 >= len(th.Stack) || th.Stack[i+1].Func != "renderer" {
+			t.Errorf("waiter %d: stack %+v, want pthread_mutex_lock called by renderer", th.TID, th.Stack)
+		}
+	}
 	// The kernel's on-CPU sampling names the loop (the victim is built
 	// with -O0: frame pointers); where the kernel refuses it, a note
 	// says so.

@@ -44,6 +44,7 @@ type contract struct {
 		Partial       bool   `json:"partial"`
 		PartialReason string `json:"partial_reason"`
 		TargetExited  bool   `json:"target_exited"`
+		StackSource   string `json:"stack_source"`
 	} `json:"sampling"`
 	Verdict  string   `json:"verdict"`
 	Summary  string   `json:"summary"`
@@ -59,6 +60,10 @@ type contract struct {
 			Name string `json:"name"`
 			Text string `json:"text"`
 		} `json:"syscall"`
+		Stack []struct {
+			Func string `json:"func"`
+			File string `json:"file"`
+		} `json:"stack"`
 	} `json:"threads"`
 	Locks []struct {
 		ID      string `json:"id"`

@@ -86,7 +86,7 @@ func Run(ctx context.Context, opts Options) (*report.Report, model.Recording, er
 	if !opts.NoOnCPU && opts.ProcRoot == "" {
 		// Only the real /proc's threads are sampled: a tid of another
 		// root may be any thread of this machine.
-		ropts.Profiler = oncpu.New(fs, pid)
+		ropts.Profiler = oncpu.New(fs, pid, oncpu.Options{NativeStacks: t.Desc.Runtime == model.RuntimeNative})
 	}
 	if w := opts.Progress; w != nil {
 		ropts.Progress = func(n, of int, s model.Sample) {

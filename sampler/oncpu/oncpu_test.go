@@ -98,7 +98,7 @@ func TestRefused(t *testing.T) {
 		{unix.EACCES, "on-CPU sampling refused by the kernel"},
 		{unix.ENOENT, "on-CPU sampling: not supported by this kernel"},
 	} {
-		p := New(sampler.NewFS(""), 1)
+		p := New(sampler.NewFS(""), 1, Options{})
 		tries := 0
 		p.open = func(int, bool) (int, error) { tries++; return -1, tc.err }
 		s := model.Sample{Threads: []model.Thread{{TID: 10, State: model.StateRunning}, {TID: 11, State: model.StateRunning}}}
@@ -123,7 +123,7 @@ func TestRefused(t *testing.T) {
 func TestSpinnerCaught(t *testing.T) {
 	v := testvictim.Start(t, testvictim.Build(t, "spinholder"))
 	fs := sampler.NewFS("")
-	p := New(fs, v.PID)
+	p := New(fs, v.PID, Options{})
 	defer p.Close()
 	threads := func() model.Sample {
 		var s model.Sample

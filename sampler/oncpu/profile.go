@@ -13,6 +13,7 @@ import (
 
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/sampler/native"
 )
 
 // Bounds on what a profile holds, whatever the target: the threads
@@ -31,10 +32,14 @@ const (
 type Profiler struct {
 	fs   sampler.FS
 	pid  int
+	opts Options
 	open opener
 
+	unwound   map[unwindKey][]model.Frame // the previous sample's native stacks
+	refreshed bool                        // the mappings were reread for this sample
+
 	kernel bool // sampling the kernel side too (refused to users at perf_event_paranoid 2)
-	sym    *symbolizer
+	sym    *native.Symbolizer
 	cpu    map[int]time.Duration // by tid, at the previous sample
 	armed  int
 	notes  []string
@@ -53,17 +58,76 @@ type threadCounts struct {
 	stacks                 map[string]int // by the stack's addresses, packed
 }
 
+// Options are what a profiler does besides sampling running threads.
+type Options struct {
+	// NativeStacks: give each blocked thread without a stack its native
+	// stack, unwound from memory (a C, C++ or Rust program, which no
+	// other source gives stacks).
+	NativeStacks bool
+}
+
 // New makes a profiler of pid; nothing is sampled before the first
 // Profile.
-func New(fs sampler.FS, pid int) *Profiler {
-	return &Profiler{fs: fs, pid: pid, open: perfOpen, kernel: true, cpu: map[int]time.Duration{}, events: map[int]*event{}, counts: map[int]*threadCounts{}}
+func New(fs sampler.FS, pid int, opts Options) *Profiler {
+	return &Profiler{fs: fs, pid: pid, opts: opts, open: perfOpen, kernel: true, cpu: map[int]time.Duration{}, events: map[int]*event{}, counts: map[int]*threadCounts{}, unwound: map[unwindKey][]model.Frame{}}
 }
 
 // Profile gives s's threads what was caught of them since the previous
-// sample, and arms the threads s sees running that are not yet sampled.
+// sample, and arms the threads s sees running that are not yet sampled;
+// with NativeStacks, blocked threads get their stacks.
 func (p *Profiler) Profile(s *model.Sample) {
+	p.refreshed = false
 	p.collect(s)
 	p.arm(s)
+	if p.opts.NativeStacks {
+		p.nativeStacks(s)
+	}
+}
+
+// maxUnwound bounds the blocked threads unwound in one sample; a thread
+// still blocked where it was keeps the stack read before, unread again.
+const maxUnwound = 256
+
+// unwindKey is a blocked thread where the kernel shows it.
+type unwindKey struct {
+	tid     int
+	sp, pc  uint64
+	syscall int
+}
+
+// nativeStacks unwinds the blocked threads of s that have no stack.
+func (p *Profiler) nativeStacks(s *model.Sample) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	sym := p.symbolizer()
+	if !p.refreshed {
+		sym.Refresh()
+	}
+	next := map[unwindKey][]model.Frame{}
+	n := 0
+	for i := range s.Threads {
+		t := &s.Threads[i]
+		c := t.Syscall
+		if len(t.Stack) > 0 || c.Running || c.Unknown || c.SP == 0 || t.State == model.StateRunning {
+			continue
+		}
+		k := unwindKey{tid: t.TID, sp: c.SP, pc: c.PC, syscall: c.Nr}
+		frames, ok := p.unwound[k]
+		if !ok {
+			if n >= maxUnwound {
+				p.note(fmt.Sprintf("native stacks: %d blocked threads unwound per sample, the rest left without", maxUnwound))
+				continue
+			}
+			n++
+			frames, _ = sym.Unwind(c.SP, c.PC)
+		}
+		next[k] = frames
+		t.Stack = frames
+		if len(frames) > 0 && s.StackSource == model.FormatNone {
+			s.StackSource = model.SourceUnwind
+		}
+	}
+	p.unwound = next
 }
 
 // arm opens events for the threads that run: state R, or more CPU time
@@ -215,7 +279,7 @@ func (p *Profiler) callerOfLeaf(r raw) []uint64 {
 	if len(r.pcs) == 0 || r.sp == 0 {
 		return r.pcs
 	}
-	g := p.symbolizer().goReaderAt(r.pcs[0])
+	g := p.symbolizer().GoReaderAt(r.pcs[0])
 	if g == nil {
 		return r.pcs
 	}
@@ -246,9 +310,9 @@ func (p *Profiler) callerOfLeaf(r raw) []uint64 {
 }
 
 // symbolizer is the profiler's, made on first use; p.mu is held.
-func (p *Profiler) symbolizer() *symbolizer {
+func (p *Profiler) symbolizer() *native.Symbolizer {
 	if p.sym == nil {
-		p.sym = newSymbolizer(p.fs, p.pid)
+		p.sym = native.NewSymbolizer(p.fs, p.pid)
 	}
 	return p.sym
 }
@@ -260,7 +324,8 @@ func (p *Profiler) collect(s *model.Sample) {
 	if len(p.events) == 0 {
 		return
 	}
-	p.symbolizer().refresh()
+	p.symbolizer().Refresh()
+	p.refreshed = true
 	p.drainLocked(nil)
 	counts := p.counts
 	p.counts = map[int]*threadCounts{}
@@ -320,7 +385,7 @@ func (p *Profiler) profileOf(c *threadCounts) *model.OnCPU {
 func (p *Profiler) symbolize(pcs []uint64) []model.Frame {
 	var out []model.Frame
 	for i, pc := range pcs {
-		out = append(out, p.sym.frames(pc, i == 0)...)
+		out = append(out, p.sym.Frames(pc, i == 0)...)
 	}
 	return out
 }
@@ -353,7 +418,7 @@ func (p *Profiler) Close() {
 	}
 	p.events = map[int]*event{}
 	if p.sym != nil {
-		p.sym.close()
+		p.sym.Close()
 		p.sym = nil
 	}
 	p.mu.Unlock()

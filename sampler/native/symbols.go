@@ -1,13 +1,21 @@
-package oncpu
+// Package native names and unwinds a live process's native code without
+// stopping it: code addresses by the Go program's pclntab or the mapped
+// file's ELF symbols, and a blocked thread's stack from the stack pointer
+// and program counter the kernel shows with its system call, through the
+// mapped files' .eh_frame call-frame information and the target's memory
+// (process_vm_readv), as a debugger unwinds but without ptrace.
+package native
 
 import (
 	"debug/elf"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
@@ -17,12 +25,12 @@ import (
 // maxSymbols bounds the function symbols kept of one file.
 const maxSymbols = 1 << 20
 
-// symbolizer names a target's code addresses: Go code by the program's
+// Symbolizer names a target's code addresses: Go code by the program's
 // pclntab (stripped builds included, inlined calls expanded, through the
 // memory reader), other code by the .symtab or .dynsym of the file mapped
 // there. Without debug information a native frame has a function and its
 // file's path, no line.
-type symbolizer struct {
+type Symbolizer struct {
 	fs   sampler.FS
 	pid  int
 	maps []sampler.ExecMapping
@@ -35,14 +43,15 @@ type symbolizer struct {
 	cache   map[uint64][]model.Frame // by pc<<1 | leaf
 }
 
-func newSymbolizer(fs sampler.FS, pid int) *symbolizer {
-	s := &symbolizer{fs: fs, pid: pid, files: map[string]*elfSymbols{}, cache: map[uint64][]model.Frame{}}
-	s.refresh()
+// NewSymbolizer reads pid's mappings; files are read as addresses need them.
+func NewSymbolizer(fs sampler.FS, pid int) *Symbolizer {
+	s := &Symbolizer{fs: fs, pid: pid, files: map[string]*elfSymbols{}, cache: map[uint64][]model.Frame{}}
+	s.Refresh()
 	return s
 }
 
-// refresh rereads the mappings (a library loaded since).
-func (s *symbolizer) refresh() {
+// Refresh rereads the mappings (a library loaded since).
+func (s *Symbolizer) Refresh() {
 	s.maps, s.mapsErr = sampler.ExecMappings(s.fs, s.pid)
 	if s.exe == "" && len(s.maps) > 0 {
 		// The executable is mapped first (lowest) in a non-PIE and a
@@ -60,14 +69,15 @@ func (s *symbolizer) refresh() {
 	}
 }
 
-func (s *symbolizer) close() {
+// Close releases the Go reader.
+func (s *Symbolizer) Close() {
 	if s.goRead != nil {
 		s.goRead.Close()
 		s.goRead = nil
 	}
 }
 
-func (s *symbolizer) mapOf(pc uint64) *sampler.ExecMapping {
+func (s *Symbolizer) mapOf(pc uint64) *sampler.ExecMapping {
 	i := sort.Search(len(s.maps), func(i int) bool { return s.maps[i].End > pc })
 	if i < len(s.maps) && s.maps[i].Start <= pc {
 		return &s.maps[i]
@@ -75,8 +85,9 @@ func (s *symbolizer) mapOf(pc uint64) *sampler.ExecMapping {
 	return nil
 }
 
-// frames names pc: one frame, or several where Go inlined calls there.
-func (s *symbolizer) frames(pc uint64, leaf bool) []model.Frame {
+// Frames names pc: one frame, or several where Go inlined calls there.
+// leaf: pc is where the thread is, not a return address.
+func (s *Symbolizer) Frames(pc uint64, leaf bool) []model.Frame {
 	key := pc << 1
 	if leaf {
 		key |= 1
@@ -89,7 +100,7 @@ func (s *symbolizer) frames(pc uint64, leaf bool) []model.Frame {
 	return f
 }
 
-func (s *symbolizer) name(pc uint64, leaf bool) []model.Frame {
+func (s *Symbolizer) name(pc uint64, leaf bool) []model.Frame {
 	m := s.mapOf(pc)
 	if m == nil {
 		return []model.Frame{{Func: fmt.Sprintf("0x%x", pc)}}
@@ -112,9 +123,9 @@ func (s *symbolizer) name(pc uint64, leaf bool) []model.Frame {
 	return []model.Frame{{Func: fmt.Sprintf("%s+0x%x", filepath.Base(m.Path), pc-m.Start+m.Offset), File: m.Path}}
 }
 
-// goReaderAt is the Go reader where pc is the executable's code; nil
+// GoReaderAt is the Go reader where pc is the executable's code; nil
 // elsewhere, or for a program that is not Go.
-func (s *symbolizer) goReaderAt(pc uint64) *gomem.Reader {
+func (s *Symbolizer) GoReaderAt(pc uint64) *gomem.Reader {
 	if m := s.mapOf(pc); m == nil || m.Path != s.exe {
 		return nil
 	}
@@ -122,7 +133,7 @@ func (s *symbolizer) goReaderAt(pc uint64) *gomem.Reader {
 }
 
 // goReader opens the Go memory reader once, for a Go executable.
-func (s *symbolizer) goReader() *gomem.Reader {
+func (s *Symbolizer) goReader() *gomem.Reader {
 	if !s.goTried {
 		s.goTried = true
 		if r, err := gomem.Open(s.fs, s.pid); err == nil {
@@ -134,14 +145,15 @@ func (s *symbolizer) goReader() *gomem.Reader {
 
 // file reads the symbols of a mapped file once: through /proc/PID/root
 // (the target's own view, a container's), else its map_files link.
-func (s *symbolizer) file(path string, m *sampler.ExecMapping) *elfSymbols {
+func (s *Symbolizer) file(path string, m *sampler.ExecMapping) *elfSymbols {
 	if e, ok := s.files[path]; ok {
 		return e
 	}
 	p := strconv.Itoa(s.pid)
-	e, err := readSymbols(s.fs.Path(p, "root") + path)
+	root := s.fs.Path(p, "root")
+	e, err := readSymbols(root+path, root)
 	if err != nil {
-		e, err = readSymbols(s.fs.Path(p, "map_files", fmt.Sprintf("%x-%x", m.Start, m.End)))
+		e, err = readSymbols(s.fs.Path(p, "map_files", fmt.Sprintf("%x-%x", m.Start, m.End)), root)
 	}
 	if err != nil {
 		e = &elfSymbols{}
@@ -156,6 +168,7 @@ func (s *symbolizer) file(path string, m *sampler.ExecMapping) *elfSymbols {
 type elfSymbols struct {
 	loads []elf.ProgHeader
 	syms  []symbol // by Value
+	cfi   cfi
 }
 
 type symbol struct {
@@ -163,7 +176,9 @@ type symbol struct {
 	name        string
 }
 
-func readSymbols(path string) (*elfSymbols, error) {
+// readSymbols reads the function symbols of the file at path, and of its
+// debug file under root (the target's filesystem) where it is stripped.
+func readSymbols(path, root string) (*elfSymbols, error) {
 	f, err := elf.Open(path)
 	if err != nil {
 		return nil, err
@@ -175,13 +190,24 @@ func readSymbols(path string) (*elfSymbols, error) {
 			e.loads = append(e.loads, p.ProgHeader)
 		}
 	}
-	for _, read := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
+	reads := []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols}
+	if f.Section(".symtab") == nil {
+		// A stripped library (libc): its symbols may be in a separate
+		// debug file, found by build id (Debian's -dbg and -dbgsym
+		// packages), in the target's filesystem.
+		if d := debugFile(root, f); d != nil {
+			defer d.Close()
+			reads = append(reads, d.Symbols)
+		}
+	}
+	for _, read := range reads {
 		syms, _ := read()
 		for _, y := range syms {
 			if elf.ST_TYPE(y.Info) != elf.STT_FUNC || y.Value == 0 || len(e.syms) >= maxSymbols {
 				continue
 			}
-			e.syms = append(e.syms, symbol{value: y.Value, size: y.Size, name: y.Name})
+			name, _, _ := strings.Cut(y.Name, "@") // a symbol version: "pthread_mutex_lock@GLIBC_2.2.5"
+			e.syms = append(e.syms, symbol{value: y.Value, size: y.Size, name: name})
 		}
 	}
 	slices.SortFunc(e.syms, func(a, b symbol) int {
@@ -195,6 +221,32 @@ func readSymbols(path string) (*elfSymbols, error) {
 	})
 	e.syms = slices.CompactFunc(e.syms, func(a, b symbol) bool { return a.value == b.value })
 	return e, nil
+}
+
+// debugFile opens the separate debug file of f by its build id:
+// /usr/lib/debug/.build-id/xx/yyyy.debug; nil when there is none.
+func debugFile(root string, f *elf.File) *elf.File {
+	sec := f.Section(".note.gnu.build-id")
+	if sec == nil || sec.Size > 1024 {
+		return nil
+	}
+	b, err := sec.Data()
+	// The note: namesz, descsz, type, "GNU\0", then the id.
+	if err != nil || len(b) < 16 {
+		return nil
+	}
+	namesz := f.ByteOrder.Uint32(b[0:])
+	descsz := f.ByteOrder.Uint32(b[4:])
+	start := 12 + (namesz+3)&^3
+	if descsz < 2 || uint64(start)+uint64(descsz) > uint64(len(b)) {
+		return nil
+	}
+	id := hex.EncodeToString(b[start : start+descsz])
+	d, err := elf.Open(root + "/usr/lib/debug/.build-id/" + id[:2] + "/" + id[2:] + ".debug")
+	if err != nil {
+		return nil
+	}
+	return d
 }
 
 func cmpU64(a, b uint64) int {
