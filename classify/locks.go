@@ -77,6 +77,10 @@ func findLocks(pid int, last model.Sample) []Lock {
 
 // mutexOwner validates a futex word as a glibc pthread_mutex_t: its basis
 // names the owner (BasisGlibcOwner), or says why it is not one.
+// PIDMaxLimit is the most a thread id can be on a 64-bit kernel
+// (PID_MAX_LIMIT, 4Mi): kernel.pid_max may not be set above it.
+const PIDMaxLimit = 4 << 20
+
 func mutexOwner(f model.Futex, waiters []model.Thread, live map[int]bool, pid int) (LockKind, Basis) {
 	if f.Err != "" {
 		return 0, Basis{Rule: BasisMemoryErr, Err: f.Err}
@@ -114,7 +118,9 @@ func mutexOwner(f model.Futex, waiters []model.Thread, live map[int]bool, pid in
 	} else if f.Word == 0 {
 		return 0, Basis{Rule: BasisUnlocked}
 	}
-	if owner <= 0 {
+	if owner <= 0 || owner > PIDMaxLimit {
+		// Above the kernel's limit no thread id can be: the word is no
+		// glibc mutex's (a Rust Mutex, whose next word is its data).
 		return 0, Basis{Rule: BasisNoOwner, Owner: int64(owner)}
 	}
 	if !live[owner] {

@@ -594,6 +594,9 @@ func (w *words) basisText(l *classify.Lock) string {
 		reason = "the word reads 0, unlocked (it was released as it was read)"
 	case classify.BasisNoOwner:
 		reason = fmt.Sprintf("its __owner reads %d", b.Owner)
+		if b.Owner > classify.PIDMaxLimit {
+			reason += ", more than any thread id can be: not a glibc mutex (a Rust Mutex, say, whose data follows its word)"
+		}
 	case classify.BasisOwnerShared:
 		reason = fmt.Sprintf("its __owner %d is not a thread of pid %d: a process-shared mutex held by another process", b.Owner, b.PID)
 	case classify.BasisOwnerGone:

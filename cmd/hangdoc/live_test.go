@@ -498,3 +498,39 @@ func waitState(t *testing.T, pid int, state string) {
 	}
 	t.Fatalf("pid %d never reached state %s", pid, state)
 }
+
+// A Rust program: a std::sync::Mutex (which records no owner) held by a
+// thread that spins. The spinner is named in its loop, demangled
+// (rustspin::paginate), the waiters get native stacks through Rust's
+// std (v0-mangled: std::…::Mutex::lock_contended), and the mutex's word
+// is never read as a glibc mutex's (no "owner gone").
+func TestVictimRustSpinner(t *testing.T) {
+	v := testvictim.Start(t, testvictim.BuildRust(t, "rustspin"))
+	out, _, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+	c := decode(t, out)
+	if code != ExitSpinning || c.Verdict != "spinning" {
+		t.Fatalf("exit %d, verdict %q (%s); want %d, spinning", code, c.Verdict, c.Summary, ExitSpinning)
+	}
+	if got := c.class(v.TID("holder")); got != "spinning" {
+		t.Errorf("holder %d class %s, want spinning", v.TID("holder"), got)
+	}
+	if err := oncpu.Probe(); err == nil && !strings.Contains(c.Summary, "spins in rustspin::paginate (in rustspin)") {
+		t.Errorf("summary %q: want the loop named, demangled", c.Summary)
+	}
+	for _, th := range c.Threads {
+		if !slices.Contains(v.TIDs("waiters"), th.TID) {
+			continue
+		}
+		var names []string
+		for _, f := range th.Stack {
+			names = append(names, f.Func)
+		}
+		i := slices.IndexFunc(names, func(n string) bool { return strings.HasPrefix(n, "std::") && strings.Contains(n, "Mutex::lock") })
+		if i < 0 || !slices.Contains(names[i:], "rustspin::renderer") {
+			t.Errorf("waiter %d: stack %v, want std's Mutex::lock… called by rustspin::renderer", th.TID, names)
+		}
+	}
+	if strings.Contains(out, "not a live thread") {
+		t.Errorf("a Rust mutex's word read as a glibc mutex whose owner is gone:\n%s", out)
+	}
+}

@@ -83,10 +83,11 @@ func Run(ctx context.Context, opts Options) (*report.Report, model.Recording, er
 		Samples: opts.Samples, Interval: opts.Interval, SearchBudget: opts.SearchBudget,
 		Stacks: sources.For(t, src), Version: version.Version, Notes: notes, Claim: claim,
 	}
-	if !opts.NoOnCPU && opts.ProcRoot == "" {
+	native := t.Desc.Runtime == model.RuntimeNative
+	if (!opts.NoOnCPU || native) && opts.ProcRoot == "" {
 		// Only the real /proc's threads are sampled: a tid of another
 		// root may be any thread of this machine.
-		ropts.Profiler = oncpu.New(fs, pid, oncpu.Options{NativeStacks: t.Desc.Runtime == model.RuntimeNative})
+		ropts.Profiler = oncpu.New(fs, pid, oncpu.Options{NoSampling: opts.NoOnCPU, NativeStacks: native})
 	}
 	if w := opts.Progress; w != nil {
 		ropts.Progress = func(n, of int, s model.Sample) {

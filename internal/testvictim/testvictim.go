@@ -38,9 +38,10 @@ var (
 	cacheDir  string
 	cacheErr  error
 
-	buildsMu sync.Mutex
-	builds   = map[string]*build{} // Build, by victim name
-	goBuilds = map[string]*build{} // BuildGo, by victim name
+	buildsMu   sync.Mutex
+	builds     = map[string]*build{} // Build, by victim name
+	goBuilds   = map[string]*build{} // BuildGo, by victim name
+	rustBuilds = map[string]*build{} // BuildRust, by victim name
 )
 
 type build struct {
@@ -175,6 +176,57 @@ func goBuild(gobin, name string) (string, error) {
 	out := filepath.Join(dir, name)
 	cmd := exec.Command(gobin, "build", "-o", out, "./testdata/victims/"+name)
 	cmd.Dir = root
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, msg)
+	}
+	return out, nil
+}
+
+// BuildRust builds the Rust victim testdata/victims/NAME.rs with rustc
+// (on PATH, else rustup's ~/.cargo/bin/rustc), optimised and with frame
+// pointers, and returns the path of the binary, built at most once per
+// test binary. A missing rustc fails the test.
+func BuildRust(t testing.TB, name string) string {
+	t.Helper()
+	rustc, err := exec.LookPath("rustc")
+	if err != nil {
+		home, _ := os.UserHomeDir()
+		if p := filepath.Join(home, ".cargo", "bin", "rustc"); home != "" {
+			if _, serr := os.Stat(p); serr == nil {
+				rustc, err = p, nil
+			}
+		}
+	}
+	if err != nil {
+		t.Fatalf("rustc not found: install Rust (rustup, or apt-get install rustc; .ci/run does): %v", err)
+	}
+	b := buildOf(rustBuilds, name)
+	b.once.Do(func() { b.path, b.err = rustBuild(rustc, name) })
+	if b.err != nil {
+		t.Fatalf("building Rust victim %s: %v", name, b.err)
+	}
+	return b.path
+}
+
+func rustBuild(rustc, name string) (string, error) {
+	if err := checkName(name); err != nil {
+		return "", err
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	src := filepath.Join(root, "testdata", "victims", name+".rs")
+	if _, err := os.Stat(src); err != nil {
+		return "", err
+	}
+	dir, err := binDir()
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(dir, name)
+	cmd := exec.Command(rustc, "-O", "-C", "force-frame-pointers=yes", "-o", out, src)
+	cmd.Dir = dir
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, msg)
 	}

@@ -207,7 +207,7 @@ func readSymbols(path, root string) (*elfSymbols, error) {
 				continue
 			}
 			name, _, _ := strings.Cut(y.Name, "@") // a symbol version: "pthread_mutex_lock@GLIBC_2.2.5"
-			e.syms = append(e.syms, symbol{value: y.Value, size: y.Size, name: name})
+			e.syms = append(e.syms, symbol{value: y.Value, size: y.Size, name: demangle(name)})
 		}
 	}
 	slices.SortFunc(e.syms, func(a, b symbol) int {

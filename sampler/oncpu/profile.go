@@ -60,6 +60,9 @@ type threadCounts struct {
 
 // Options are what a profiler does besides sampling running threads.
 type Options struct {
+	// NoSampling: no on-CPU sampling (--no-on-cpu); the profiler only
+	// unwinds native stacks.
+	NoSampling bool
 	// NativeStacks: give each blocked thread without a stack its native
 	// stack, unwound from memory (a C, C++ or Rust program, which no
 	// other source gives stacks).
@@ -77,8 +80,10 @@ func New(fs sampler.FS, pid int, opts Options) *Profiler {
 // with NativeStacks, blocked threads get their stacks.
 func (p *Profiler) Profile(s *model.Sample) {
 	p.refreshed = false
-	p.collect(s)
-	p.arm(s)
+	if !p.opts.NoSampling {
+		p.collect(s)
+		p.arm(s)
+	}
 	if p.opts.NativeStacks {
 		p.nativeStacks(s)
 	}
