@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hangdoc/hangdoc/internal/procstatus"
 )
 
 // Two diagnoses of one target at once would read each other's stops as
@@ -124,30 +126,22 @@ func (c *Claim) Other() (pid int, held bool) {
 // TracerPID is the process tracing pid (TracerPid in its status), 0 for
 // none.
 func TracerPID(fs FS, pid int) int {
-	b, err := readFile(fs.pidPath(pid, "status"), make([]byte, 4096))
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "TracerPid:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSpace(v))
-			return n
-		}
-	}
-	return 0
+	st, _ := readStatus(fs, pid)
+	return st.TracerPid
 }
 
 // ThreadGroup is the process a pid belongs to (Tgid in its status): itself
 // for a process, another for a thread's id.
 func ThreadGroup(fs FS, pid int) (int, error) {
-	b, err := readFile(fs.pidPath(pid, "status"), make([]byte, 4096))
+	st, err := readStatus(fs, pid)
+	if err != nil && !errors.Is(err, ErrNoProcess) && !errors.Is(err, ErrPermission) {
+		return 0, fmt.Errorf("reading %s: %w", fs.pidPath(pid, "status"), err)
+	}
 	if err != nil {
-		return 0, classifyErr("reading", fs.pidPath(pid, "status"), err)
+		return 0, err
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
-			return strconv.Atoi(strings.TrimSpace(v))
-		}
+	if st.Has&procstatus.HasTgid == 0 {
+		return pid, nil
 	}
-	return pid, nil
+	return st.Tgid, nil
 }

@@ -3,8 +3,8 @@ package sampler
 import (
 	"os"
 	"slices"
-	"strconv"
 
+	"github.com/hangdoc/hangdoc/internal/procstatus"
 	"github.com/hangdoc/hangdoc/model"
 )
 
@@ -41,18 +41,8 @@ func (s *Sampler) ours(tracer int) bool {
 	if tracer == me {
 		return true
 	}
-	b, err := readFile(s.fs.pidPath(tracer, "status"), nil)
-	if err != nil {
-		return false
-	}
-	for _, key := range []string{"Tgid:", "PPid:"} {
-		if v, ok := statusText(b, key); ok {
-			if n, _ := strconv.Atoi(v); n == me {
-				return true
-			}
-		}
-	}
-	return false
+	st, err := readStatus(s.fs, tracer)
+	return err == nil && (st.Has&procstatus.HasTgid != 0 && st.Tgid == me || st.Has&procstatus.HasPPid != 0 && st.PPid == me)
 }
 
 // foreignAround adds what only the run can tell: another diagnosis holding

@@ -86,11 +86,11 @@ func FuzzParseStat(f *testing.F) {
 }
 
 // refStatusField is a line-by-line reading of a status field, to check
-// statusField's search against: the first line after the first whose
-// text starts with key, its value trimmed and decimal.
+// the status parser against: the first line whose text starts with key,
+// its value trimmed and decimal.
 func refStatusField(b []byte, key string) (uint64, bool) {
 	lines := bytes.Split(b, []byte("\n"))
-	for _, l := range lines[1:] {
+	for _, l := range lines {
 		if v, ok := bytes.CutPrefix(l, []byte(key)); ok {
 			n, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 10, 64)
 			return n, err == nil

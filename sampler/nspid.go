@@ -69,11 +69,11 @@ func localPID(fs, own FS, pid int) (int, error) {
 
 // nspidOf reads pid's NSpid through fs.
 func nspidOf(fs FS, pid int) ([]int, error) {
-	b, err := readFile(fs.pidPath(pid, "status"), make([]byte, 4096))
+	st, err := readStatus(fs, pid)
 	if err != nil {
-		return nil, classifyErr("reading", fs.pidPath(pid, "status"), err)
+		return nil, err
 	}
-	ns := parseNSpid(b)
+	ns := st.NSpid
 	if len(ns) == 0 {
 		return nil, fmt.Errorf("reading %s: no NSpid (a kernel before 4.1): %w", fs.pidPath(pid, "status"), ErrOtherNamespace)
 	}

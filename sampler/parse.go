@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/hangdoc/hangdoc/model"
 	"strconv"
 	"time"
+
+	"github.com/hangdoc/hangdoc/internal/procstatus"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // ticksPerSecond is USER_HZ, the unit of /proc/PID/stat times. The kernel
@@ -101,15 +103,14 @@ func parseStat(b []byte) (stat, error) {
 
 // parseCtxtSwitches reads the two context-switch counters of /proc/PID/status.
 func parseCtxtSwitches(b []byte) (voluntary, involuntary uint64, err error) {
-	voluntary, err = statusField(b, "\nvoluntary_ctxt_switches:")
-	if err != nil {
-		return 0, 0, err
+	s, _ := procstatus.Parse(b)
+	switch {
+	case s.Has&procstatus.HasVoluntary == 0:
+		return 0, 0, errors.New("parsing status: no voluntary_ctxt_switches")
+	case s.Has&procstatus.HasNonvoluntary == 0:
+		return 0, 0, errors.New("parsing status: no nonvoluntary_ctxt_switches")
 	}
-	involuntary, err = statusField(b, "\nnonvoluntary_ctxt_switches:")
-	if err != nil {
-		return 0, 0, err
-	}
-	return voluntary, involuntary, nil
+	return s.Voluntary, s.Nonvoluntary, nil
 }
 
 // parseNSpid reads NSpid of /proc/PID/status: the pid in each PID
@@ -117,23 +118,8 @@ func parseCtxtSwitches(b []byte) (voluntary, involuntary uint64, err error) {
 // down to its own. One number when the two are the same; nil on a kernel
 // before 4.1, which has no NSpid.
 func parseNSpid(b []byte) []int {
-	i := bytes.Index(b, []byte("\nNSpid:"))
-	if i < 0 {
-		return nil
-	}
-	v := b[i+len("\nNSpid:"):]
-	if j := bytes.IndexByte(v, '\n'); j >= 0 {
-		v = v[:j]
-	}
-	var out []int
-	for _, f := range bytes.Fields(v) {
-		n, err := strconv.Atoi(string(f))
-		if err != nil || n <= 0 {
-			return nil
-		}
-		out = append(out, n)
-	}
-	return out
+	s, _ := procstatus.Parse(b)
+	return s.NSpid
 }
 
 // innerPID is the last of nspid, the pid as the process's own namespace
@@ -145,21 +131,6 @@ func innerPID(nspid []int, pid int) int {
 	return nspid[len(nspid)-1]
 }
 
-func statusField(b []byte, key string) (uint64, error) {
-	i := bytes.Index(b, []byte(key))
-	if i < 0 {
-		return 0, fmt.Errorf("parsing status: no %s", key[1:])
-	}
-	v := b[i+len(key):]
-	if j := bytes.IndexByte(v, '\n'); j >= 0 {
-		v = v[:j]
-	}
-	n, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("parsing status %s: %w", key[1:], err)
-	}
-	return n, nil
-}
 
 // parseSyscall parses /proc/TID/syscall: "running"; "-1 SP PC" when blocked
 // outside a syscall; or "NR ARG1 … ARG6 SP PC" with the arguments in hex.

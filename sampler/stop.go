@@ -1,12 +1,12 @@
 package sampler
 
 import (
-	"bytes"
 	"os"
 	"strconv"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hangdoc/hangdoc/internal/procstatus"
 	"github.com/hangdoc/hangdoc/model"
 )
 
@@ -16,21 +16,15 @@ import (
 // classify to infer.
 func (s *Sampler) readStop(st stat) *model.Stop {
 	stop := &model.Stop{Background: st.TTY != 0 && st.TPGID > 0 && st.TPGID != st.PGRP}
-	b, err := readFile(s.fs.pidPath(s.pid, "status"), nil)
+	status, err := readStatus(s.fs, s.pid)
 	if err != nil {
 		return stop
 	}
-	if v, ok := statusText(b, "TracerPid:"); ok {
-		stop.TracerPID, _ = strconv.Atoi(v)
+	if status.Has&procstatus.HasTracerPid != 0 {
+		stop.TracerPID = status.TracerPid
 		stop.ByHangdoc = stop.TracerPID == os.Getpid()
 	}
-	var pending uint64
-	for _, key := range []string{"SigPnd:", "ShdPnd:"} {
-		if v, ok := statusText(b, key); ok {
-			m, _ := strconv.ParseUint(v, 16, 64)
-			pending |= m
-		}
-	}
+	pending := status.SigPnd | status.ShdPnd
 	for sig := 1; sig <= 64; sig++ {
 		if pending&(1<<(sig-1)) != 0 {
 			stop.Pending = append(stop.Pending, signalName(sig))
@@ -40,13 +34,14 @@ func (s *Sampler) readStop(st stat) *model.Stop {
 }
 
 // statusText is the value of one "Key:\tvalue" line of a status file.
-func statusText(b []byte, key string) (string, bool) {
-	for line := range bytes.Lines(b) {
-		if v, ok := bytes.CutPrefix(line, []byte(key)); ok {
-			return string(bytes.TrimSpace(v)), true
-		}
+// readStatus reads and parses /proc/PID/status: every reader of it in
+// the sampler goes through here.
+func readStatus(fs FS, pid int) (procstatus.Status, error) {
+	b, err := readFile(fs.pidPath(pid, "status"), make([]byte, 4096))
+	if err != nil {
+		return procstatus.Status{}, classifyErr("reading", fs.pidPath(pid, "status"), err)
 	}
-	return "", false
+	return procstatus.Parse(b)
 }
 
 // signalName names a signal by its number: "SIGTERM", "SIGRT3".

@@ -53,8 +53,8 @@ func DescribeContext(ctx context.Context, fs FS, pid int) (model.Target, error) 
 		return v
 	}
 	t := model.Target{PID: pid}
-	if b, err := readFile(fs.pidPath(pid, "status"), make([]byte, 4096)); err == nil {
-		t.NSPID = innerPID(parseNSpid(b), pid)
+	if st, err := readStatus(fs, pid); err == nil {
+		t.NSPID = innerPID(st.NSpid, pid)
 	}
 	t.Cmdline = bounded(fmt.Sprintf("reading /proc/%d/cmdline", pid), func() (string, error) { return Cmdline(fs, pid), nil })
 	gctx := fs.context()

@@ -52,33 +52,15 @@ type Options struct {
 // cannot be diagnosed at all.
 func Run(ctx context.Context, opts Options) (*report.Report, model.Recording, error) {
 	fs := sampler.NewFS(opts.ProcRoot)
-	sys := sampler.Live(fs)
-	notes := slices.Clone(opts.Notes)
-	pid := opts.PID
-	if tgid, err := sampler.ThreadGroup(fs, pid); err == nil && tgid > 0 && tgid != pid {
-		notes = append(notes, fmt.Sprintf("%d is a thread of pid %d: diagnosing pid %d", pid, tgid, tgid))
-		pid = tgid
-	}
-	t, first, err := sampler.OpenTarget(sys, pid)
+	o, err := sampler.Open(ctx, fs, opts.PID, sampler.OpenOptions{ClaimWait: claimWait(ctx)})
 	if err != nil {
-		return nil, model.Recording{}, explain(pid, err)
+		return nil, model.Recording{}, explain(o.PID, err)
 	}
-	defer t.Close()
-	defer first.Close()
+	defer o.Close()
+	t, first, claim, pid := o.Target, o.First, o.Claim, o.PID
+	notes := append(slices.Clone(opts.Notes), o.Notes...)
 	src := opts.Sources
-	claim, err := t.Claim(ctx, claimWait(ctx))
-	switch {
-	case errors.Is(err, sampler.ErrClaimed):
-		notes = append(notes, fmt.Sprintf("another diagnosis (%v) holds the target: this one does not stop it, and counts no switch or stack change as movement while the other may stop it", err))
-		src.NoStop = true
-	case err != nil:
-		notes = append(notes, "the target could not be claimed for this diagnosis: "+err.Error())
-	}
-	defer claim.Release()
-	if tracer := sampler.TracerPID(fs, pid); tracer != 0 && tracer != os.Getpid() {
-		notes = append(notes, fmt.Sprintf("pid %d is traced by pid %d (%s): nothing here stops it, since a second tracer cannot attach; detach the debugger for the stacks that need a stop", pid, tracer, sampler.Cmdline(fs, tracer)))
-		src.NoStop = true
-	}
+	src.NoStop = src.NoStop || o.NoStop
 	ropts := sampler.Options{
 		Samples: opts.Samples, Interval: opts.Interval, SearchBudget: opts.SearchBudget,
 		Stacks: sources.For(t, src), Version: version.Version, Notes: notes, Claim: claim,

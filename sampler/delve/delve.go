@@ -5,14 +5,12 @@
 package delve
 
 import (
-	"bytes"
 	"context"
 	"debug/buildinfo"
 	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/hangdoc/hangdoc/model"
 	"go/constant"
 	"io"
 	"io/fs"
@@ -29,6 +27,8 @@ import (
 	"github.com/go-delve/delve/pkg/proc"
 	"golang.org/x/sys/unix"
 
+	"github.com/hangdoc/hangdoc/internal/procstatus"
+	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
 )
 
@@ -133,25 +133,28 @@ const noDebugInfoHint = "goroutines unreadable, kernel evidence is still reporte
 
 // check refuses, before any ptrace, what Delve cannot read or would harm.
 func check(pid int) error {
-	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return fileErr(pid, err)
 	}
-	fields := statusFields(status)
+	status, err := procstatus.Parse(b)
+	if err != nil {
+		return fmt.Errorf("pid %d: %w", pid, err)
+	}
 	if tracer := tracerOf(pid); tracer != "" {
 		return fmt.Errorf("pid %d: %w: pid %s; detach it first", pid, ErrTraced, tracer)
 	}
-	if state, _, _ := strings.Cut(fields["State"], " "); state == "Z" {
+	if status.State == 'Z' {
 		return fmt.Errorf("pid %d: %w", pid, sampler.ErrZombie)
 	}
 	// A stopped process (state T) is read and left stopped: its threads
 	// report their group stop to PTRACE_INTERRUPT and stay in it when
 	// let go.
-	if fields["Kthread"] == "1" {
+	if status.Kthread {
 		return fmt.Errorf("pid %d: %w", pid, sampler.ErrKernelThread)
 	}
-	if fields["Tgid"] != strconv.Itoa(pid) {
-		return fmt.Errorf("pid %d is a thread of process %s: give the process id", pid, fields["Tgid"])
+	if status.Has&procstatus.HasTgid != 0 && status.Tgid != pid {
+		return fmt.Errorf("pid %d is a thread of process %d: give the process id", pid, status.Tgid)
 	}
 
 	exe := fmt.Sprintf("/proc/%d/exe", pid)
@@ -169,7 +172,7 @@ func check(pid int) error {
 	if f.Section(".debug_info") == nil && f.Section(".zdebug_info") == nil {
 		return fmt.Errorf("pid %d: %w (built with -ldflags=-w or stripped): %s", pid, ErrNoDebugInfo, noDebugInfoHint)
 	}
-	if ppid, _ := strconv.Atoi(fields["PPid"]); ppid == os.Getpid() {
+	if status.Has&procstatus.HasPPid != 0 && status.PPid == os.Getpid() {
 		return fmt.Errorf("pid %d is this process's own child: its wait would take the ptrace stops meant for Delve", pid)
 	}
 	return nil
@@ -181,30 +184,21 @@ func tracerOf(pid int) string {
 	if err != nil {
 		return ""
 	}
-	tracer := statusFields(b)["TracerPid"]
-	if tracer == "0" || tracer == "" {
+	st, _ := procstatus.Parse(b)
+	tracer := st.TracerPid
+	if tracer == 0 {
 		return ""
 	}
 	// TracerPid is the tracing thread; name its process.
-	if b, err := os.ReadFile("/proc/" + tracer + "/status"); err == nil {
-		if tgid := statusFields(b)["Tgid"]; tgid != "" {
-			tracer = tgid
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tracer)); err == nil {
+		if t, _ := procstatus.Parse(b); t.Has&procstatus.HasTgid != 0 {
+			tracer = t.Tgid
 		}
 	}
-	comm, _ := os.ReadFile("/proc/" + tracer + "/comm")
-	return fmt.Sprintf("%s (%s)", tracer, strings.TrimSpace(string(comm)))
+	comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", tracer))
+	return fmt.Sprintf("%d (%s)", tracer, strings.TrimSpace(string(comm)))
 }
 
-func statusFields(b []byte) map[string]string {
-	m := map[string]string{}
-	for line := range bytes.Lines(b) {
-		k, v, ok := bytes.Cut(line, []byte(":"))
-		if ok {
-			m[string(k)] = string(bytes.TrimSpace(v))
-		}
-	}
-	return m
-}
 
 func fileErr(pid int, err error) error {
 	switch {

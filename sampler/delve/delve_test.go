@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"errors"
 	"fmt"
-	"github.com/hangdoc/hangdoc/classify"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +19,8 @@ import (
 
 	"github.com/go-delve/delve/pkg/proc"
 
+	"github.com/hangdoc/hangdoc/classify"
+	"github.com/hangdoc/hangdoc/internal/procstatus"
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
@@ -100,12 +101,15 @@ func checkLeftRunning(t testing.TB, pid int) {
 	if err != nil {
 		t.Fatalf("victim %d: %v", pid, err)
 	}
-	f := statusFields(b)
-	if f["TracerPid"] != "0" {
-		t.Errorf("victim %d: TracerPid %s after Dump, want 0", pid, f["TracerPid"])
+	st, err := procstatus.Parse(b)
+	if err != nil || st.Has&procstatus.HasTracerPid == 0 || st.Has&procstatus.HasState == 0 {
+		t.Fatalf("victim %d: status unread: %v", pid, err)
 	}
-	if s := f["State"]; strings.HasPrefix(s, "T") || strings.HasPrefix(s, "t") {
-		t.Errorf("victim %d: state %q after Dump, want running or sleeping", pid, s)
+	if st.TracerPid != 0 {
+		t.Errorf("victim %d: TracerPid %d after Dump, want 0", pid, st.TracerPid)
+	}
+	if st.State == 'T' || st.State == 't' {
+		t.Errorf("victim %d: state %c after Dump, want running or sleeping", pid, st.State)
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/hangdoc/hangdoc/internal/procstatus"
 )
 
 // HotSpot's attach mechanism, spoken as jattach speaks it
@@ -194,14 +196,6 @@ func AttachDisabledIn(cmdline, environ []byte) bool {
 
 // CatchesSignal reports whether a status file's SigCgt mask has sig.
 func CatchesSignal(status []byte, sig int) bool {
-	i := bytes.Index(status, []byte("\nSigCgt:"))
-	if i < 0 {
-		return false
-	}
-	v := status[i+len("\nSigCgt:"):]
-	if j := bytes.IndexByte(v, '\n'); j >= 0 {
-		v = v[:j]
-	}
-	mask, err := strconv.ParseUint(string(bytes.TrimSpace(v)), 16, 64)
-	return err == nil && sig >= 1 && sig <= 64 && mask&(1<<(sig-1)) != 0
+	st, _ := procstatus.Parse(status)
+	return st.Catches(sig)
 }
