@@ -131,7 +131,6 @@ func innerPID(nspid []int, pid int) int {
 	return nspid[len(nspid)-1]
 }
 
-
 // parseSyscall parses /proc/TID/syscall: "running"; "-1 SP PC" when blocked
 // outside a syscall; or "NR ARG1 … ARG6 SP PC" with the arguments in hex.
 func parseSyscall(b []byte) (model.Syscall, error) {

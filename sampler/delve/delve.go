@@ -199,7 +199,6 @@ func tracerOf(pid int) string {
 	return fmt.Sprintf("%d (%s)", tracer, strings.TrimSpace(string(comm)))
 }
 
-
 func fileErr(pid int, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ESRCH):
