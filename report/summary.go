@@ -1036,10 +1036,26 @@ func spinWhere(a *classify.Actor) string {
 }
 
 // spinIn is " in LOOP" for a spinning thread the kernel's sampling
-// caught in one loop, else "".
+// caught in one loop; where its stacks could not be walked to one (code
+// without frame pointers), the functions it was caught in most; else "".
 func spinIn(a *classify.Actor) string {
-	if p := a.OnCPU; p != nil && p.LoopSamples > 0 {
+	p := a.OnCPU
+	switch {
+	case p == nil:
+		return ""
+	case p.LoopSamples > 0:
 		return " in " + cpuLoopText(p)
+	case len(p.Top) > 0:
+		t := p.Top[0]
+		s := fmt.Sprintf(" in %s, %d%% of %s on a CPU", frameAt(model.Frame{Func: t.Func, File: t.File}, 0), percentOf(t.Samples, p.Samples), plural(p.Samples, "sample", "samples"))
+		var more []string
+		for _, t := range p.Top[1:] {
+			more = append(more, fmt.Sprintf("%s %d%%", t.Func, percentOf(t.Samples, p.Samples)))
+		}
+		if len(more) > 0 {
+			s += " (its callers unread; also " + strings.Join(more, ", ") + ")"
+		}
+		return s
 	}
 	return ""
 }

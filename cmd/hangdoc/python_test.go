@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hangdoc/hangdoc/internal/testvictim"
+	"github.com/hangdoc/hangdoc/sampler/oncpu"
 )
 
 // The Python victims need py-spy, which .ci/run installs with pip: a
@@ -298,4 +299,26 @@ func alive(pid int) bool {
 	}
 	s := string(b)
 	return (strings.Contains(s, "(sleep)") || strings.Contains(s, "(sh)") || strings.Contains(s, "(hang)")) && !strings.Contains(s, ") Z ")
+}
+
+// A Python thread inside one C call that never returns (a regex that
+// backtracks forever): one unchanging Python frame, a core used. The
+// kernel's on-CPU samples say where in C it is; a frame-pointer walk
+// gone astray through code built without frame pointers is cut, never
+// named as the loop ("spins in 0x…").
+func TestPythonSpinsInC(t *testing.T) {
+	needPySpy(t)
+	v := testvictim.StartPython(t, "py_re_spin.py")
+	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+	c := pydecode(t, out)
+	if code != ExitSpinning || c.Verdict != "spinning" {
+		t.Fatalf("exit %d verdict %q (%s), want spinning\n%s", code, c.Verdict, c.Summary, stderr)
+	}
+	if err := oncpu.Probe(); err != nil {
+		return // the refusal's note is TestVictimSpinHolder's
+	}
+	want := fmt.Sprintf("tid %d (renderer) spins in ", v.TID("renderer"))
+	if !strings.Contains(c.Summary, want) || strings.Contains(c.Summary, "spins in 0x") {
+		t.Errorf("summary %q: want %q and a named function", c.Summary, want)
+	}
 }

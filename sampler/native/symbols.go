@@ -123,6 +123,11 @@ func (s *Symbolizer) name(pc uint64, leaf bool) []model.Frame {
 	return []model.Frame{{Func: fmt.Sprintf("%s+0x%x", filepath.Base(m.Path), pc-m.Start+m.Offset), File: m.Path}}
 }
 
+// Mapped reports whether pc is in a mapped file's code: an address that
+// is not came from a walk that went astray (a frame-pointer chain
+// through code built without frame pointers), and nothing past it holds.
+func (s *Symbolizer) Mapped(pc uint64) bool { return s.mapOf(pc) != nil }
+
 // GoReaderAt is the Go reader where pc is the executable's code; nil
 // elsewhere, or for a program that is not Go.
 func (s *Symbolizer) GoReaderAt(pc uint64) *gomem.Reader {

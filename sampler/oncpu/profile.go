@@ -387,9 +387,16 @@ func (p *Profiler) profileOf(c *threadCounts) *model.OnCPU {
 	return out
 }
 
+// symbolize names a sampled stack's frames. The kernel's frame-pointer
+// walk through code built without frame pointers (a libpython, a -O2 C
+// library) reads locals as return addresses: the stack ends at the first
+// address no file maps, which no caller of real code returns to.
 func (p *Profiler) symbolize(pcs []uint64) []model.Frame {
 	var out []model.Frame
 	for i, pc := range pcs {
+		if i > 0 && !p.sym.Mapped(pc) {
+			break
+		}
 		out = append(out, p.sym.Frames(pc, i == 0)...)
 	}
 	return out

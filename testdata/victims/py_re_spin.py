@@ -1,0 +1,26 @@
+"""py_re_spin: a thread stuck inside one C call that never returns.
+
+renderer runs re.match on a pattern with nested quantifiers against a
+string that almost matches: the regex engine (C, in _sre) backtracks for
+longer than any run, holding the GIL, one unchanging Python frame on its
+stack. What a Python stack cannot say — where the CPU is — the kernel's
+on-CPU samples can: in the engine's match function. The main thread joins
+it.
+
+Ready line, printed by renderer as it enters the match (which holds the
+GIL throughout: no other thread could print it after):
+    ready pid=P renderer=TID
+"""
+import os
+import re
+import threading
+
+
+def render():
+    print(f"ready pid={os.getpid()} renderer={threading.get_native_id()}", flush=True)
+    re.match(r"(a+)+$", "a" * 64 + "b")
+
+
+t = threading.Thread(target=render, name="renderer", daemon=True)
+t.start()
+t.join()
