@@ -302,7 +302,7 @@ func goEvidence(p *proc, d *Diagnosis, l *layer) []Fact {
 	}
 	var forever []Ref
 	for _, a := range l.byClass[ClassBlocked] {
-		if strings.Contains(a.GoState, "(nil chan)") {
+		if a.GoWait.NilChan {
 			forever = append(forever, a.Ref)
 		}
 	}

@@ -375,7 +375,7 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 						w.keys = []string{"addr:" + a}
 						h.waitAddr = a
 					}
-					w.read = g.GoState == "sync.RWMutex.RLock"
+					w.read = g.GoWait.Kind == model.GoRWMutexRead
 					waits = append(waits, lockWait{a: g, frame: k, lock: w})
 				}
 				if g.Class != ClassIdle || g.Wait == model.WaitSleep {
@@ -401,7 +401,7 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 				} else {
 					// No Lock call at the line: the lock is named by
 					// where it is taken.
-					w := lockRef{fn: f.Func, line: f.Line, read: g.GoState == "sync.RWMutex.RLock"}
+					w := lockRef{fn: f.Func, line: f.Line, read: g.GoWait.Kind == model.GoRWMutexRead}
 					if a := mutexAddress(g.Stack); a != "" {
 						w.keys = []string{"addr:" + a}
 					}
@@ -479,7 +479,7 @@ func (s *goScene) chanEdges() {
 // target writes to (or the empty one it reads), with a process at the
 // other end. nil when the evidence names none, or more than one.
 func (p *proc) ioChain(g *Actor, resources map[string]model.Resource) *IOChain {
-	if g.GoState != "IO wait" {
+	if g.GoWait.Kind != model.GoIO {
 		return nil
 	}
 	write := slices.ContainsFunc(g.Stack, func(f model.Frame) bool { return strings.HasSuffix(f.Func, "(*pollDesc).waitWrite") })

@@ -577,16 +577,30 @@ func runtimeSaysDeadlock(msg string) bool {
 // WaitNone for a running or runnable one. Older Go says "semacquire" for
 // every sync wait: the frames tell which.
 func goWait(g model.Goroutine) model.WaitKind {
-	state, _, _ := strings.Cut(g.State, " (")
-	if kind, ok := goWaitStates[state]; ok {
-		return kind
-	}
-	for _, p := range goWaitPrefixes {
-		if strings.HasPrefix(state, p.prefix) {
-			return p.kind
-		}
-	}
-	if state == "semacquire" {
+	switch w := model.ParseGoWait(g.State); w.Kind {
+	case model.GoRunning:
+		return model.WaitNone
+	case model.GoChanSend, model.GoChanRecv:
+		return model.WaitChannel
+	case model.GoSelect, model.GoSelectEmpty:
+		return model.WaitSelect
+	case model.GoIO:
+		return model.WaitIO
+	case model.GoSyscall:
+		return model.WaitSyscall
+	case model.GoSleep:
+		return model.WaitSleep
+	case model.GoMutex:
+		return model.WaitMutex
+	case model.GoRWMutexRead, model.GoRWMutexWrite:
+		return model.WaitRWMutex
+	case model.GoWaitGroup:
+		return model.WaitWaitGroup
+	case model.GoCond:
+		return model.WaitCond
+	case model.GoRuntime:
+		return model.WaitRuntime
+	case model.GoSemacquire:
 		for _, f := range g.Stack {
 			for _, p := range goWaitReceivers {
 				if strings.Contains(f.Func, p.prefix) {
@@ -594,39 +608,17 @@ func goWait(g model.Goroutine) model.WaitKind {
 				}
 			}
 		}
-		return model.WaitOther
-	}
-	for _, p := range goRuntimeWaits {
-		if strings.HasPrefix(state, p) {
-			return model.WaitRuntime
-		}
 	}
 	return model.WaitOther
 }
 
-// What goWait reads: whole states, state prefixes (Go ≥1.20 names the
-// sync type in the wait reason), the sync types on a "semacquire" stack
-// (older Go), and the runtime's own waits.
-var (
-	goWaitStates = map[string]model.WaitKind{
-		"running": model.WaitNone, "runnable": model.WaitNone, "preempted": model.WaitNone,
-		"chan send": model.WaitChannel, "chan receive": model.WaitChannel, "select": model.WaitSelect,
-		"IO wait": model.WaitIO, "syscall": model.WaitSyscall, "sleep": model.WaitSleep,
-	}
-	goWaitPrefixes = []struct {
-		prefix string
-		kind   model.WaitKind
-	}{
-		{"sync.Mutex.", model.WaitMutex}, {"sync.RWMutex.", model.WaitRWMutex}, {"sync.WaitGroup.", model.WaitWaitGroup}, {"sync.Cond.", model.WaitCond},
-	}
-	goWaitReceivers = []struct {
-		prefix string
-		kind   model.WaitKind
-	}{
-		{"(*RWMutex)", model.WaitRWMutex}, {"(*Mutex)", model.WaitMutex}, {"(*WaitGroup)", model.WaitWaitGroup}, {"(*Cond)", model.WaitCond},
-	}
-	goRuntimeWaits = []string{"GC", "finalizer", "force gc", "timer goroutine", "trace reader", "debug call", "cleanup wait", "GOMAXPROCS updater"}
-)
+// goWaitReceivers are the sync types on an older Go's "semacquire" stack.
+var goWaitReceivers = []struct {
+	prefix string
+	kind   model.WaitKind
+}{
+	{"(*RWMutex)", model.WaitRWMutex}, {"(*Mutex)", model.WaitMutex}, {"(*WaitGroup)", model.WaitWaitGroup}, {"(*Cond)", model.WaitCond},
+}
 
 func std(fn string) bool { return model.GoStd(fn) }
 
@@ -676,7 +668,7 @@ func (s *goScene) goroutine(h *goHistory) Actor {
 	last := h.lastWaiting()
 	g := Actor{
 		Kind: ActorGoroutine, Ref: Ref{PID: s.p.pid, Goroutine: h.id},
-		GoState: last.State, WaitMinutes: last.WaitMinutes, Thread: last.Thread,
+		GoState: last.State, GoWait: model.ParseGoWait(last.State), WaitMinutes: last.WaitMinutes, Thread: last.Thread,
 		Seen: len(h.readings), Stack: last.Stack, CreatedBy: last.CreatedBy, CreatorID: last.CreatorID,
 		Wait: goWait(last),
 	}
@@ -757,7 +749,7 @@ func (s *goScene) goroutine(h *goHistory) Actor {
 		g.Class, g.Why, g.Wait = ClassIdle, Why{Rule: WhyGoAccept}, model.WaitAccept
 	case g.Wait == model.WaitIO && serverRead(last.Stack) && InFlight(last.Stack) < 0:
 		g.Class, g.Why = ClassIdle, Why{Rule: WhyGoServerRead}
-	case last.State == "select (no cases)":
+	case g.GoWait.Kind == model.GoSelectEmpty:
 		g.Class, g.Why = ClassIdle, Why{Rule: WhyGoSelectForever}
 	case one:
 		g.Class, g.Why = ClassBlocked, Why{Rule: WhyGoBlockedOnce, Kind: g.Wait}
@@ -908,7 +900,7 @@ func accepting(stack []model.Frame) bool {
 func (s *goScene) idlePools() {
 	gs := s.p.goroutines
 	for _, g := range gs {
-		if g.Class == ClassWorking || g.Class == ClassSpinning || g.GoState == "chan send" {
+		if g.Class == ClassWorking || g.Class == ClassSpinning || g.GoWait == (model.GoWait{Kind: model.GoChanSend}) {
 			return
 		}
 	}
@@ -954,14 +946,14 @@ func (s *goScene) idlePools() {
 // request in flight (a handler that has not returned is not waiting for
 // work).
 func receiving(g Actor) bool {
-	return g.Class == ClassBlocked && (g.GoState == "chan receive" || g.GoState == "select") && g.WaitsFor == "" &&
+	return g.Class == ClassBlocked && (g.GoWait == model.GoWait{Kind: model.GoChanRecv} || g.GoWait == model.GoWait{Kind: model.GoSelect}) && g.WaitsFor == "" &&
 		len(g.Holds) == 0 && InFlight(g.Stack) < 0
 }
 
 // parkedForGood reports a goroutine that can never run again: select {}
 // or a nil channel. It can feed nobody.
 func parkedForGood(g *Actor) bool {
-	return g.GoState == "select (no cases)" || strings.Contains(g.GoState, "(nil chan)")
+	return g.GoWait.ForGood()
 }
 
 // InFlight is, for a goroutine of an HTTP server's request in flight (a

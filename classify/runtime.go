@@ -23,7 +23,7 @@ func aside(g model.Goroutine, source model.Format) Aside {
 		// requests move it (a live pprof source); in a dump it is the
 		// program's listener, idle until a client comes.
 		return AsidePlumbing
-	case source == model.GoStack && (g.State == "running" || g.State == "running (locked to thread)"):
+	case source == model.GoStack && model.ParseGoWait(g.State).OnCPU:
 		// runtime.Stack(buf, true) stops the world: the one goroutine it
 		// shows running is its caller, writing this dump.
 		return AsideDumper
@@ -38,7 +38,7 @@ func aside(g model.Goroutine, source model.Format) Aside {
 // panic (or throw), or testing's alarm that panics for the timeout. It is
 // running because it prints the dump, not because the program works.
 func crashing(g model.Goroutine, source model.Format) bool {
-	if source != model.GoPanic && source != model.GoFatal && source != model.GoTestTimeout || !strings.HasPrefix(g.State, "running") {
+	if source != model.GoPanic && source != model.GoFatal && source != model.GoTestTimeout || !model.ParseGoWait(g.State).OnCPU {
 		return false
 	}
 	return slices.ContainsFunc(g.Stack, func(f model.Frame) bool {
@@ -57,7 +57,7 @@ func crashing(g model.Goroutine, source model.Format) bool {
 // because the test's time is up and it panics to print the dump: the
 // harness's, never the program's work.
 func testAlarm(g model.Goroutine) bool {
-	return strings.HasPrefix(g.State, "running") && g.CreatedBy != nil && g.CreatedBy.Func == "time.goFunc" &&
+	return model.ParseGoWait(g.State).OnCPU && g.CreatedBy != nil && g.CreatedBy.Func == "time.goFunc" &&
 		UserFrame(g.Stack) < 0 && slices.ContainsFunc(g.Stack, func(f model.Frame) bool { return strings.HasPrefix(f.Func, "testing.") })
 }
 

@@ -2,7 +2,6 @@ package classify
 
 import (
 	"slices"
-	"strings"
 
 	"github.com/hangdoc/hangdoc/model"
 )
@@ -81,7 +80,7 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 	})
 	var senders, stranded []*Actor
 	for _, a := range l.byClass[ClassBlocked] {
-		if strings.HasPrefix(a.GoState, "chan send") {
+		if a.GoWait.Kind == model.GoChanSend {
 			senders = append(senders, a)
 		}
 		if a.Why.Rule == WhyNobodyLeft {
@@ -198,7 +197,7 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 		// which would know, has not said so.
 		v, conf = Blocked, Medium
 		c.Rule, c.Actors = CauseSendersStuck, refs(senders)
-		if slices.ContainsFunc(senders, func(a *Actor) bool { return strings.HasSuffix(a.GoState, "(leaked)") }) {
+		if slices.ContainsFunc(senders, func(a *Actor) bool { return a.GoWait.Leaked }) {
 			// The leak detector proved it: nothing live can reach their
 			// channels.
 			v, conf, c.Leaked = Deadlock, High, true

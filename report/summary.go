@@ -77,7 +77,7 @@ func (w *words) summary(c classify.Cause) string {
 			switch {
 			case c.HolderIO != nil:
 				what = fmt.Sprintf("blocked in %s on %s", Where(h.Stack), w.ioChainText(c.HolderIO))
-			case h.Class == classify.ClassIdle && h.GoState == "select (no cases)":
+			case h.Class == classify.ClassIdle && h.GoWait.Kind == model.GoSelectEmpty:
 				what = "parked for good in select {} in " + Where(h.Stack)
 			case h.Class == classify.ClassIdle:
 				what = fmt.Sprintf("parked (%s) in %s", goKindWords(h.Wait), Where(h.Stack))
@@ -857,7 +857,7 @@ func holderHint(holder *classify.Actor) string {
 }
 
 func goHolderHint(h *classify.Actor) string {
-	if h.GoState == "select (no cases)" {
+	if h.GoWait.Kind == model.GoSelectEmpty {
 		return "One goroutine holds the mutex the others want and has parked for good in select {}: it never unlocks it. Unlock before parking (or take the lock in a function that returns), and keep a goroutine that parks for ever from holding anything."
 	}
 	switch h.Wait {
