@@ -34,6 +34,8 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 	p := newProc(rec.Samples, rec.Target.Runtime, rec.Resources, rec.Sources, opts)
 	p.throttle = throttle(rec.Samples, rec.Target, rec.Host)
 	d.Throttle = p.throttle
+	p.gc = gcPressure(rec.Samples)
+	d.GC = p.gc
 	if rec.Target.Runtime != model.RuntimeJava {
 		// A JVM dump records its locks' holders itself (java.go).
 		p.pythonLocks(rec.Sources)
@@ -231,6 +233,9 @@ func threadEvidence(p *proc, g *graph, d *Diagnosis, v Verdict, c Cause) []Fact 
 	}
 	if d.Machine.Busy() {
 		ev = append(ev, Fact{Kind: FactMachineBusy})
+	}
+	if d.GC != nil {
+		ev = append(ev, Fact{Kind: FactGC})
 	}
 	for _, t := range p.threads {
 		if t.Python != nil && t.Python.OwnsGIL {

@@ -149,6 +149,8 @@ type Cause struct {
 	Stop *StopFact
 	// Throttle is the cgroup quota that starves the process (CauseStarved).
 	Throttle *Throttle
+	// GC is the JVM's collector over the run (CauseGCThrash).
+	GC *GCPressure
 	// Beside is, for a blocked verdict on goroutines, the biggest group of
 	// the program's goroutines that are idle around what stops work: said
 	// after it, never instead of it. Nil for none.
@@ -287,6 +289,7 @@ const (
 	CauseNoLive                           // no live actor
 	CauseRuntimeDeadlock                  // the Go runtime said "all goroutines are asleep - deadlock!"
 	CauseLostWakeup                       // threads wait on each other with no proof of who would end the waits: each waits on a condition, a future, a join whose every candidate waits itself (Actors: all of them, Kinds)
+	CauseGCThrash                         // a JVM spends most of the run in GC pauses (Diagnosis.GC): working, but hardly at all
 )
 
 // IOChain is what the kernel says of the pipe a goroutine in IO wait is
@@ -349,6 +352,7 @@ const (
 	FactMachineBusy                 // the machine's CPUs were nearly all busy (Diagnosis.Machine)
 	FactGoMaxProcs                  // a Go program's GOMAXPROCS exceeds its quota (Diagnosis.Throttle)
 	FactAsyncio                     // a thread runs an asyncio loop: its waiting tasks are not seen
+	FactGC                          // a JVM's counters: its GC and safepoint time over the run (Diagnosis.GC)
 )
 
 // BasisKind is how sure the holder is: the JSON's basis_kind.

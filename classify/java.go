@@ -371,3 +371,59 @@ func javaObjectText(o model.JavaObject) string {
 // javaRuntimeDeadlock reports that the JVM itself found a deadlock in the
 // last dump.
 func javaRuntimeDeadlock(s model.Sample) bool { return len(s.JavaDeadlocks) > 0 }
+
+// GCPressure is what a live JVM's own counters (hsperfdata) say of its
+// garbage collector over the run.
+type GCPressure struct {
+	// Percent is the share of the run's wall time the collectors' pauses
+	// took; Seconds the wall time between the first and last reading.
+	Percent float64
+	Seconds float64
+	// GCs is how many collections ran during the run.
+	GCs int64
+	// HeapUsed and HeapMax are the heap at the last reading, bytes.
+	HeapUsed, HeapMax int64
+	// SafepointPercent is the share of the run in safepoints (GC's and
+	// others': thread dumps, deoptimisation, biased-lock revocation).
+	SafepointPercent float64
+}
+
+// gcThrash is the share of the run in GC pauses from which a JVM is said
+// to be thrashing: more time collecting than running the program.
+const gcThrash = 50
+
+// Significant reports a JVM that spent most of the run in GC.
+func (g *GCPressure) Significant() bool { return g != nil && g.Percent >= gcThrash }
+
+// gcPressure reads the run's GC share from the JVM counters of its first
+// and last samples that have them; nil with fewer than two.
+func gcPressure(samples []model.Sample) *GCPressure {
+	first, last := -1, -1
+	for i, s := range samples {
+		if s.JVM != nil && s.JVM.TickHz > 0 {
+			if first < 0 {
+				first = i
+			}
+			last = i
+		}
+	}
+	if first < 0 || last == first {
+		return nil
+	}
+	a, b := samples[first].JVM, samples[last].JVM
+	wall := samples[last].Time.Sub(samples[first].Time).Seconds()
+	if wall <= 0 || a.TickHz != b.TickHz || b.GCTicks < a.GCTicks {
+		return nil
+	}
+	hz := float64(b.TickHz)
+	g := &GCPressure{
+		Seconds:  wall,
+		Percent:  min(100, 100*float64(b.GCTicks-a.GCTicks)/hz/wall),
+		GCs:      b.GCCount - a.GCCount,
+		HeapUsed: b.HeapUsed, HeapMax: b.HeapMax,
+	}
+	if b.SafepointTicks >= a.SafepointTicks {
+		g.SafepointPercent = min(100, 100*float64(b.SafepointTicks-a.SafepointTicks)/hz/wall)
+	}
+	return g
+}

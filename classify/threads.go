@@ -119,6 +119,8 @@ type proc struct {
 	// throttle is the target's cgroup quota's doing over the run (the
 	// target only: peers are not judged by it).
 	throttle *Throttle
+	// gc is a live JVM's collector over the run (its counters).
+	gc *GCPressure
 	// retry is the record lock its sleeping threads retry, if any.
 	retry *RetryLock
 	// waitIdx indexes waits by TID (waitOf), for waitIdxOf waits at waitIdxAt.

@@ -206,6 +206,9 @@ type Diagnosis struct {
 	// and Machine how busy the machine was; nil when unread.
 	Throttle *Throttle
 	Machine  *MachineLoad
+	// GC is a live JVM's collector over the run, from its counters; nil
+	// for none.
+	GC *GCPressure
 }
 
 // Lock is something actors wait to take: a futex word, a Python

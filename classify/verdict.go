@@ -125,6 +125,12 @@ func (p *proc) ladder(l *layer, cycles []Cycle, g *graph, opts Options) (Verdict
 		v, conf = Deadlock, High
 		c.Rule, c.Actors, c.Kinds = CauseRuntimeDeadlock, refs(l.byClass[ClassBlocked]), kindCounts(l.byClass[ClassBlocked])
 		c.Group = p.biggestGroup(ClassBlocked)
+	case p.gc.Significant() && l.kind == ActorThread:
+		// The JVM collects more than it runs the program: every thread
+		// stops for the pauses, so what looks blocked or slow is the
+		// collector's doing. Working, starved by its own heap.
+		v, conf = Working, Medium
+		c.Rule, c.GC = CauseGCThrash, p.gc
 	case holder != nil && holder.Class == ClassSpinning:
 		v, conf = Spinning, basisConfidence(held.Basis.Kind)
 		c.Rule, c.Actors, c.Lock = CauseHolderSpins, []Ref{holder.Ref}, held.ID

@@ -66,3 +66,23 @@ type JavaDeadlockLink struct {
 	Ownable bool `json:"ownable,omitempty"`
 	JavaObject
 }
+
+// JVMCounters are a HotSpot JVM's own counters at a sample, from its
+// hsperfdata file (what jstat reads): cumulative, so two samples give the
+// run's.
+type JVMCounters struct {
+	// TickHz is how many ticks make a second (sun.os.hrt.frequency).
+	TickHz int64 `json:"tick_hz"`
+	// GCTicks is the time all collectors' pauses took, GCCount how many
+	// there were (sun.gc.collector.*.time, .invocations).
+	GCTicks int64 `json:"gc_ticks"`
+	GCCount int64 `json:"gc_count"`
+	// HeapUsed and HeapMax are the heap's bytes in use and its maximum.
+	HeapUsed int64 `json:"heap_used"`
+	HeapMax  int64 `json:"heap_max"`
+	// SafepointTicks is the time spent in safepoints, Safepoints how many.
+	SafepointTicks int64 `json:"safepoint_ticks"`
+	Safepoints     int64 `json:"safepoints"`
+	// Threads is java.threads.live.
+	Threads int64 `json:"threads"`
+}

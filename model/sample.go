@@ -58,6 +58,9 @@ type Sample struct {
 	// refer to the channels others wait on (Goroutine.HeldChans); nil
 	// when it did not (it runs on a run's last sample only).
 	ChanScan *ChanScan `json:"chan_scan,omitempty"`
+	// JVM is a live JVM's counters from its hsperfdata file; nil when
+	// unread (not a JVM, -XX:-UsePerfData, a dump).
+	JVM *JVMCounters `json:"jvm,omitempty"`
 	// JavaDeadlocks are the deadlocks a JVM thread dump reported itself.
 	JavaDeadlocks []JavaDeadlock `json:"java_deadlocks,omitempty"`
 }

@@ -101,6 +101,13 @@ func (w *words) fact(f classify.Fact) string {
 		}
 		return fmt.Sprintf("GOMAXPROCS is %d (%s), more than its quota of %s cores: up to %d threads run at once and spend each period's quota in a burst, then all wait for the next",
 			t.GoMaxProcs, from, cores(t.QuotaCores), t.GoMaxProcs)
+	case classify.FactGC:
+		g := w.d.GC
+		s := fmt.Sprintf("the JVM's counters (hsperfdata): %.0f%% of the %.1fs between the first and last sample in garbage collection pauses (%d collections), %.0f%% in safepoints", g.Percent, g.Seconds, g.GCs, g.SafepointPercent)
+		if g.HeapMax > 0 {
+			s += fmt.Sprintf("; heap %s of %s", Bytes(g.HeapUsed), Bytes(g.HeapMax))
+		}
+		return s
 	case classify.FactMachineBusy:
 		m := w.d.Machine
 		s := fmt.Sprintf("the machine is busy: %.0f%% of its %d CPUs' time was used during the run, load %.1f", m.BusyPercent, m.CPUs, m.Load1)

@@ -14,6 +14,7 @@ type hintRow struct {
 
 var hintRows = []hintRow{
 	{"starved", "Give it more CPU"},
+	{"gc-thrash", "Give the JVM more heap"},
 	{"stopped-by-tracer", "Detach the debugger or tracer"},
 	{"stopped-traced", "Detach the tracer"},
 	{"stopped-job-control", "Continue it: fg"},

@@ -436,6 +436,23 @@ type CPU struct {
 	Throttled *Throttled `json:"throttled,omitempty"`
 	// Machine is the host's CPU use; absent when unread.
 	Machine *MachineCPU `json:"machine,omitempty"`
+	// JVMGC is a live JVM's garbage collector over the run, from its own
+	// counters (hsperfdata); absent for other targets and dumps.
+	JVMGC *JVMGC `json:"jvm_gc,omitempty"`
+}
+
+// JVMGC is what a JVM's counters say of its collector over the run.
+type JVMGC struct {
+	// Percent is the share of the run's wall time (Seconds, first to
+	// last sample) in collection pauses; Thrashing says it is enough
+	// (≥ 50%) that hangdoc names it as the cause.
+	Percent          float64 `json:"gc_percent"`
+	Seconds          float64 `json:"seconds"`
+	Collections      int64   `json:"collections"`
+	SafepointPercent float64 `json:"safepoint_percent"`
+	HeapUsedBytes    int64   `json:"heap_used_bytes"`
+	HeapMaxBytes     int64   `json:"heap_max_bytes"`
+	Thrashing        bool    `json:"thrashing"`
 }
 
 // Throttled is what a cgroup's CPU quota did to the target over the run.
@@ -550,6 +567,13 @@ func New(rec model.Recording, d classify.Diagnosis) *Report {
 	r.Groups = w.groups()
 	r.Stop = w.stop(d.Cause.Stop)
 	r.CPU = cpuBlock(d.Throttle, d.Machine)
+	if g := d.GC; g != nil {
+		if r.CPU == nil {
+			r.CPU = &CPU{}
+		}
+		r.CPU.JVMGC = &JVMGC{Percent: g.Percent, Seconds: g.Seconds, Collections: g.GCs, SafepointPercent: g.SafepointPercent,
+			HeapUsedBytes: g.HeapUsed, HeapMaxBytes: g.HeapMax, Thrashing: g.Significant()}
+	}
 	if !rec.Search.Complete && len(rec.Resources) > 0 {
 		r.Evidence = append(r.Evidence, fmt.Sprintf("the search for the other ends of pipes and sockets stopped at its %dms budget after %d processes: some ends may be missing",
 			rec.Search.BudgetMS, rec.Search.Scanned))

@@ -58,6 +58,8 @@ func (w *words) summary(c classify.Cause) string {
 		return w.stoppedSummary(c)
 	case classify.CauseStarved:
 		return w.starvedSummary(c, as)
+	case classify.CauseGCThrash:
+		return gcSummary(c.GC)
 	case classify.CauseCrossDeadlock:
 		return w.crossDeadlock(w.d.Cycles[c.Cycle])
 	case classify.CauseDeadlock:
@@ -335,6 +337,8 @@ func (w *words) hint(c classify.Cause) string {
 	switch c.Rule {
 	case classify.CauseStopped:
 		return w.stoppedHint(c.Stop, w.targetPID())
+	case classify.CauseGCThrash:
+		return "Give the JVM more heap (-Xmx), or find what keeps it full: its live data nearly fills the heap, so each collection frees little and the next comes at once. Take a heap histogram (jcmd PID GC.class_histogram, which stops it for a moment) to see what holds it, and turn on GC logging (-Xlog:gc) to watch it."
 	case classify.CauseStarved:
 		s := "Give it more CPU — raise its cgroup's quota (cpu.max, or cpu.cfs_quota_us; a container's CPU limit) — or make it need less. Under a quota a loop and slow work look alike: if it should have finished long ago, take two stacks a second apart to see whether it moves."
 		if t := c.Throttle; t.GoMaxProcs > 0 && float64(t.GoMaxProcs) > t.QuotaCores {
@@ -1094,4 +1098,14 @@ func (w *words) cpuGoesTo() string {
 		parts = append(parts, f)
 	}
 	return "; on a CPU, the kernel's samples caught them most in " + strings.Join(parts, ", ")
+}
+
+// gcSummary: working, but hardly, for a JVM that collects more than it
+// runs.
+func gcSummary(g *classify.GCPressure) string {
+	s := fmt.Sprintf("working, but %.0f%% of the last %.1fs went to garbage collection pauses (%d collections)", g.Percent, g.Seconds, g.GCs)
+	if g.HeapMax > 0 {
+		s += fmt.Sprintf(", its heap %s of %s full", Bytes(g.HeapUsed), Bytes(g.HeapMax))
+	}
+	return s + ": the JVM's own counters say it spends its time collecting, not running the program — starved by its own heap, not hung"
 }

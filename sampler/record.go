@@ -55,6 +55,10 @@ type Stacks struct {
 	ReadSource func(path string) ([]string, error)
 	// Close, when set, is called when the run ends, however it ends.
 	Close func()
+	// Each, when set, adds to every sample what the runtime publishes
+	// without being asked (a JVM's counters file), whichever source
+	// gives the stacks, and when none does.
+	Each func(s *model.Sample)
 }
 
 // Clock is the time Record waits by; nil is the real one.
@@ -200,6 +204,9 @@ func Record(ctx context.Context, t *Target, first Process, opts Options) (rec mo
 			opts.Profiler.Profile(&sample)
 		}
 		foreignAround(&sample, prev, opts.Claim, &prevOther)
+		if opts.Stacks.Each != nil {
+			opts.Stacks.Each(&sample)
+		}
 		st.add(ctx, &sample, &rec, i == opts.Samples-1)
 		if sample.StackSource == model.SourceUnwind && rec.StackSource == model.FormatNone {
 			rec.StackSource = model.SourceUnwind

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -87,6 +88,41 @@ func TestJavaLiveAttach(t *testing.T) {
 				}
 				r.wantHolders(t, v, tc.holders, tc.cycle)
 			})
+		}
+	})
+}
+
+// A JVM that collects more than it runs (nearly all of a 32 MiB heap
+// live): its own counters (hsperfdata, read each sample without attaching)
+// say how much of the run went to GC pauses, and the verdict is working,
+// starved by its heap, not blocked or hung.
+func TestJavaGCThrash(t *testing.T) {
+	eachJDK(t, []string{"GcThrash"}, func(t *testing.T, jdk, classes string) {
+		v := testvictim.StartCmd(t, exec.Command(filepath.Join(jdk, "bin", "java"), "-Xmx32m", "-cp", classes, "GcThrash"))
+		// --no-stop: no thread dump, whose safepoints would be the
+		// JVM's pauses too; the counters file is read all the same.
+		out, stderr, code := hangdocProcess(t, strconv.Itoa(v.PID), "--json", "--samples", "3", "--interval", "500ms", "--no-stop")
+		wantUnharmed(t, v.PID)
+		var r struct {
+			Verdict   string `json:"verdict"`
+			Summary   string `json:"summary"`
+			HintBasis string `json:"hint_basis"`
+			CPU       struct {
+				JVMGC *struct {
+					Percent   float64 `json:"gc_percent"`
+					Thrashing bool    `json:"thrashing"`
+					HeapMax   int64   `json:"heap_max_bytes"`
+				} `json:"jvm_gc"`
+			} `json:"cpu"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("%v\n%s\n%s", err, out, stderr)
+		}
+		if g := r.CPU.JVMGC; g == nil || !g.Thrashing || g.HeapMax <= 0 || g.HeapMax > 64<<20 {
+			t.Fatalf("cpu.jvm_gc %+v: want the JVM's counters read, thrashing, a heap of at most 32 MiB\n%s", r.CPU.JVMGC, out)
+		}
+		if r.Verdict != "working" || code != ExitWorking || r.HintBasis != "gc-thrash" || !strings.Contains(r.Summary, "went to garbage collection pauses") {
+			t.Errorf("verdict %s (exit %d), hint %s, summary %q: want working, gc-thrash", r.Verdict, code, r.HintBasis, r.Summary)
 		}
 	})
 }

@@ -19,6 +19,20 @@ const attachTimeout = 10 * time.Second
 
 func javaStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 	s := sampler.Stacks{What: "Java threads"}
+	nspid := t.PID
+	if t.Desc.NSPID > 0 {
+		nspid = t.Desc.NSPID
+	}
+	// The JVM's counters: a file read each sample, never a stop.
+	if path, err := java.HsperfPath(fs.Path(strconv.Itoa(t.PID), "root"), nspid); err != nil {
+		s.Notes = append(s.Notes, "no JVM counters (GC and safepoint time): "+err.Error())
+	} else {
+		s.Each = func(sample *model.Sample) {
+			if c, err := java.ReadHsperf(path); err == nil {
+				sample.JVM = &c
+			}
+		}
+	}
 	if opts.NoStop {
 		// A thread dump is a safepoint: every Java thread stops for it.
 		s.Notes = append(s.Notes, "no Java stacks: a JVM's thread dump is a safepoint, which stops every Java thread, and this run may not stop the target; the diagnosis is from kernel evidence only")
