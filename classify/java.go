@@ -170,8 +170,15 @@ func javaMachinery(t model.Thread) bool {
 	if t.Java.State == "" && t.Java.Number == 0 && !t.Java.Virtual {
 		return true
 	}
+	return javaMachineryName(t.Name)
+}
+
+// javaMachineryName reports one of the JVM's own threads' names, whole or
+// as the kernel keeps it (comm: its first 15 bytes), for a live JVM's
+// threads that no thread dump named (--no-stop, attach refused).
+func javaMachineryName(name string) bool {
 	for _, n := range javaMachineryNames {
-		if strings.HasPrefix(t.Name, n) {
+		if strings.HasPrefix(name, n) || len(name) == 15 && strings.HasPrefix(n, name) {
 			return true
 		}
 	}

@@ -647,6 +647,17 @@ func (p *proc) thread(h *history, opts Options) Actor {
 	default:
 		t.Class, t.Why = ClassBlocked, Why{Rule: WhyBlocked, Kind: kind, N: t.Seen}
 	}
+	if t.CPU.Known && p.runtime == model.RuntimeJava && t.Class != ClassSpinning && t.Class != ClassExited && !javaLockWait(kind) &&
+		(last.Java != nil && javaMachinery(last) || last.Java == nil && javaMachineryName(last.Name)) {
+		// A live JVM's own thread (its VM thread, compilers, collectors,
+		// service threads) wakes for the JVM's own work — and for each
+		// thread dump's safepoint: machinery, like the Go runtime's, not
+		// the program's story. A spinning one is kept (a collector that
+		// never stops is news). The process reaper waits for every
+		// child the JVM started, always: the program's own wait for one
+		// is its thread in Process.waitFor.
+		t.Aside, t.Class, t.Why = AsideRuntime, ClassIdle, Why{Rule: WhyJavaMachinery}
+	}
 	if t.Class == ClassWorking || t.Class == ClassSpinning {
 		t.Wait, t.Resource = model.WaitNone, ""
 	}

@@ -213,6 +213,7 @@ func eachJDK(t *testing.T, victims []string, fn func(t *testing.T, jdk, classes 
 // javaReport is what the Java tests read of a JSON report.
 type javaReport struct {
 	Verdict  string `json:"verdict"`
+	Summary  string `json:"summary"`
 	Sampling struct {
 		StackSource string   `json:"stack_source"`
 		Notes       []string `json:"notes"`

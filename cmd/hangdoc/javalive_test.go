@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,6 +124,42 @@ func TestJavaGCThrash(t *testing.T) {
 		}
 		if r.Verdict != "working" || code != ExitWorking || r.HintBasis != "gc-thrash" || !strings.Contains(r.Summary, "went to garbage collection pauses") {
 			t.Errorf("verdict %s (exit %d), hint %s, summary %q: want working, gc-thrash", r.Verdict, code, r.HintBasis, r.Summary)
+		}
+	})
+}
+
+// Process.waitFor() on a child whose stdout pipe is full and never read:
+// the parent waits for the child, the child for the parent to drain the
+// pipe — a deadlock across the two processes, through the parent's
+// thread in Process.waitFor (the dump's frames). The JVM's own threads,
+// woken by each thread dump's safepoint, are machinery and not "working";
+// with --no-stop (no dump) they are known by their kernel names, and the
+// verdict is blocked: no frame says what main waits for.
+func TestJavaWaitForChild(t *testing.T) {
+	eachJDK(t, []string{"WaitForChild"}, func(t *testing.T, jdk, classes string) {
+		for _, noStop := range []bool{false, true} {
+			t.Run(fmt.Sprintf("no-stop=%v", noStop), func(t *testing.T) {
+				v := testvictim.StartCmd(t, exec.Command(filepath.Join(jdk, "bin", "java"), "-Xmx64m", "-cp", classes, "WaitForChild"))
+				hd := []string{strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms"}
+				if noStop {
+					hd = append(hd, "--no-stop")
+				}
+				r := javaDiagnose(t, hd...)
+				wantUnharmed(t, v.PID)
+				child := v.Info["child"]
+				if noStop {
+					// No thread dump: nothing says main is in
+					// Process.waitFor, and the reaper's wait for every
+					// child proves no cycle (LockOnSocket's has one too).
+					if r.Verdict != "blocked" {
+						t.Errorf("verdict %s: %q; want blocked, and no cycle claimed; notes %q", r.Verdict, r.Summary, r.Sampling.Notes)
+					}
+					return
+				}
+				if r.Verdict != "deadlock" || !strings.Contains(r.Summary, "child pid "+child) || !strings.Contains(r.Summary, "full pipe") {
+					t.Errorf("verdict %s: %q; want a deadlock through child pid %s writing to a full pipe; notes %q", r.Verdict, r.Summary, child, r.Sampling.Notes)
+				}
+			})
 		}
 	})
 }
