@@ -116,27 +116,9 @@ func binDir() (string, error) {
 }
 
 func compile(gcc, name string) (string, error) {
-	if err := checkName(name); err != nil {
-		return "", err
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	src := filepath.Join(root, "testdata", "victims", name+".c")
-	if _, err := os.Stat(src); err != nil {
-		return "", err
-	}
-	dir, err := binDir()
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(dir, name)
-	cmd := exec.Command(gcc, "-O0", "-g", "-pthread", "-Wall", "-o", out, src)
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, msg)
-	}
-	return out, nil
+	return buildFrom(name, name+".c", func(root, src, out string) *exec.Cmd {
+		return exec.Command(gcc, "-O0", "-g", "-pthread", "-Wall", "-o", out, src)
+	})
 }
 
 // BuildGo builds the Go victim package testdata/victims/NAME with the go
@@ -159,6 +141,17 @@ func BuildGo(t testing.TB, name string) string {
 }
 
 func goBuild(gobin, name string) (string, error) {
+	return buildFrom(name, name, func(root, src, out string) *exec.Cmd {
+		cmd := exec.Command(gobin, "build", "-o", out, "./testdata/victims/"+name)
+		cmd.Dir = root
+		return cmd
+	})
+}
+
+// buildFrom builds testdata/victims/SRC into the shared directory as NAME
+// with the command cmd makes from the repository root, the source's path
+// and the binary's.
+func buildFrom(name, src string, cmd func(root, src, out string) *exec.Cmd) (string, error) {
 	if err := checkName(name); err != nil {
 		return "", err
 	}
@@ -166,7 +159,8 @@ func goBuild(gobin, name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(filepath.Join(root, "testdata", "victims", name)); err != nil {
+	path := filepath.Join(root, "testdata", "victims", src)
+	if _, err := os.Stat(path); err != nil {
 		return "", err
 	}
 	dir, err := binDir()
@@ -174,10 +168,9 @@ func goBuild(gobin, name string) (string, error) {
 		return "", err
 	}
 	out := filepath.Join(dir, name)
-	cmd := exec.Command(gobin, "build", "-o", out, "./testdata/victims/"+name)
-	cmd.Dir = root
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, msg)
+	c := cmd(root, path, out)
+	if msg, err := c.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("%s: %v\n%s", strings.Join(c.Args, " "), err, msg)
 	}
 	return out, nil
 }
@@ -209,28 +202,11 @@ func BuildRust(t testing.TB, name string) string {
 }
 
 func rustBuild(rustc, name string) (string, error) {
-	if err := checkName(name); err != nil {
-		return "", err
-	}
-	root, err := RepoRoot()
-	if err != nil {
-		return "", err
-	}
-	src := filepath.Join(root, "testdata", "victims", name+".rs")
-	if _, err := os.Stat(src); err != nil {
-		return "", err
-	}
-	dir, err := binDir()
-	if err != nil {
-		return "", err
-	}
-	out := filepath.Join(dir, name)
-	cmd := exec.Command(rustc, "-O", "-C", "force-frame-pointers=yes", "-o", out, src)
-	cmd.Dir = dir
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, msg)
-	}
-	return out, nil
+	return buildFrom(name, name+".rs", func(root, src, out string) *exec.Cmd {
+		cmd := exec.Command(rustc, "-O", "-C", "force-frame-pointers=yes", "-o", out, src)
+		cmd.Dir = filepath.Dir(out)
+		return cmd
+	})
 }
 
 // Script returns the path of testdata/victims/NAME (a script victim). A
