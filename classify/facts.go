@@ -504,6 +504,12 @@ const (
 	// a thread of another process (PID) that maps the same word (Shared)
 	// as the waiters' process (WaiterPID).
 	BasisSharedOwner
+	// BasisJavaSameClass: inferred: the waiters' synchronizer is named by
+	// its identity hash (a JSON thread dump's, "ReentrantLock$NonfairSync
+	// @1e11fd0c"), the holders' by address (the text dump's); one thread
+	// alone holds a synchronizer of that class that no other waiter
+	// waits for (Address: the class).
+	BasisJavaSameClass
 )
 
 // SharedFutex: the basis of a futex several threads share whose word did

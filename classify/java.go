@@ -256,6 +256,11 @@ func javaLocks(pid int, last model.Sample) []Lock {
 		owner   int64 // a JSON dump's parkBlocker owner
 	}
 	var waiters []waiter
+	type ownedBy struct {
+		obj model.JavaObject
+		tid int
+	}
+	var ownables []ownedBy
 	for _, t := range last.Threads {
 		jt := t.Java
 		if jt == nil || t.Exited {
@@ -279,6 +284,7 @@ func javaLocks(pid int, last model.Sample) []Lock {
 		}
 		for _, o := range jt.Ownable {
 			holds[o.Addr] = javaHold{t.TID, BasisJavaOwnable}
+			ownables = append(ownables, ownedBy{o, t.TID})
 		}
 		for _, l := range jt.Locks {
 			switch {
@@ -348,6 +354,28 @@ func javaLocks(pid int, last model.Sample) []Lock {
 		l.Basis.Waiters = len(l.Waiters)
 		if said[w.tid] {
 			l.Basis.JVMSaid = true
+		}
+	}
+	// A live JVM's virtual threads come from its JSON dump, which names a
+	// synchronizer by identity hash; its platform threads' ownable
+	// synchronizers come from the text dump, by address. Where one thread
+	// alone holds a synchronizer of the waited one's class that nobody
+	// else waits for, it is the holder: inferred.
+	for i := range locks {
+		l := &locks[i]
+		if l.Holder != nil || l.Kind != LockJavaSync || !strings.Contains(strings.TrimPrefix(l.ID, "java:"), "@") {
+			continue
+		}
+		class, _, _ := strings.Cut(strings.TrimPrefix(l.ID, "java:"), "@")
+		var who []int
+		for _, o := range ownables {
+			if _, waited := index[o.obj.Addr]; o.obj.Class == class && !waited && !slices.Contains(who, o.tid) {
+				who = append(who, o.tid)
+			}
+		}
+		if len(who) == 1 {
+			l.Holder = &Ref{PID: pid, TID: who[0]}
+			l.Basis = Basis{Rule: BasisJavaSameClass, Kind: BasisInferred, Owner: int64(who[0]), PID: pid, Address: class, Waiters: len(l.Waiters)}
 		}
 	}
 	slices.SortStableFunc(locks, func(a, b Lock) int { return cmp.Compare(len(b.Waiters), len(a.Waiters)) })

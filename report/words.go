@@ -566,6 +566,8 @@ func (w *words) basisText(l *classify.Lock) string {
 		return fmt.Sprintf("exact: the JVM's JSON thread dump names %s as the owner of the waiters' park blocker", w.actorLabel(*l.Holder))
 	case classify.BasisJVMDeadlock:
 		return fmt.Sprintf("exact: the JVM's own deadlock report says it \"is held by\" %s", w.actorLabel(*l.Holder))
+	case classify.BasisJavaSameClass:
+		return fmt.Sprintf("inferred: the waiters' %s is named by its identity hash (the JSON thread dump's, which has the virtual threads), the holders' by address (the text dump's); %s is the one thread that holds a synchronizer of that class unclaimed by other waiters", b.Address, w.actorLabel(*l.Holder))
 	case classify.BasisJavaNoOwner:
 		return fmt.Sprintf("no thread of the dump shows holding %s (no \"- locked\" frame, no ownable synchronizer), so no holder is named", l.Address)
 	case classify.BasisJavaNoL:

@@ -75,6 +75,40 @@ func ThreadDump(ctx context.Context, a AttachTarget) (dump []byte, started bool,
 	return dump, started, err
 }
 
+// VirtualThreadDump asks a JDK 21+ JVM for its JSON thread dump, the one
+// that has its virtual threads (jcmd Thread.dump_to_file -format=json):
+// the JVM writes it to a file in its own /tmp, read here through its root
+// and removed. An older JVM refuses the command (ErrNoVirtualDump).
+func VirtualThreadDump(ctx context.Context, a AttachTarget) ([]byte, error) {
+	sock := a.socket()
+	name := fmt.Sprintf("/tmp/hangdoc-threads-%d-%d.json", os.Getpid(), a.NSPID)
+	reply, err := request(ctx, sock, "jcmd", "Thread.dump_to_file -format=json -overwrite "+name)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(a.Root, name)
+	defer os.Remove(path)
+	if bytes.Contains(reply, []byte("Unknown diagnostic command")) || bytes.Contains(reply, []byte("not available")) {
+		return nil, fmt.Errorf("%w: %s", ErrNoVirtualDump, firstLine(reply))
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: the JVM wrote no dump file (%s): %v", ErrNoVirtualDump, firstLine(reply), err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxDump+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxDump {
+		return nil, fmt.Errorf("the JVM's JSON thread dump is over %d MiB", MaxDump>>20)
+	}
+	return b, nil
+}
+
+// ErrNoVirtualDump: the JVM has no JSON thread dump (before JDK 21).
+var ErrNoVirtualDump = errors.New("no JSON thread dump")
+
 // startListener starts a JVM's attach listener: attach file, SIGQUIT, wait
 // for the socket. It refuses where the signal could harm the JVM.
 func startListener(ctx context.Context, a AttachTarget, sock string) (bool, error) {

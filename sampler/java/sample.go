@@ -124,3 +124,29 @@ func Merge(s *model.Sample, d Dump) int {
 	}
 	return n
 }
+
+// MergeVirtual adds a dump's virtual threads to a sample of a live JVM:
+// they are no OS threads, so /proc has none of them, and the text dump
+// does not print them (JDK 21+'s JSON dump does). Each gets a stand-in
+// TID that no thread of the sample has (its Java thread number where
+// free), its stack and Java facts, and no kernel evidence. It returns how
+// many were added.
+func MergeVirtual(s *model.Sample, d Dump) int {
+	var virt Dump
+	virt.Format, virt.PID = d.Format, d.PID
+	for _, t := range d.Threads {
+		if t.Virtual && t.NID == 0 {
+			virt.Threads = append(virt.Threads, t)
+		}
+	}
+	if len(virt.Threads) == 0 {
+		return 0
+	}
+	tmp := Snapshots{tids: map[string]int{}, used: map[int]bool{}}
+	for _, t := range s.Threads {
+		tmp.used[t.TID] = true
+	}
+	added := tmp.Sample(virt, s.Time)
+	s.Threads = append(s.Threads, added.Threads...)
+	return len(added.Threads)
+}

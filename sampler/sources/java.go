@@ -67,6 +67,9 @@ func javaStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 // longest is said in a note.
 type attachSource struct {
 	t        java.AttachTarget
+	last     bool          // the run's last sample: its virtual threads are read too
+	noVirt   bool          // the JVM has no JSON thread dump (before JDK 21)
+	virtual  int           // virtual threads read
 	started  bool          // this run's SIGQUIT started the attach listener
 	longest  time.Duration // the longest dump, an upper bound of its pause
 	unjoined int           // dumps that joined no thread
@@ -94,6 +97,15 @@ func (a *attachSource) Stacks(ctx context.Context, s *model.Sample) error {
 	if java.Merge(s, dumps[0]) == 0 {
 		a.unjoined++
 	}
+	if a.last && !a.noVirt {
+		// Virtual threads are in no text dump: on the last sample, the
+		// JSON one (a second safepoint, once a run).
+		if b, err := java.VirtualThreadDump(ctx, a.t); err != nil {
+			a.noVirt = true
+		} else if d, err := java.ParseBytes(b); err == nil && len(d) > 0 {
+			a.virtual += java.MergeVirtual(s, d[0])
+		}
+	}
 	s.StackSource = model.SourceAttach
 	// A safepoint stops every Java thread and wakes the blocked ones to
 	// check in: switches it explains are not progress.
@@ -101,8 +113,14 @@ func (a *attachSource) Stacks(ctx context.Context, s *model.Sample) error {
 	return nil
 }
 
+// Last marks the next sample as the run's last.
+func (a *attachSource) Last() { a.last = true }
+
 func (a *attachSource) Notes() []string {
 	var notes []string
+	if a.virtual > 0 {
+		notes = append(notes, fmt.Sprintf("%d virtual threads read from the JVM's JSON thread dump on the last sample (they are in no text dump, and no OS thread is theirs: their tids are stand-ins, and they have no kernel evidence)", a.virtual))
+	}
 	if a.started {
 		notes = append(notes, "the JVM's attach listener was started for this run (an attach file and a SIGQUIT, which this JVM catches)")
 	}
