@@ -102,7 +102,9 @@ func profileOf(readings []model.Thread) *CPUProfile {
 	least := max(int(loopShare*float64(p.Samples)+0.5), most-p.Samples/50)
 	first := stacks[0].Frames
 	for i, f := range first {
-		if on[f.Func] < least || i+1 < len(first) && strings.HasPrefix(f.Func, "runtime.") {
+		if on[f.Func] < least || i+1 < len(first) && strings.HasPrefix(f.Func, "runtime.") || f.File == "" {
+			// Nor is code no file maps (a JIT's, named by its address
+			// alone): the loop is the first function with a name.
 			continue
 		}
 		p.Loop, p.LoopSamples, p.LastLine = f, on[f.Func], f.Line

@@ -72,6 +72,9 @@ func threadWhere(stack []model.Frame) string {
 }
 
 func frameWhere(f model.Frame) string {
+	if f.File == "" {
+		return f.Func // code no file maps (JIT-compiled): its address alone
+	}
 	file := f.File
 	if i := strings.LastIndexByte(file, '/'); i >= 0 {
 		file = file[i+1:]
