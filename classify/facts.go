@@ -510,6 +510,13 @@ const (
 	// alone holds a synchronizer of that class that no other waiter
 	// waits for (Address: the class).
 	BasisJavaSameClass
+	// BasisRustOnlyOther: inferred: the waiters wait in Rust's std
+	// Mutex::lock, which records no owner; the holder (Owner) is the one
+	// thread of the process that neither waits for it nor joins another.
+	BasisRustOnlyOther
+	// BasisRustNoOwner: a Rust std Mutex with no single candidate (Value:
+	// how many threads could hold it).
+	BasisRustNoOwner
 )
 
 // SharedFutex: the basis of a futex several threads share whose word did

@@ -3,6 +3,7 @@ package classify
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/hangdoc/hangdoc/model"
 )
@@ -54,6 +55,12 @@ func findLocks(pid int, last model.Sample) []Lock {
 			l.Waiters = append(l.Waiters, Ref{PID: pid, TID: w.TID})
 		}
 		kind, basis := mutexOwner(last.Futexes[key], g.waiters, live, pid)
+		rust := rustMutex(g.waiters)
+		if rust {
+			// Not a glibc mutex whatever its words read: the word after
+			// a Rust Mutex's futex is its data, not an owner.
+			kind, basis = 0, Basis{}
+		}
 		basis.Waiters = len(g.waiters)
 		switch {
 		case basis.Rule == BasisGlibcOwner || basis.Rule == BasisSharedOwner:
@@ -63,6 +70,17 @@ func findLocks(pid int, last model.Sample) []Lock {
 			// A locked mutex whose owner is no live thread of the
 			// process: one waiter is enough to say nobody here can
 			// release it.
+		case rust:
+			// A Rust std Mutex: a futex word of 0, 1 or 2, no owner
+			// recorded. Its holder is only inferred: the one thread that
+			// neither waits for it nor joins another.
+			l.Kind = LockMutex
+			if who := rustCandidates(last.Threads, g.addr); len(who) == 1 {
+				l.Holder = &Ref{PID: pid, TID: who[0]}
+				basis = Basis{Rule: BasisRustOnlyOther, Kind: BasisInferred, Owner: int64(who[0]), PID: pid, Waiters: len(g.waiters)}
+			} else {
+				basis = Basis{Rule: BasisRustNoOwner, Value: int32(len(who)), Waiters: len(g.waiters)}
+			}
 		case len(g.waiters) < 2:
 			continue // one thread parked on its own futex: not a lock anyone shares
 		}
@@ -73,6 +91,42 @@ func findLocks(pid int, last model.Sample) []Lock {
 		return cmp.Or(cmp.Compare(len(b.Waiters), len(a.Waiters)), cmp.Compare(a.Address, b.Address))
 	})
 	return locks
+}
+
+// rustMutex reports waiters whose native stacks are in Rust's standard
+// library's Mutex::lock (std::sys::sync::mutex::futex::Mutex::lock_contended):
+// a lock that records no owner.
+func rustMutex(waiters []model.Thread) bool {
+	for _, w := range waiters {
+		if !slices.ContainsFunc(w.Stack, func(f model.Frame) bool {
+			return strings.HasPrefix(f.Func, "std::") && strings.Contains(f.Func, "Mutex::lock")
+		}) {
+			return false
+		}
+	}
+	return len(waiters) > 0
+}
+
+// rustCandidates are the threads that could hold a Rust mutex at addr:
+// every live thread but those waiting on it and those joining another
+// thread (its stack in a join), which hold nothing they could release.
+func rustCandidates(threads []model.Thread, addr uint64) []int {
+	var out []int
+	for _, t := range threads {
+		if t.Exited {
+			continue
+		}
+		if a, ok := model.FutexWait(t.Syscall); ok && a == addr {
+			continue
+		}
+		if slices.ContainsFunc(t.Stack, func(f model.Frame) bool {
+			return strings.Contains(f.Func, "pthread_clockjoin") || strings.Contains(f.Func, "pthread_join") || strings.HasSuffix(f.Func, "Thread::join")
+		}) {
+			continue
+		}
+		out = append(out, t.TID)
+	}
+	return out
 }
 
 // mutexOwner validates a futex word as a glibc pthread_mutex_t: its basis

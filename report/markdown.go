@@ -32,7 +32,7 @@ func Markdown(w io.Writer, r *Report) error {
 		for _, l := range r.Locks {
 			holder := "holder unknown"
 			if l.Holder != nil {
-				holder = "held by **" + threadLabel(r, *l.Holder) + "**"
+				holder = heldBy(l) + " **" + threadLabel(r, *l.Holder) + "**"
 			}
 			fmt.Fprintf(&b, "- %s `%s` %s; %d waiting: %s  \n  basis: %s\n", l.Kind, l.Address, holder, len(l.Waiters), refList(l.Waiters), mdText(l.Basis))
 		}

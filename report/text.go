@@ -34,7 +34,7 @@ func Text(w io.Writer, r *Report, p Palette) error {
 		for _, l := range r.Locks {
 			holder := "holder unknown"
 			if l.Holder != nil {
-				holder = "held by " + paint(p.Bold, threadLabel(r, *l.Holder))
+				holder = heldBy(l) + " " + paint(p.Bold, threadLabel(r, *l.Holder))
 			}
 			fmt.Fprintf(&b, "  %s %s  %s; %d waiting: %s\n", l.Kind, l.Address, holder, len(l.Waiters), refList(l.Waiters))
 			fmt.Fprintf(&b, "    %s\n", paint(p.Dim, "basis: "+l.Basis))
@@ -170,4 +170,14 @@ func goText(b *strings.Builder, r *Report, p Palette) {
 			}
 		}
 	}
+}
+
+// heldBy words a named holder as sure as its basis: "held by" where an
+// owner is recorded, "probably held by" where the source or the one
+// candidate left says so.
+func heldBy(l Lock) string {
+	if l.BasisKind == "" || l.BasisKind == "exact" {
+		return "held by"
+	}
+	return "probably held by"
 }

@@ -566,6 +566,10 @@ func (w *words) basisText(l *classify.Lock) string {
 		return fmt.Sprintf("exact: the JVM's JSON thread dump names %s as the owner of the waiters' park blocker", w.actorLabel(*l.Holder))
 	case classify.BasisJVMDeadlock:
 		return fmt.Sprintf("exact: the JVM's own deadlock report says it \"is held by\" %s", w.actorLabel(*l.Holder))
+	case classify.BasisRustOnlyOther:
+		return fmt.Sprintf("inferred: the waiters wait in Rust's std Mutex::lock (a futex word, no owner recorded); %s is the one thread of pid %d that neither waits for it nor joins another", w.actorLabel(*l.Holder), b.PID)
+	case classify.BasisRustNoOwner:
+		return fmt.Sprintf("the waiters wait in Rust's std Mutex::lock, which records no owner, and %d threads could hold it: its holder is not named", b.Value)
 	case classify.BasisJavaSameClass:
 		return fmt.Sprintf("inferred: the waiters' %s is named by its identity hash (the JSON thread dump's, which has the virtual threads), the holders' by address (the text dump's); %s is the one thread that holds a synchronizer of that class unclaimed by other waiters", b.Address, w.actorLabel(*l.Holder))
 	case classify.BasisJavaNoOwner:

@@ -76,6 +76,17 @@ func TestVictimPipeHolder(t *testing.T) {
 			t.Errorf("waiter %d class %s, want blocked", w, got)
 		}
 	}
+	// Every thread's native stack, unwound from memory: the holder in
+	// write called by worker, the waiters in pthread_mutex_lock.
+	for _, th := range c.Threads {
+		var fs []string
+		for _, f := range th.Stack {
+			fs = append(fs, f.Func)
+		}
+		if th.TID == holder && !slices.Contains(fs, "worker") || th.TID != holder && th.TID != v.PID && !slices.ContainsFunc(fs, func(f string) bool { return strings.Contains(f, "pthread_mutex_lock") }) {
+			t.Errorf("thread %d (%s): native stack %v", th.TID, th.Name, fs)
+		}
+	}
 	// The text report, for a ticket, says the same.
 	text, _, _ := hangdoc(t, strconv.Itoa(v.PID), "--samples", "2", "--interval", "300ms")
 	for _, needle := range []string{"BLOCKED", "never hold a lock across blocking I/O", fmt.Sprintf("held by tid %d", holder)} {
@@ -532,5 +543,51 @@ func TestVictimRustSpinner(t *testing.T) {
 	}
 	if strings.Contains(out, "not a live thread") {
 		t.Errorf("a Rust mutex's word read as a glibc mutex whose owner is gone:\n%s", out)
+	}
+	// Its holder is inferred: the one thread neither waiting for it nor
+	// joining another.
+	waiters, ok := c.lockHeldBy(v.TID("holder"))
+	slices.Sort(waiters)
+	want := v.TIDs("waiters")
+	slices.Sort(want)
+	if !ok || !slices.Equal(waiters, want) {
+		t.Errorf("lock held by %d has waiters %v, want %v; locks %+v", v.TID("holder"), waiters, v.TIDs("waiters"), c.Locks)
+	}
+	for _, l := range c.Locks {
+		if l.Holder != nil && !strings.HasPrefix(l.Basis, "inferred: the waiters wait in Rust's std Mutex::lock") {
+			t.Errorf("lock %s: basis %q, want inferred from Rust's Mutex::lock", l.ID, l.Basis)
+		}
+	}
+}
+
+// The same Rust mutex held by a thread blocked in a read that nothing
+// answers: blocked, the holder inferred and named with its read, every
+// thread with its native stack; the data word after the mutex's futex
+// (1) is never read as an owner that is gone.
+func TestVictimRustReadHolder(t *testing.T) {
+	v := testvictim.Start(t, testvictim.BuildRust(t, "rustspin"), "read")
+	out, _, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms")
+	c := decode(t, out)
+	if code != ExitBlocked || c.Verdict != "blocked" {
+		t.Fatalf("exit %d, verdict %q (%s); want %d, blocked", code, c.Verdict, c.Summary, ExitBlocked)
+	}
+	holder := v.TID("holder")
+	if !strings.Contains(c.Summary, fmt.Sprintf("tid %d (renderer-0) probably holds mutex", holder)) || !strings.Contains(c.Summary, "recvfrom") {
+		t.Errorf("summary %q: want renderer-0 named as the probable holder, blocked in its read", c.Summary)
+	}
+	waiters, ok := c.lockHeldBy(holder)
+	slices.Sort(waiters)
+	want := v.TIDs("waiters")
+	slices.Sort(want)
+	if !ok || !slices.Equal(waiters, want) {
+		t.Errorf("lock held by %d has waiters %v, want %v", holder, waiters, want)
+	}
+	for _, th := range c.Threads {
+		if len(th.Stack) == 0 {
+			t.Errorf("thread %d (%s): no native stack", th.TID, th.Name)
+		}
+	}
+	if strings.Contains(out, "not a live thread") || strings.Contains(out, "nothing is left") {
+		t.Errorf("the Rust mutex's data word read as a gone owner:\n%s", c.Summary)
 	}
 }

@@ -5,12 +5,17 @@
 //
 // Threads "renderer-0".."renderer-3" share one Mutex<u64>. renderer-0
 // takes it and loops in paginate (an xorshift that never reaches 0); the
-// others block in lock(). Ready line, once the three wait in a futex:
+// others block in lock(). With the argument "read", renderer-0 instead
+// reads, holding the lock, from a socket whose other end main keeps open
+// and never writes: blocked in read. Ready line, once the three wait in a
+// futex:
 //
 //   ready pid=P holder=TID waiters=TID,TID,TID
 //
 // Build: rustc -O -C force-frame-pointers=yes -o rustspin rustspin.rs
 use std::fs;
+use std::io::Read;
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -39,12 +44,21 @@ fn paginate(pages: &mut u64) {
     }
 }
 
-fn renderer(doc: Arc<Mutex<u64>>, first: bool, tids: Arc<Mutex<Vec<i32>>>) {
+#[inline(never)]
+fn fetch(mut conn: UnixStream) {
+    let mut buf = [0u8; 64];
+    let _ = conn.read(&mut buf);
+}
+
+fn renderer(doc: Arc<Mutex<u64>>, first: bool, tids: Arc<Mutex<Vec<i32>>>, conn: Option<UnixStream>) {
     let tid = gettid();
     if first {
         let mut pages = doc.lock().unwrap();
         HOLDER.store(tid, Ordering::SeqCst);
-        paginate(&mut pages);
+        match conn {
+            Some(c) => fetch(c),
+            None => paginate(&mut pages),
+        }
     } else {
         tids.lock().unwrap().push(tid);
         let _pages = doc.lock().unwrap();
@@ -59,12 +73,16 @@ fn in_futex(tid: i32) -> bool {
 }
 
 fn main() {
+    let read = std::env::args().nth(1).as_deref() == Some("read");
+    let (mine, theirs) = UnixStream::pair().unwrap();
+    let mut theirs = if read { Some(theirs) } else { None };
     let doc = Arc::new(Mutex::new(1u64));
     let tids = Arc::new(Mutex::new(Vec::new()));
     let mut handles = Vec::new();
     for i in 0..4 {
         let (d, t) = (doc.clone(), tids.clone());
-        handles.push(thread::Builder::new().name(format!("renderer-{}", i)).spawn(move || renderer(d, i == 0, t)).unwrap());
+        let conn = if i == 0 { theirs.take() } else { None };
+        handles.push(thread::Builder::new().name(format!("renderer-{}", i)).spawn(move || renderer(d, i == 0, t, conn)).unwrap());
         if i == 0 {
             while HOLDER.load(Ordering::SeqCst) == 0 {
                 thread::sleep(Duration::from_millis(1));
@@ -88,4 +106,5 @@ fn main() {
     for h in handles {
         h.join().unwrap();
     }
+    drop(mine); // kept open, never written, until then
 }
