@@ -138,7 +138,7 @@ func TestVictimSpinHolder(t *testing.T) {
 		if !strings.Contains(out, "on-CPU sampling") {
 			t.Errorf("on-CPU sampling unavailable here (%v), and no note says so:\n%s", err, out)
 		}
-	} else if !strings.Contains(c.Summary, fmt.Sprintf("tid %d (renderer-0) spins in paginate_forever (in spinholder), ", holder)) {
+	} else if !strings.Contains(c.Summary, fmt.Sprintf("tid %d (renderer-0) spins in paginate_forever (spinholder.c:", holder)) {
 		t.Errorf("summary %q should name the spinning holder and its loop", c.Summary)
 	}
 }

@@ -52,8 +52,8 @@ func TestUnwindBlocked(t *testing.T) {
 		if i < 0 || i+1 >= len(names) || names[i+1] != "renderer" {
 			t.Errorf("tid %d: stack %v (%v), want pthread_mutex_lock called by renderer", tid, names, err)
 		}
-		if frames[i+1].File == "" || !strings.HasSuffix(frames[i+1].File, "/spinholder") {
-			t.Errorf("tid %d: renderer's frame %+v, want the executable's path", tid, frames[i+1])
+		if !strings.HasSuffix(frames[i+1].File, "/spinholder.c") || frames[i+1].Line <= 0 {
+			t.Errorf("tid %d: renderer's frame %+v, want its source line (built with -g)", tid, frames[i+1])
 		}
 		// Unwound twice, the same: a blocked thread does not move.
 		again, _ := s.Unwind(syscallOf(t, v.PID, tid))

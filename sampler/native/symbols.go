@@ -118,6 +118,9 @@ func (s *Symbolizer) name(pc uint64, leaf bool) []model.Frame {
 		off-- // a return address: the call is the byte before
 	}
 	if name, ok := syms.at(off); ok {
+		if file, line := s.lineOf(syms, m.Path, off); line > 0 {
+			return []model.Frame{{Func: name, File: file, Line: line}}
+		}
 		return []model.Frame{{Func: name, File: m.Path}}
 	}
 	return []model.Frame{{Func: fmt.Sprintf("%s+0x%x", filepath.Base(m.Path), pc-m.Start+m.Offset), File: m.Path}}
@@ -127,6 +130,20 @@ func (s *Symbolizer) name(pc uint64, leaf bool) []model.Frame {
 // is not came from a walk that went astray (a frame-pointer chain
 // through code built without frame pointers), and nothing past it holds.
 func (s *Symbolizer) Mapped(pc uint64) bool { return s.mapOf(pc) != nil }
+
+// lineOf is the source file and line of a file offset in a mapped file
+// built with -g; 0 where its line table says nothing.
+func (s *Symbolizer) lineOf(e *elfSymbols, path string, off uint64) (string, int) {
+	if !e.lines.done {
+		e.lines.done = true
+		e.lines.rows = readLines(s.fs.Path(strconv.Itoa(s.pid), "root") + path)
+	}
+	vaddr, ok := e.vaddr(off)
+	if !ok || len(e.lines.rows) == 0 {
+		return "", 0
+	}
+	return e.lines.at(vaddr)
+}
 
 // GoReaderAt is the Go reader where pc is the executable's code; nil
 // elsewhere, or for a program that is not Go.
@@ -174,6 +191,7 @@ type elfSymbols struct {
 	loads []elf.ProgHeader
 	syms  []symbol // by Value
 	cfi   cfi
+	lines lineTable
 }
 
 type symbol struct {
