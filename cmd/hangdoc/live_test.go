@@ -591,3 +591,21 @@ func TestVictimRustReadHolder(t *testing.T) {
 		t.Errorf("the Rust mutex's data word read as a gone owner:\n%s", c.Summary)
 	}
 }
+
+// The same spinner built as release C is: -O2, no frame pointers. The
+// kernel's samples still name the function the loop is in (their
+// innermost frame), whatever becomes of its callers.
+func TestVictimSpinHolderOptimized(t *testing.T) {
+	v := testvictim.Start(t, testvictim.BuildOptimized(t, "spinholder"))
+	out, _, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "700ms")
+	c := decode(t, out)
+	if code != ExitSpinning || c.Verdict != "spinning" {
+		t.Fatalf("exit %d, verdict %q (%s); want %d, spinning", code, c.Verdict, c.Summary, ExitSpinning)
+	}
+	if err := oncpu.Probe(); err != nil {
+		return // the refusal's note is TestVictimSpinHolder's
+	}
+	if want := fmt.Sprintf("tid %d (renderer-0) spins in paginate_forever", v.TID("holder")); !strings.Contains(c.Summary, want) {
+		t.Errorf("summary %q: want %q", c.Summary, want)
+	}
+}

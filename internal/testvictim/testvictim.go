@@ -89,6 +89,28 @@ func Build(t testing.TB, name string) string {
 	return b.path
 }
 
+// BuildOptimized builds the C victim testdata/victims/NAME.c as Build
+// does but optimised and without frame pointers (-O2
+// -fomit-frame-pointer), as release builds of C libraries are, into
+// DIR/NAME-O2: at most once per test binary.
+func BuildOptimized(t testing.TB, name string) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Fatalf("gcc not found: install it (apt-get install gcc)")
+	}
+	b := buildOf(builds, name+"-O2")
+	b.once.Do(func() {
+		b.path, b.err = buildFrom(name+"-O2", name+".c", func(root, src, out string) *exec.Cmd {
+			return exec.Command(gcc, "-O2", "-fomit-frame-pointer", "-pthread", "-Wall", "-o", out, src)
+		})
+	})
+	if b.err != nil {
+		t.Fatalf("building victim %s -O2: %v", name, b.err)
+	}
+	return b.path
+}
+
 // buildOf returns the build of name in m, adding it if needed.
 func buildOf(m map[string]*build, name string) *build {
 	buildsMu.Lock()
