@@ -85,7 +85,7 @@ func TestJavaLiveAttach(t *testing.T) {
 					t.Fatalf("stack_source %q, want jvm attach; notes %q", r.Sampling.StackSource, r.Sampling.Notes)
 				}
 				if r.Verdict != tc.verdict {
-					t.Errorf("verdict %s, want %s; notes %q", r.Verdict, tc.verdict, r.Sampling.Notes)
+					t.Errorf("verdict %s, want %s: %s; notes %q", r.Verdict, tc.verdict, r.Summary, r.Sampling.Notes)
 				}
 				r.wantHolders(t, v, tc.holders, tc.cycle)
 			})
