@@ -26,8 +26,10 @@ type CPUProfile struct {
 	// goroutine's, whose own saved stack is stale.
 	Stack []model.Frame
 	// Top are the functions most often innermost, most first, at most
-	// three: what a working thread spends its CPU on.
-	Top []FuncShare
+	// three: what a working thread spends its CPU on. Leaves are all of
+	// them, most first (a run's functions are summed from them).
+	Top    []FuncShare
+	Leaves []FuncShare
 }
 
 // FuncShare is a function and how many samples caught it innermost.
@@ -57,7 +59,7 @@ func profileOf(readings []model.Thread) *CPUProfile {
 	if p.Samples == 0 || len(stacks) == 0 {
 		return nil
 	}
-	// The same stack in several samples is one, counted for all.
+	// The most frequent stack first: the loop is looked for on it.
 	slices.SortStableFunc(stacks, func(a, b model.CPUStack) int { return cmp.Compare(b.N, a.N) })
 	top := map[string]*FuncShare{}
 	on := map[string]int{} // by function: samples with it on their stack
@@ -88,6 +90,7 @@ func profileOf(readings []model.Thread) *CPUProfile {
 		}
 		return strings.Compare(a.Func, b.Func)
 	})
+	p.Leaves = p.Top
 	p.Top = p.Top[:min(3, len(p.Top))]
 	// The loop: on the most frequent stack, the innermost function that
 	// most samples have on theirs. The runtime's own frames (the

@@ -1065,8 +1065,8 @@ func spinIn(a *classify.Actor) string {
 }
 
 // cpuGoesTo is "; the kernel's samples caught it most in F1 (N%), F2,
-// F3": the functions the threads were caught running in, most first,
-// from each thread's three most caught; "" without on-CPU samples.
+// F3": the functions the threads were caught running in, summed over
+// every thread, most first; "" without on-CPU samples.
 func (w *words) cpuGoesTo() string {
 	by := map[string]int{}
 	total := 0
@@ -1076,7 +1076,7 @@ func (w *words) cpuGoesTo() string {
 			continue
 		}
 		total += p.Samples
-		for _, t := range p.Top {
+		for _, t := range p.Leaves {
 			by[t.Func] += t.Samples
 		}
 	}

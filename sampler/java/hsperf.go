@@ -1,6 +1,7 @@
 package java
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -133,7 +134,7 @@ func hsperfEntries(b []byte) (map[string]int64, map[string]string, error) {
 		}
 		entry := e[:length]
 		name := entry[nameOff:]
-		if z := indexZero(name); z >= 0 {
+		if z := bytes.IndexByte(name, 0); z >= 0 {
 			name = name[:z]
 		}
 		switch {
@@ -141,7 +142,7 @@ func hsperfEntries(b []byte) (map[string]int64, map[string]string, error) {
 			out[string(name)] = int64(order.Uint64(entry[dataOff:]))
 		case typ == 'B' && vecLen > 0 && int64(vecLen) <= length-dataOff:
 			text := entry[dataOff : dataOff+int64(vecLen)]
-			if z := indexZero(text); z >= 0 {
+			if z := bytes.IndexByte(text, 0); z >= 0 {
 				text = text[:z]
 			}
 			texts[string(name)] = string(text)
@@ -149,13 +150,4 @@ func hsperfEntries(b []byte) (map[string]int64, map[string]string, error) {
 		off += length
 	}
 	return out, texts, nil
-}
-
-func indexZero(b []byte) int {
-	for i, c := range b {
-		if c == 0 {
-			return i
-		}
-	}
-	return -1
 }
