@@ -366,6 +366,14 @@ func javaLocks(pid int, last model.Sample) []Lock {
 		if l.Holder != nil || l.Kind != LockJavaSync || !strings.Contains(strings.TrimPrefix(l.ID, "java:"), "@") {
 			continue
 		}
+		// A virtual thread that does not wait for it may hold it, and
+		// the JSON dump lists no thread's synchronizers: then nothing
+		// is inferred.
+		if slices.ContainsFunc(last.Threads, func(t model.Thread) bool {
+			return t.Java != nil && t.Java.Virtual && !slices.Contains(l.Waiters, Ref{PID: pid, TID: t.TID})
+		}) {
+			continue
+		}
 		class, _, _ := strings.Cut(strings.TrimPrefix(l.ID, "java:"), "@")
 		var who []int
 		for _, o := range ownables {

@@ -571,7 +571,7 @@ func (w *words) basisText(l *classify.Lock) string {
 	case classify.BasisRustNoOwner:
 		return fmt.Sprintf("the waiters wait in Rust's std Mutex::lock, which records no owner, and %d threads could hold it: its holder is not named", b.Value)
 	case classify.BasisJavaSameClass:
-		return fmt.Sprintf("inferred: the waiters' %s is named by its identity hash (the JSON thread dump's, which has the virtual threads), the holders' by address (the text dump's); %s is the one thread that holds a synchronizer of that class unclaimed by other waiters", b.Address, w.actorLabel(*l.Holder))
+		return fmt.Sprintf("inferred: the waiters' %s is named by its identity hash (the JSON thread dump's, which has the virtual threads), the holders' by address (the text dump's); every virtual thread waits for it, and %s is the one thread that holds a synchronizer of that class unclaimed by other waiters", b.Address, w.actorLabel(*l.Holder))
 	case classify.BasisJavaNoOwner:
 		return fmt.Sprintf("no thread of the dump shows holding %s (no \"- locked\" frame, no ownable synchronizer), so no holder is named", l.Address)
 	case classify.BasisJavaNoL:
