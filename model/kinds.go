@@ -153,6 +153,9 @@ const (
 	// SourceUnwind: a native program's blocked threads' stacks, unwound
 	// from its memory by their call-frame information, never stopped.
 	SourceUnwind
+	// SourceJcmd: a live JVM's thread dump taken by the JDK's jcmd or
+	// jstack, where hangdoc's own attach client could not get one.
+	SourceJcmd
 )
 
 var formats = enum{
@@ -162,7 +165,7 @@ var formats = enum{
 	"go dump (sigquit)", "go dump (panic)", "go dump (fatal)", "go dump (test-timeout)",
 	"go dump (pprof-debug2)", "go dump (pprof-debug1)", "go dump (stack)", "go dump (unknown)",
 	"jstack", "jvm json",
-	"jvm attach", "native unwind",
+	"jvm attach", "native unwind", "jcmd",
 }
 
 func (f Format) String() string { return formats.text(uint8(f)) }
@@ -171,7 +174,9 @@ func (f Format) String() string { return formats.text(uint8(f)) }
 func (f Format) IsGoDump() bool { return f >= GoSigquit && f <= GoUnknown }
 
 // IsDump reports stacks read from a file, not a live process.
-func (f Format) IsDump() bool { return f >= FormatPySpyText && f != SourceAttach && f != SourceUnwind }
+func (f Format) IsDump() bool {
+	return f >= FormatPySpyText && f != SourceAttach && f != SourceUnwind && f != SourceJcmd
+}
 
 func (f Format) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
 

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -10,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -138,9 +135,8 @@ func readyTIDs(t *testing.T, file string) map[string]int {
 	return out
 }
 
-// jdks are the JDKs the Java victims run on where they are installed (CI
-// has both): a JDK 17 and a JDK 21+.
-var jdks = []string{"/usr/lib/jvm/java-17-openjdk-amd64", "/usr/lib/jvm/temurin-25-jdk-amd64"}
+// jdks are the JDKs the Java victims run on where they are installed.
+var jdks = testvictim.JDKs
 
 // TestJavaVictimDumps compiles two Java victims with each installed JDK,
 // hangs them, takes their dump as a user would (jstack -l, jcmd
@@ -162,9 +158,9 @@ func TestJavaVictimDumps(t *testing.T) {
 				pid := strconv.Itoa(v.PID)
 				var dump []byte
 				if tc.tool == "jstack" {
-					dump = javaTool(t, time.Minute, filepath.Join(jdk, "bin", "jstack"), "-l", pid)
+					dump = testvictim.JavaTool(t, time.Minute, filepath.Join(jdk, "bin", "jstack"), "-l", pid)
 				} else {
-					dump = javaTool(t, time.Minute, filepath.Join(jdk, "bin", "jcmd"), pid, "Thread.print", "-l")
+					dump = testvictim.JavaTool(t, time.Minute, filepath.Join(jdk, "bin", "jcmd"), pid, "Thread.print", "-l")
 				}
 				file := filepath.Join(t.TempDir(), "dump.txt")
 				if err := os.WriteFile(file, dump, 0o644); err != nil {
@@ -184,11 +180,6 @@ func TestJavaVictimDumps(t *testing.T) {
 // both) and runs fn with the JDK and the classes' directory.
 func eachJDK(t *testing.T, victims []string, fn func(t *testing.T, jdk, classes string)) {
 	t.Helper()
-	root, err := testvictim.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(root, "testdata", "victims", "java")
 	found := 0
 	for _, jdk := range jdks {
 		if _, err := os.Stat(filepath.Join(jdk, "bin", "javac")); err != nil {
@@ -196,13 +187,7 @@ func eachJDK(t *testing.T, victims []string, fn func(t *testing.T, jdk, classes 
 		}
 		found++
 		t.Run(filepath.Base(jdk), func(t *testing.T) {
-			classes := t.TempDir()
-			args := []string{"-d", classes, filepath.Join(src, "Victim.java")}
-			for _, v := range victims {
-				args = append(args, filepath.Join(src, v+".java"))
-			}
-			javaTool(t, 3*time.Minute, filepath.Join(jdk, "bin", "javac"), args...)
-			fn(t, jdk, classes)
+			fn(t, jdk, testvictim.BuildJava(t, jdk, victims...))
 		})
 	}
 	if found == 0 {
@@ -277,20 +262,3 @@ func (r javaReport) wantHolders(t *testing.T, v *testvictim.Victim, holders []st
 	t.Errorf("no cycle of tids %v: %v", want, r.Cycles)
 }
 
-// javaTool runs a JDK tool bounded, stdin from /dev/null, in its own
-// process group (killed whole at the deadline), and returns its stdout.
-func javaTool(t *testing.T, limit time.Duration, path string, args ...string) []byte {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %v: %v\n%s", filepath.Base(path), args, err, errb.String())
-	}
-	return out.Bytes()
-}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,9 +37,12 @@ func TestJavaLiveAttach(t *testing.T) {
 			// unlink: the JVM's attach socket is removed first, so
 			// that attaching would need the SIGQUIT that starts it.
 			unlink bool
+			// once: the second sample takes no dump, since no thread
+			// with a Java stack can have moved.
+			once bool
 		}{
-			{name: "SyncAbba", victim: "SyncAbba", verdict: "deadlock", holders: []string{"first", "second"}, cycle: true},
-			{name: "LockOnSocket", victim: "LockOnSocket", verdict: "blocked", holders: []string{"holder"}},
+			{name: "SyncAbba", victim: "SyncAbba", verdict: "deadlock", holders: []string{"first", "second"}, cycle: true, once: true},
+			{name: "LockOnSocket", victim: "LockOnSocket", verdict: "blocked", holders: []string{"holder"}, once: true},
 			// A JVM run with -Xrs starts its attach listener at startup
 			// (no SIGQUIT could start it later): attached, unharmed.
 			{name: "Xrs", victim: "SyncAbba", flags: []string{"-Xrs"}, verdict: "deadlock", holders: []string{"first", "second"}, cycle: true},
@@ -88,6 +92,9 @@ func TestJavaLiveAttach(t *testing.T) {
 					t.Errorf("verdict %s, want %s: %s; notes %q", r.Verdict, tc.verdict, r.Summary, r.Sampling.Notes)
 				}
 				r.wantHolders(t, v, tc.holders, tc.cycle)
+				if tc.once && !slices.ContainsFunc(r.Sampling.Notes, func(n string) bool { return strings.HasPrefix(n, "1 of 2 samples took no thread dump") }) {
+					t.Errorf("both samples took a thread dump, though nothing had moved: notes %q", r.Sampling.Notes)
+				}
 			})
 		}
 	})
@@ -199,13 +206,7 @@ func TestJavaLiveVirtualThreads(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(jdk, "bin", "javac")); err != nil {
 		t.Fatalf("no JDK 21 or later at %s (.ci/run's machine has Temurin 25): %v", jdk, err)
 	}
-	root, err := testvictim.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(root, "testdata", "victims", "java")
-	classes := t.TempDir()
-	javaTool(t, 3*time.Minute, filepath.Join(jdk, "bin", "javac"), "-d", classes, filepath.Join(src, "Victim.java"), filepath.Join(src, "VirtualBehind.java"))
+	classes := testvictim.BuildJava(t, jdk, "VirtualBehind")
 	v := testvictim.StartCmd(t, exec.Command(filepath.Join(jdk, "bin", "java"), "-Xmx64m", "-cp", classes, "VirtualBehind"))
 	r := javaDiagnose(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms")
 	wantUnharmed(t, v.PID)

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 )
@@ -19,10 +18,6 @@ import (
 // each family of target: C threads, a pipe to another process, Go, Python
 // and a JVM.
 func TestAnalyzeRecording(t *testing.T) {
-	root, err := testvictim.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, tc := range []struct {
 		name  string
 		start func(t *testing.T) *testvictim.Victim
@@ -35,9 +30,7 @@ func TestAnalyzeRecording(t *testing.T) {
 		{"Python", func(t *testing.T) *testvictim.Victim { return testvictim.StartPython(t, "py_lock_identity.py", "abba") }},
 		{"Java", func(t *testing.T) *testvictim.Victim {
 			jdk := jdks[0]
-			classes := t.TempDir()
-			src := filepath.Join(root, "testdata", "victims", "java")
-			javaTool(t, 3*time.Minute, filepath.Join(jdk, "bin", "javac"), "-d", classes, filepath.Join(src, "Victim.java"), filepath.Join(src, "SyncAbba.java"))
+			classes := testvictim.BuildJava(t, jdk, "SyncAbba")
 			return testvictim.StartCmd(t, exec.Command(filepath.Join(jdk, "bin", "java"), "-Xmx64m", "-cp", classes, "SyncAbba"))
 		}},
 	} {

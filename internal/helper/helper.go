@@ -12,8 +12,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -85,12 +88,25 @@ func Output(ctx context.Context, timeout time.Duration, name string, args ...str
 
 // outputWith is Output with an environment (nil: hangdoc's).
 func outputWith(ctx context.Context, timeout time.Duration, env []string, name string, args ...string) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	cmd := exec.Command(name, args...)
 	cmd.Env = env
-	var out bytes.Buffer
-	cmd.Stdout = &limited{b: &out, n: maxOutput}
+	return Run(ctx, timeout, cmd, maxOutput)
+}
+
+// Run runs cmd, made by the caller with what it needs (a directory,
+// credentials, an environment) but not started, as a helper to its end,
+// within timeout (and ctx), and returns the first max bytes of its
+// stdout; more is an error. A failure's error ends with the last line it
+// wrote to stderr (the first 4 KiB are kept).
+func Run(ctx context.Context, timeout time.Duration, cmd *exec.Cmd, max int) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var out, errb bytes.Buffer
+	lout := &limited{b: &out, n: max}
+	cmd.Stdout = lout
+	if cmd.Stderr == nil {
+		cmd.Stderr = &limited{b: &errb, n: 4 << 10}
+	}
 	// A process that left the group may hold stdout open: Wait gives up
 	// on it this long after the helper exits.
 	cmd.WaitDelay = time.Second
@@ -108,6 +124,13 @@ func outputWith(ctx context.Context, timeout time.Duration, env []string, name s
 	case <-exited:
 		KillGroup(cmd)
 		err := cmd.Wait()
+		if err != nil {
+			if last := lastLine(errb.Bytes()); last != "" {
+				err = fmt.Errorf("%w: %s", err, last)
+			}
+		} else if lout.over {
+			err = fmt.Errorf("%s wrote more than %d bytes", filepath.Base(cmd.Path), max)
+		}
 		return out.Bytes(), err
 	case <-ctx.Done():
 		KillGroup(cmd)
@@ -120,13 +143,22 @@ func outputWith(ctx context.Context, timeout time.Duration, env []string, name s
 
 // limited keeps the first n bytes written and drops the rest.
 type limited struct {
-	b *bytes.Buffer
-	n int
+	b    *bytes.Buffer
+	n    int
+	over bool // more than n bytes were written
 }
 
 func (l *limited) Write(p []byte) (int, error) {
-	if room := l.n - l.b.Len(); room > 0 {
+	room := l.n - l.b.Len()
+	if room > 0 {
 		l.b.Write(p[:min(len(p), room)])
 	}
+	l.over = l.over || len(p) > room
 	return len(p), nil
+}
+
+// lastLine is the last non-blank line of b.
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }

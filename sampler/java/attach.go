@@ -9,8 +9,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hangdoc/hangdoc/internal/procstatus"
 )
@@ -44,6 +47,23 @@ type AttachTarget struct {
 	AttachDisabled bool
 	// Quit sends the JVM SIGQUIT (through the pidfd hangdoc holds).
 	Quit func() error
+	// UID and GID are the JVM's effective ids, when OwnerKnown. JDK 8
+	// answers only a client and an attach file of its own effective uid
+	// and gid (JDK 9 and later accept root too): the attach file is
+	// given to them, and a connection the JVM ends unanswered is made
+	// again with them.
+	UID, GID   int
+	OwnerKnown bool
+}
+
+// Reply is what a thread dump through the attach socket brought.
+type Reply struct {
+	Dump []byte
+	// Started: this call's SIGQUIT started the attach listener.
+	Started bool
+	// AsOwner: the JVM answered only a connection made with its own uid
+	// and gid (JDK 8).
+	AsOwner bool
 }
 
 // ErrAttachRefused says hangdoc would not attach: its message says why.
@@ -64,15 +84,24 @@ func (a AttachTarget) socket() string {
 // synchronizers (jcmd Thread.print -l). started says the attach listener
 // was started by this call's SIGQUIT. The dump is a safepoint: the JVM's
 // threads stop while it is taken, for about the time the call takes.
-func ThreadDump(ctx context.Context, a AttachTarget) (dump []byte, started bool, err error) {
+func ThreadDump(ctx context.Context, a AttachTarget) (Reply, error) {
+	var r Reply
 	sock := a.socket()
 	if _, err := os.Stat(sock); err != nil {
-		if started, err = startListener(ctx, a, sock); err != nil {
-			return nil, false, err
+		if r.Started, err = startListener(ctx, a, sock); err != nil {
+			return r, err
 		}
 	}
-	dump, err = request(ctx, sock, "jcmd", "Thread.print -l")
-	return dump, started, err
+	var err error
+	r.Dump, r.AsOwner, err = request(ctx, a, "jcmd", "Thread.print -l")
+	return r, err
+}
+
+// Listening reports whether the JVM's attach listener has its socket: a
+// client may then connect without signalling the JVM.
+func (a AttachTarget) Listening() bool {
+	_, err := os.Stat(a.socket())
+	return err == nil
 }
 
 // VirtualThreadDump asks a JDK 21+ JVM for its JSON thread dump, the one
@@ -80,9 +109,8 @@ func ThreadDump(ctx context.Context, a AttachTarget) (dump []byte, started bool,
 // the JVM writes it to a file in its own /tmp, read here through its root
 // and removed. An older JVM refuses the command (ErrNoVirtualDump).
 func VirtualThreadDump(ctx context.Context, a AttachTarget) ([]byte, error) {
-	sock := a.socket()
 	name := fmt.Sprintf("/tmp/hangdoc-threads-%d-%d.json", os.Getpid(), a.NSPID)
-	reply, err := request(ctx, sock, "jcmd", "Thread.dump_to_file -format=json -overwrite "+name)
+	reply, _, err := request(ctx, a, "jcmd", "Thread.dump_to_file -format=json -overwrite "+name)
 	if err != nil {
 		return nil, err
 	}
@@ -131,6 +159,10 @@ func startListener(ctx context.Context, a AttachTarget, sock string) (bool, erro
 	}
 	f.Close()
 	defer os.Remove(file)
+	if a.OwnerKnown && os.Geteuid() == 0 {
+		// JDK 8 ignores an attach file that is not its user's.
+		_ = os.Chown(file, a.UID, a.GID)
+	}
 	if err := a.Quit(); err != nil {
 		return false, fmt.Errorf("asking the JVM to start its attach listener: %w", err)
 	}
@@ -151,13 +183,102 @@ func startListener(ctx context.Context, a AttachTarget, sock string) (bool, erro
 }
 
 // request sends one attach command and reads its reply, bounded by ctx
-// and MaxDump.
-func request(ctx context.Context, sock, cmd string, args ...string) ([]byte, error) {
+// and MaxDump. asOwner says the JVM answered only a connection made with
+// its own uid and gid.
+func request(ctx context.Context, a AttachTarget, cmd string, args ...string) (reply []byte, asOwner bool, err error) {
+	sock := a.socket()
+	c, err := dial(ctx, sock)
+	if err == nil {
+		reply, err = exchange(ctx, c, cmd, args)
+	}
+	other := a.OwnerKnown && (a.UID != os.Geteuid() || a.GID != os.Getegid())
+	if other && (errors.Is(err, errUnanswered) || errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM)) {
+		asOwner = true
+		if c, err = dialAs(sock, a.UID, a.GID); err == nil {
+			reply, err = exchange(ctx, c, cmd, args)
+		}
+	}
+	if err != nil {
+		return nil, asOwner, err
+	}
+	return reply, asOwner, nil
+}
+
+// errUnanswered: the JVM closed the connection without a word, as JDK 8
+// does to a client that is not of its uid and gid.
+var errUnanswered = errors.New("the JVM closed the attach connection unanswered")
+
+func dial(ctx context.Context, sock string) (net.Conn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "unix", sock)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to the JVM's attach socket: %w", err)
 	}
+	return c, nil
+}
+
+// dialAs connects to sock with the effective uid and gid given, which the
+// listener reads from the socket (SO_PEERCRED is taken at connect). Only
+// the thread that connects takes them, through the raw system calls (the
+// syscall package's would change every thread of hangdoc), and gives them
+// back before any other goroutine may run on it. Should giving them back
+// fail, its goroutine ends locked to it: Go then ends the thread (or, the
+// main thread, never runs anything on it again).
+func dialAs(sock string, uid, gid int) (net.Conn, error) {
+	type result struct {
+		fd  int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		runtime.LockOSThread()
+		fd, err := connectAs(sock, uid, gid)
+		done <- result{fd, err}
+	}()
+	r := <-done
+	if r.err != nil {
+		return nil, fmt.Errorf("connecting to the JVM's attach socket as uid %d, gid %d: %w", uid, gid, r.err)
+	}
+	f := os.NewFile(uintptr(r.fd), sock)
+	defer f.Close()
+	return net.FileConn(f)
+}
+
+// connectAs connects a Unix stream socket to sock with this thread's
+// effective gid and uid set to those given, then sets them back and
+// unlocks the thread. A full backlog fails the connect at once (the
+// socket is nonblocking).
+func connectAs(sock string, uid, gid int) (int, error) {
+	euid, egid := os.Geteuid(), os.Getegid()
+	keep := ^uintptr(0) // -1: leave that id as it is
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, keep, uintptr(gid), keep); e != 0 {
+		runtime.UnlockOSThread()
+		return -1, fmt.Errorf("setting the gid: %w", e)
+	}
+	fd, err := -1, error(nil)
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, keep, uintptr(uid), keep); e != 0 {
+		err = fmt.Errorf("setting the uid: %w", e)
+	} else {
+		fd, err = unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+		if err == nil {
+			if err = unix.Connect(fd, &unix.SockaddrUnix{Name: sock}); err != nil {
+				unix.Close(fd)
+				fd = -1
+			}
+		}
+		if _, _, e := unix.RawSyscall(unix.SYS_SETRESUID, keep, uintptr(euid), keep); e != 0 {
+			return fd, err // the thread stays locked, and ends with its goroutine
+		}
+	}
+	if _, _, e := unix.RawSyscall(unix.SYS_SETRESGID, keep, uintptr(egid), keep); e != 0 {
+		return fd, err
+	}
+	runtime.UnlockOSThread()
+	return fd, err
+}
+
+// exchange writes one request on c, reads the reply and closes c.
+func exchange(ctx context.Context, c net.Conn, cmd string, args []string) ([]byte, error) {
 	defer c.Close()
 	if dl, ok := ctx.Deadline(); ok {
 		c.SetDeadline(dl)
@@ -172,11 +293,20 @@ func request(ctx context.Context, sock, cmd string, args ...string) ([]byte, err
 		msg = append(msg, 0)
 	}
 	if _, err := c.Write(msg); err != nil {
+		if errors.Is(err, unix.EPIPE) || errors.Is(err, unix.ECONNRESET) {
+			return nil, errUnanswered
+		}
 		return nil, fmt.Errorf("writing to the JVM's attach socket: %w", err)
 	}
 	b, err := io.ReadAll(io.LimitReader(c, MaxDump+1))
 	if err != nil {
+		if errors.Is(err, unix.ECONNRESET) {
+			return nil, errUnanswered
+		}
 		return nil, fmt.Errorf("reading the JVM's reply: %w", err)
+	}
+	if len(b) == 0 {
+		return nil, errUnanswered
 	}
 	if len(b) > MaxDump {
 		return nil, fmt.Errorf("the JVM's reply is over %d MiB", MaxDump>>20)

@@ -5,8 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
+
+	"github.com/hangdoc/hangdoc/internal/helper"
+	"github.com/hangdoc/hangdoc/internal/procstatus"
 
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
@@ -39,14 +47,17 @@ func javaStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 		return s
 	}
 	pid := strconv.Itoa(t.PID)
-	status, _ := os.ReadFile(fs.Path(pid, "status"))
+	statusText, _ := os.ReadFile(fs.Path(pid, "status"))
+	status, _ := procstatus.Parse(statusText)
 	cmdline, _ := os.ReadFile(fs.Path(pid, "cmdline"))
 	environ, _ := os.ReadFile(fs.Path(pid, "environ"))
 	a := java.AttachTarget{
 		Root: fs.Path(pid, "root"), Cwd: fs.Path(pid, "cwd"),
 		NSPID:          t.PID,
-		CatchesQuit:    java.CatchesSignal(status, int(unix.SIGQUIT)),
+		CatchesQuit:    status.Catches(int(unix.SIGQUIT)),
 		AttachDisabled: java.AttachDisabledIn(cmdline, environ),
+		UID:            status.Uid[1], GID: status.Gid[1],
+		OwnerKnown: status.Has&procstatus.HasUid != 0 && status.Has&procstatus.HasGid != 0,
 	}
 	if t.Desc.NSPID > 0 {
 		a.NSPID = t.Desc.NSPID
@@ -54,40 +65,147 @@ func javaStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 	if t.Local > 0 {
 		a.Quit = func() error { return t.Signal(unix.SIGQUIT) }
 	}
-	s.Sources = []sampler.StackSource{&attachSource{t: a}}
+	attach := &dumpSource{name: model.SourceAttach, t: a}
+	attach.take = func(ctx context.Context) (java.Reply, error) { return java.ThreadDump(ctx, a) }
+	jc := &dumpSource{name: model.SourceJcmd, t: a}
+	jc.take = func(ctx context.Context) (java.Reply, error) { return jcmdDump(ctx, fs, t, a) }
+	s.Sources = []sampler.StackSource{attach, jc}
 	s.None = func(why []string) string {
 		return fmt.Sprintf("no Java stacks: %s; the diagnosis is from kernel evidence only (a dump taken by hand, jcmd PID Thread.print -l > FILE, reads with hangdoc analyze FILE)", why[0])
 	}
 	return s
 }
 
-// attachSource dumps a live JVM's threads through its attach socket each
-// sample and joins them to the threads read from /proc by their nid. Each
-// dump is a safepoint: the JVM's threads stop while it is taken; the
-// longest is said in a note.
-type attachSource struct {
-	t        java.AttachTarget
+// jcmdTimeout bounds one run of jcmd or jstack: a JVM of its own starts
+// first (about half a second).
+const jcmdTimeout = 20 * time.Second
+
+// jcmdDump runs the JDK's own tool for a thread dump: the target's jcmd
+// (in its java's directory, through its root), else jcmd or jstack on
+// PATH. It is the fallback for a JVM whose attach socket hangdoc's own
+// client could not use; it runs only while the JVM's attach listener has
+// its socket, since either tool would otherwise start the listener with
+// a SIGQUIT without asking whether the JVM catches it. It runs as a
+// helper (bounded, its own process group, stdin from /dev/null), with
+// the JVM's uid and gid when hangdoc is root (JDK 8 answers no other
+// user), and without a counters file of its own (-XX:-UsePerfData).
+func jcmdDump(ctx context.Context, fs sampler.FS, t *sampler.Target, a java.AttachTarget) (java.Reply, error) {
+	if !a.Listening() {
+		return java.Reply{}, errors.New("not run: the JVM's attach listener has no socket, and jcmd or jstack would start it with a SIGQUIT without asking whether the JVM catches it")
+	}
+	if t.Local <= 0 {
+		return java.Reply{}, errors.New("not run: the JVM has no pid in hangdoc's PID namespace")
+	}
+	tools := jdkTools(fs, t.PID)
+	if len(tools) == 0 {
+		return java.Reply{}, errors.New("no jcmd or jstack: none beside the JVM's java, none on PATH")
+	}
+	pid := strconv.Itoa(t.Local)
+	var why []string
+	for _, tool := range tools {
+		args := []string{"-J-XX:-UsePerfData", pid, "Thread.print", "-l"}
+		if filepath.Base(tool) == "jstack" {
+			args = []string{"-J-XX:-UsePerfData", "-l", pid}
+		}
+		cmd := exec.Command(tool, args...)
+		cmd.Dir = "/"
+		if os.Geteuid() == 0 && a.OwnerKnown && a.UID != 0 {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(a.UID), Gid: uint32(a.GID), Groups: []uint32{}}}
+		}
+		out, err := helper.Run(ctx, jcmdTimeout, cmd, java.MaxDump)
+		if err == nil {
+			return java.Reply{Dump: out}, nil
+		}
+		why = append(why, fmt.Sprintf("%s: %v", tool, err))
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return java.Reply{}, errors.New(strings.Join(why, "; "))
+}
+
+// jdkTools are the JDK tools that can dump a JVM's threads, best first:
+// the jcmd beside the target's own java (the same JDK), then jcmd and
+// jstack on PATH.
+func jdkTools(fs sampler.FS, pid int) []string {
+	var tools []string
+	p := strconv.Itoa(pid)
+	if exe, err := os.Readlink(fs.Path(p, "exe")); err == nil && filepath.IsAbs(exe) {
+		own := fs.Path(p, "root") + filepath.Join(filepath.Dir(exe), "jcmd")
+		if st, err := os.Stat(own); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			tools = append(tools, own)
+		}
+	}
+	for _, name := range []string{"jcmd", "jstack"} {
+		if path, err := exec.LookPath(name); err == nil && !slices.Contains(tools, path) {
+			tools = append(tools, path)
+		}
+	}
+	return tools
+}
+
+// dumpSource dumps a live JVM's threads each sample (through its attach
+// socket, or with jcmd) and joins them to the threads read from /proc by
+// their nid. Each dump is a safepoint: the JVM's threads stop while it is
+// taken; the longest is said in a note. A sample for which no thread with
+// a Java stack has run since the last dump takes none: its stacks are
+// that dump's.
+type dumpSource struct {
+	name model.Format
+	t    java.AttachTarget
+	take func(ctx context.Context) (java.Reply, error)
+
 	last     bool          // the run's last sample: its virtual threads are read too
 	noVirt   bool          // the JVM has no JSON thread dump (before JDK 21)
 	virtual  int           // virtual threads read
 	started  bool          // this run's SIGQUIT started the attach listener
+	asOwner  bool          // the JVM answered only its own uid and gid
 	longest  time.Duration // the longest dump, an upper bound of its pause
 	unjoined int           // dumps that joined no thread
+	taken    int           // dumps taken
+	reused   int           // samples whose stacks are the previous dump's
+	prev     *model.Sample // the previous sample with stacks
 }
 
-func (a *attachSource) Name() model.Format { return model.SourceAttach }
+func (d *dumpSource) Name() model.Format { return d.name }
 
-func (a *attachSource) Stacks(ctx context.Context, s *model.Sample) error {
-	ctx, cancel := context.WithTimeout(ctx, attachTimeout)
+func (d *dumpSource) Stacks(ctx context.Context, s *model.Sample) error {
+	if still(d.prev, s) {
+		reuse(d.prev, s)
+		d.reused++
+	} else if err := d.dump(ctx, s); err != nil {
+		return err
+	}
+	if d.last && !d.noVirt {
+		// Virtual threads are in no text dump: on the last sample, the
+		// JSON one (a safepoint, once a run).
+		ctx, cancel := context.WithTimeout(ctx, attachTimeout)
+		defer cancel()
+		if b, err := java.VirtualThreadDump(ctx, d.t); err != nil {
+			d.noVirt = true
+		} else if vd, err := java.ParseBytes(b); err == nil && len(vd) > 0 {
+			d.virtual += java.MergeVirtual(s, vd[0])
+			s.Paused = true
+		}
+	}
+	s.StackSource = d.name
+	return nil
+}
+
+// dump takes a thread dump for s.
+func (d *dumpSource) dump(ctx context.Context, s *model.Sample) error {
+	ctx, cancel := context.WithTimeout(ctx, max(attachTimeout, jcmdTimeout))
 	defer cancel()
 	start := time.Now()
-	b, started, err := java.ThreadDump(ctx, a.t)
-	a.started = a.started || started
+	r, err := d.take(ctx)
+	d.started = d.started || r.Started
+	d.asOwner = d.asOwner || r.AsOwner
 	if err != nil {
 		return err
 	}
-	a.longest = max(a.longest, time.Since(start))
-	dumps, err := java.ParseBytes(b)
+	d.longest = max(d.longest, time.Since(start))
+	d.taken++
+	dumps, err := java.ParseBytes(r.Dump)
 	if err != nil {
 		return fmt.Errorf("reading the JVM's thread dump: %w", err)
 	}
@@ -95,40 +213,150 @@ func (a *attachSource) Stacks(ctx context.Context, s *model.Sample) error {
 		return errors.New("the JVM's reply holds no thread dump")
 	}
 	if java.Merge(s, dumps[0]) == 0 {
-		a.unjoined++
+		d.unjoined++
 	}
-	if a.last && !a.noVirt {
-		// Virtual threads are in no text dump: on the last sample, the
-		// JSON one (a second safepoint, once a run).
-		if b, err := java.VirtualThreadDump(ctx, a.t); err != nil {
-			a.noVirt = true
-		} else if d, err := java.ParseBytes(b); err == nil && len(d) > 0 {
-			a.virtual += java.MergeVirtual(s, d[0])
-		}
-	}
-	s.StackSource = model.SourceAttach
 	// A safepoint stops every Java thread and wakes the blocked ones to
 	// check in: switches it explains are not progress.
 	s.Paused = true
+	d.prev = s
 	return nil
 }
 
-// Last marks the next sample as the run's last.
-func (a *attachSource) Last() { a.last = true }
-
-func (a *attachSource) Notes() []string {
-	var notes []string
-	if a.virtual > 0 {
-		notes = append(notes, fmt.Sprintf("%d virtual threads read from the JVM's JSON thread dump on the last sample (they are in no text dump, and no OS thread is theirs: their tids are stand-ins, and they have no kernel evidence)", a.virtual))
+// still reports whether no thread that prev's dump gave a Java stack can
+// have moved by s, so that another safepoint would only read the same
+// stacks again. Each such thread is still when it has the same CPU time
+// and context switches and is not running, or when the JVM found it in a
+// deadlock or waiting for a lock held by one (a monitor's waiter wakes to
+// recheck now and then, so its switches count on). No thread came or
+// went, except the JVM's attach listener, which the dump itself starts.
+func still(prev, s *model.Sample) bool {
+	if prev == nil {
+		return false
 	}
-	if a.started {
+	stuck := deadlocked(prev)
+	was := make(map[int]*model.Thread, len(prev.Threads))
+	for i := range prev.Threads {
+		was[prev.Threads[i].TID] = &prev.Threads[i]
+	}
+	seen := 0
+	for i := range s.Threads {
+		now := &s.Threads[i]
+		w, ok := was[now.TID]
+		if !ok {
+			if now.Name == "Attach Listener" {
+				continue
+			}
+			return false
+		}
+		seen++
+		switch {
+		case w.Java == nil || len(w.Stack) == 0:
+			// No Java stack to keep: the JVM's own machinery.
+		case stuck[now.TID]:
+		case now.State == model.StateRunning || now.State == model.StateUnknown || w.CPUTime != now.CPUTime ||
+			w.Voluntary != now.Voluntary || w.Involuntary != now.Involuntary:
+			return false
+		}
+	}
+	return seen == len(prev.Threads)
+}
+
+// deadlocked are the threads of a sample's dump that can never move: those
+// the JVM's own deadlock report names, and those waiting for a lock one of
+// them (or of these) holds.
+func deadlocked(s *model.Sample) map[int]bool {
+	stuck := map[int]bool{}
+	for _, dl := range s.JavaDeadlocks {
+		for _, l := range dl.Links {
+			stuck[l.TID] = true
+		}
+	}
+	if len(stuck) == 0 {
+		return stuck
+	}
+	heldBy := map[string]int{} // a lock's address → its holder
+	for _, t := range s.Threads {
+		if t.Java == nil {
+			continue
+		}
+		for _, l := range t.Java.Locks {
+			if l.Kind == java.Locked.String() && l.Addr != "" {
+				heldBy[l.Addr] = t.TID
+			}
+		}
+		for _, o := range t.Java.Ownable {
+			if o.Addr != "" {
+				heldBy[o.Addr] = t.TID
+			}
+		}
+	}
+	for grew := true; grew; {
+		grew = false
+		for _, t := range s.Threads {
+			if t.Java == nil || stuck[t.TID] {
+				continue
+			}
+			for _, l := range t.Java.Locks {
+				waits := l.Kind == java.WaitingToLock.String() || l.Kind == java.Parking.String()
+				if h, ok := heldBy[l.Addr]; ok && waits && stuck[h] {
+					stuck[t.TID], grew = true, true
+					break
+				}
+			}
+		}
+	}
+	return stuck
+}
+
+// reuse gives s the stacks and Java facts of prev's dump, for threads
+// that proved still.
+func reuse(prev, s *model.Sample) {
+	was := make(map[int]*model.Thread, len(prev.Threads))
+	for i := range prev.Threads {
+		was[prev.Threads[i].TID] = &prev.Threads[i]
+	}
+	for i := range s.Threads {
+		w, ok := was[s.Threads[i].TID]
+		if !ok || w.Java == nil {
+			continue
+		}
+		s.Threads[i].Java = w.Java
+		if len(s.Threads[i].Stack) == 0 {
+			s.Threads[i].Stack = w.Stack
+		}
+	}
+	s.JavaDeadlocks = append(s.JavaDeadlocks, prev.JavaDeadlocks...)
+}
+
+// Last marks the next sample as the run's last.
+func (d *dumpSource) Last() { d.last = true }
+
+func (d *dumpSource) Notes() []string {
+	var notes []string
+	if d.taken == 0 && d.reused == 0 {
+		return nil
+	}
+	if d.virtual > 0 {
+		notes = append(notes, fmt.Sprintf("%d virtual threads read from the JVM's JSON thread dump on the last sample (they are in no text dump, and no OS thread is theirs: their tids are stand-ins, and they have no kernel evidence)", d.virtual))
+	}
+	if d.started {
 		notes = append(notes, "the JVM's attach listener was started for this run (an attach file and a SIGQUIT, which this JVM catches)")
 	}
-	if a.longest > 0 {
-		notes = append(notes, fmt.Sprintf("each Java thread dump is a safepoint: the longest took %d ms, an upper bound of the JVM's pause", a.longest.Milliseconds()))
+	if d.asOwner {
+		notes = append(notes, fmt.Sprintf("the JVM answered its attach socket only as its own user (uid %d, gid %d), as JDK 8 does", d.t.UID, d.t.GID))
 	}
-	if a.unjoined > 0 {
-		notes = append(notes, fmt.Sprintf("%d Java thread dumps gave no thread a Linux tid that matched", a.unjoined))
+	if d.reused > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d samples took no thread dump: no thread with a Java stack had run since the previous dump (the same CPU time and context switches, or in the deadlock the JVM reported), so their stacks are that dump's", d.reused, d.reused+d.taken))
+	}
+	if d.longest > 0 {
+		took := fmt.Sprintf("%d ms", d.longest.Milliseconds())
+		if d.longest < time.Millisecond {
+			took = "under 1 ms"
+		}
+		notes = append(notes, fmt.Sprintf("each Java thread dump is a safepoint: the longest took %s, an upper bound of the JVM's pause", took))
+	}
+	if d.unjoined > 0 {
+		notes = append(notes, fmt.Sprintf("%d Java thread dumps gave no thread a Linux tid that matched", d.unjoined))
 	}
 	return notes
 }

@@ -1,0 +1,75 @@
+package sources
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hangdoc/hangdoc/model"
+	"github.com/hangdoc/hangdoc/sampler/java"
+)
+
+// TestStill: a sample takes no thread dump only when no thread the last
+// dump gave a Java stack can have moved since.
+func TestStill(t *testing.T) {
+	frames := []model.Frame{{Func: "Main.run"}}
+	jt := func(locks ...model.JavaLock) *model.JavaThread { return &model.JavaThread{Locks: locks} }
+	lock := func(kind java.LockKind, addr string) model.JavaLock {
+		return model.JavaLock{Kind: kind.String(), JavaObject: model.JavaObject{Addr: addr}}
+	}
+	// The dumped sample: two threads in the deadlock the JVM reported,
+	// a third waiting for a lock one of them holds, a fourth parked
+	// elsewhere, and the JVM's VM thread (no Java stack).
+	dumped := func() *model.Sample {
+		return &model.Sample{Threads: []model.Thread{
+			{TID: 10, State: model.StateSleeping, Stack: frames, Java: jt(lock(java.WaitingToLock, "0xb"), lock(java.Locked, "0xa"))},
+			{TID: 11, State: model.StateSleeping, Stack: frames, Java: jt(lock(java.WaitingToLock, "0xa"), lock(java.Locked, "0xb"))},
+			{TID: 12, State: model.StateSleeping, Stack: frames, Java: jt(lock(java.WaitingToLock, "0xa"))},
+			{TID: 13, State: model.StateSleeping, Stack: frames, Java: jt(lock(java.Parking, "0xc")), CPUTime: time.Second},
+			{TID: 14, Name: "VM Thread", State: model.StateSleeping, Java: &model.JavaThread{}},
+		}, JavaDeadlocks: []model.JavaDeadlock{{Links: []model.JavaDeadlockLink{{TID: 10, HeldBy: 11}, {TID: 11, HeldBy: 10}}}}}
+	}
+	for _, tc := range []struct {
+		name   string
+		change func(s *model.Sample)
+		want   bool
+	}{
+		{"nothing ran", func(*model.Sample) {}, true},
+		{"the VM thread ran", func(s *model.Sample) { s.Threads[4].Voluntary += 5; s.Threads[4].CPUTime += time.Second }, true},
+		{"a deadlocked thread rechecked its monitor", func(s *model.Sample) { s.Threads[0].Voluntary++ }, true},
+		{"a waiter behind the deadlock rechecked", func(s *model.Sample) { s.Threads[2].Voluntary++ }, true},
+		{"a parked thread woke", func(s *model.Sample) { s.Threads[3].Voluntary++ }, false},
+		{"a parked thread was preempted", func(s *model.Sample) { s.Threads[3].Involuntary++ }, false},
+		{"a parked thread used CPU", func(s *model.Sample) { s.Threads[3].CPUTime += 10 * time.Millisecond }, false},
+		{"a parked thread runs", func(s *model.Sample) { s.Threads[3].State = model.StateRunning }, false},
+		{"the attach listener started", func(s *model.Sample) {
+			s.Threads = append(s.Threads, model.Thread{TID: 15, Name: "Attach Listener", State: model.StateSleeping})
+		}, true},
+		{"a thread started", func(s *model.Sample) {
+			s.Threads = append(s.Threads, model.Thread{TID: 15, Name: "worker", State: model.StateSleeping})
+		}, false},
+		{"a thread ended", func(s *model.Sample) { s.Threads = s.Threads[:4] }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prev := dumped()
+			now := dumped()
+			for i := range now.Threads {
+				now.Threads[i].Stack, now.Threads[i].Java = nil, nil
+			}
+			now.JavaDeadlocks = nil
+			tc.change(now)
+			if got := still(prev, now); got != tc.want {
+				t.Fatalf("still = %v, want %v", got, tc.want)
+			}
+			if !tc.want {
+				return
+			}
+			reuse(prev, now)
+			if len(now.Threads[0].Stack) == 0 || now.Threads[0].Java == nil || len(now.JavaDeadlocks) != 1 {
+				t.Errorf("reused sample lacks the dump's stacks, Java facts or deadlock: %+v", now.Threads[0])
+			}
+		})
+	}
+	if still(nil, dumped()) {
+		t.Error("still with no dump taken yet")
+	}
+}
