@@ -344,7 +344,7 @@ func javaLocks(pid int, last model.Sample) []Lock {
 				l.Holder = &Ref{PID: pid, TID: h.tid}
 				l.Basis = Basis{Rule: h.rule, Kind: BasisExact, Owner: int64(h.tid), PID: pid, Address: w.obj.Addr}
 			}
-			if last.StackSource == model.FormatJstack && w.ownable && !held && !ownableRead(last) {
+			if (last.StackSource == model.FormatJstack || last.StackSource == model.SourceSigquit) && w.ownable && !held && !ownableRead(last) {
 				l.Basis.Rule = BasisJavaNoL
 			}
 			locks = append(locks, l)

@@ -575,7 +575,7 @@ func (w *words) basisText(l *classify.Lock) string {
 	case classify.BasisJavaNoOwner:
 		return fmt.Sprintf("no thread of the dump shows holding %s (no \"- locked\" frame, no ownable synchronizer), so no holder is named", l.Address)
 	case classify.BasisJavaNoL:
-		return "the dump was taken without -l (jstack -l, jcmd Thread.print -l prints each thread's \"Locked ownable synchronizers\"), so who owns this lock is not in it"
+		return "the dump was taken without -l (jstack -l, jcmd Thread.print -l prints each thread's \"Locked ownable synchronizers\"; a SIGQUIT dump does under -XX:+PrintConcurrentLocks), so who owns this lock is not in it"
 	case classify.BasisGlibcOwner:
 		word := fmt.Sprintf("lock word %d", b.Word)
 		if b.PI {

@@ -261,4 +261,3 @@ func (r javaReport) wantHolders(t *testing.T, v *testvictim.Victim, holders []st
 	}
 	t.Errorf("no cycle of tids %v: %v", want, r.Cycles)
 }
-

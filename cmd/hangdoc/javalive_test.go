@@ -40,6 +40,9 @@ func TestJavaLiveAttach(t *testing.T) {
 			// once: the second sample takes no dump, since no thread
 			// with a Java stack can have moved.
 			once bool
+			// sigquit: hangdoc runs with --sigquit, and the JVM's
+			// stdout is a file, where it prints its thread dumps.
+			sigquit bool
 		}{
 			{name: "SyncAbba", victim: "SyncAbba", verdict: "deadlock", holders: []string{"first", "second"}, cycle: true, once: true},
 			{name: "LockOnSocket", victim: "LockOnSocket", verdict: "blocked", holders: []string{"holder"}, once: true},
@@ -48,12 +51,24 @@ func TestJavaLiveAttach(t *testing.T) {
 			{name: "Xrs", victim: "SyncAbba", flags: []string{"-Xrs"}, verdict: "deadlock", holders: []string{"first", "second"}, cycle: true},
 			{name: "Xrs without its socket", victim: "SyncAbba", flags: []string{"-Xrs"}, unlink: true, refused: "attach refused: the JVM does not catch SIGQUIT"},
 			{name: "DisableAttach", victim: "SyncAbba", flags: []string{"-XX:+DisableAttachMechanism"}, refused: "attach refused: the JVM runs with -XX:+DisableAttachMechanism"},
+			// --sigquit has it print its dumps on its stdout instead.
+			{name: "DisableAttach sigquit", victim: "SyncAbba", flags: []string{"-XX:+DisableAttachMechanism"}, sigquit: true, verdict: "deadlock", holders: []string{"first", "second"}, cycle: true, once: true},
+			{name: "Xrs without its socket sigquit", victim: "SyncAbba", flags: []string{"-Xrs"}, unlink: true, sigquit: true, refused: "attach refused: the JVM does not catch SIGQUIT"},
 			// A thread dump is a safepoint, which --no-stop forbids.
 			{name: "no-stop", victim: "SyncAbba", noStop: true, refused: "this run may not stop the target"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				args := append(append([]string{"-Xmx64m"}, tc.flags...), "-cp", classes, tc.victim)
-				v := testvictim.StartCmd(t, exec.Command(filepath.Join(jdk, "bin", "java"), args...))
+				cmd := exec.Command(filepath.Join(jdk, "bin", "java"), args...)
+				if tc.sigquit {
+					out, err := os.Create(filepath.Join(t.TempDir(), "stdout.log"))
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer out.Close()
+					cmd.Stdout = out
+				}
+				v := testvictim.StartCmd(t, cmd)
 				if tc.unlink {
 					sock := filepath.Join("/proc", strconv.Itoa(v.PID), "root", "tmp", ".java_pid"+strconv.Itoa(v.PID))
 					deadline := time.Now().Add(60 * time.Second)
@@ -70,6 +85,9 @@ func TestJavaLiveAttach(t *testing.T) {
 				if tc.noStop {
 					hd = append(hd, "--no-stop")
 				}
+				if tc.sigquit {
+					hd = append(hd, "--sigquit")
+				}
 				r := javaDiagnose(t, hd...)
 				wantUnharmed(t, v.PID)
 				if tc.refused != "" {
@@ -85,8 +103,12 @@ func TestJavaLiveAttach(t *testing.T) {
 					}
 					return
 				}
-				if r.Sampling.StackSource != "jvm attach" {
-					t.Fatalf("stack_source %q, want jvm attach; notes %q", r.Sampling.StackSource, r.Sampling.Notes)
+				source := "jvm attach"
+				if tc.sigquit {
+					source = "sigquit"
+				}
+				if r.Sampling.StackSource != source {
+					t.Fatalf("stack_source %q, want %s; notes %q", r.Sampling.StackSource, source, r.Sampling.Notes)
 				}
 				if r.Verdict != tc.verdict {
 					t.Errorf("verdict %s, want %s: %s; notes %q", r.Verdict, tc.verdict, r.Summary, r.Sampling.Notes)

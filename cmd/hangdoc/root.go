@@ -220,11 +220,11 @@ func (o *diagnoseOptions) register(cmd *cobra.Command) {
 	f.BoolVar(&o.noOnCPU, "no-on-cpu", false, "do not sample where running threads are (the kernel's CPU-clock event, perf_event_open; it never stops the target)")
 	f.DurationVar(&o.maxStop, "max-stop", sources.DefaultMaxStop, "the longest one Delve read may keep a Go target stopped; a read that would pass it is given up and the target let go")
 	f.StringVar(&o.pprof, "pprof", "", "a Go target's net/http/pprof `URL` (http://127.0.0.1:6060); default: look for one on the target's listening sockets")
-	f.BoolVar(&o.sigquit, "sigquit", false, "for a Go target no other source can read: send SIGQUIT after the last sample for a goroutine dump. This KILLS the target")
+	f.BoolVar(&o.sigquit, "sigquit", false, "for a Go target no other source can read: send SIGQUIT after the last sample for a goroutine dump (this KILLS a Go target); for a JVM whose attach mechanism is off: SIGQUIT for each thread dump, read back from its stdout (a JVM that catches SIGQUIT goes on)")
 	f.StringVar(&o.source, "source", "", "for a Go target, read the goroutines from this `SOURCE` only: pprof, memory or delve (default: the first that works, in that order)")
 	o.maxMemory = membudget.Default
 	f.Var(&o.maxMemory, "max-memory", maxMemoryHelp)
-	f.StringVar(&o.sigquitLog, "sigquit-log", "", "with --sigquit: the `FILE` the target's stderr goes to (default: its stderr, if that is a regular file)")
+	f.StringVar(&o.sigquitLog, "sigquit-log", "", "with --sigquit: the `FILE` the target's dump goes to, a Go program's stderr or a JVM's stdout (default: that descriptor, if it is a regular file)")
 }
 
 func (o *diagnoseOptions) validate() error {

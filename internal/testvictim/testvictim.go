@@ -327,7 +327,12 @@ func startCmd(t testing.TB, cmd *exec.Cmd) *Victim {
 	}
 	lines := &lineWriter{ready: make(chan string, 1)}
 	stderr := &syncBuffer{}
-	cmd.Stdout = lines
+	// A victim whose stdout the test made a file (as a service's often
+	// is) has its ready line read back from that file.
+	out, toFile := cmd.Stdout.(*os.File)
+	if !toFile {
+		cmd.Stdout = lines
+	}
 	if _, ok := cmd.Stderr.(*os.File); !ok {
 		cmd.Stderr = stderr
 	}
@@ -342,6 +347,9 @@ func startCmd(t testing.TB, cmd *exec.Cmd) *Victim {
 		waitErr = cmd.Wait()
 		close(exited)
 	}()
+	if toFile {
+		go tail(out.Name(), lines, exited)
+	}
 	t.Cleanup(func() {
 		// The group id is the victim's pid (Setpgid with Pgid 0). The
 		// group cannot be recycled before the victim is reaped below.
@@ -537,4 +545,33 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// tail copies what is written to the file at path into w until w has its
+// ready line or done is closed.
+func tail(path string, w *lineWriter, done <-chan struct{}) {
+	f, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	buf := make([]byte, 4096)
+	for {
+		n, _ := f.Read(buf)
+		if n > 0 {
+			w.Write(buf[:n])
+			continue
+		}
+		w.mu.Lock()
+		ready := w.done
+		w.mu.Unlock()
+		if ready {
+			return
+		}
+		select {
+		case <-done:
+			return
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }

@@ -37,7 +37,7 @@ const (
 // still alive when ctx ends (one that catches SIGQUIT) gives an error
 // unless a whole dump is already there.
 func SigquitDump(ctx context.Context, fsys sampler.FS, pid int, logPath string) ([]model.Goroutine, error) {
-	f, where, err := openLog(fsys, pid, logPath)
+	f, where, err := sampler.OpenOutput(fsys, pid, 2, logPath)
 	if err != nil {
 		return nil, err
 	}
@@ -82,51 +82,6 @@ func SigquitDump(ctx context.Context, fsys sampler.FS, pid int, logPath string) 
 		return nil, fmt.Errorf("pid %d exited after SIGQUIT but wrote no goroutine dump to %s: is it a Go program, and does its stderr end up in that file?", pid, where)
 	}
 	return gs, nil
-}
-
-// openLog opens the file the dump will be read from: logPath, or else
-// the target's fd 2 when it is a regular file. where names it in errors.
-func openLog(fsys sampler.FS, pid int, logPath string) (f *os.File, where string, err error) {
-	if logPath != "" {
-		f, err := os.Open(logPath)
-		if err != nil {
-			return nil, "", fmt.Errorf("opening the SIGQUIT log: %w", err)
-		}
-		if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-			f.Close()
-			return nil, "", fmt.Errorf("the SIGQUIT log %s is not a regular file: pass the file pid %d's stderr is written to", logPath, pid)
-		}
-		return f, logPath, nil
-	}
-	fd2 := fsys.Path(strconv.Itoa(pid), "fd", "2")
-	link, err := os.Readlink(fd2)
-	if err != nil {
-		if _, serr := os.Stat(fsys.Path(strconv.Itoa(pid))); serr != nil {
-			return nil, "", fmt.Errorf("reading %s: %w", fd2, sampler.ErrNoProcess)
-		}
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, "", fmt.Errorf("pid %d has no stderr (fd 2 is closed), so its SIGQUIT dump goes nowhere: pass --sigquit-log PATH if it writes it elsewhere", pid)
-		}
-		return nil, "", fmt.Errorf("reading %s: %w", fd2, fileErr(err))
-	}
-	// Stat before opening: opening a pipe's /proc link would make hangdoc
-	// one of its readers.
-	st, err := os.Stat(fd2)
-	if err != nil {
-		return nil, "", fmt.Errorf("reading %s: %w", fd2, fileErr(err))
-	}
-	if !st.Mode().IsRegular() {
-		return nil, "", fmt.Errorf("pid %d's stderr is %s, not a file the SIGQUIT dump can be read back from: pass --sigquit-log PATH naming the file its stderr ends up in", pid, link)
-	}
-	f, err = os.Open(fd2)
-	if err != nil {
-		return nil, "", fmt.Errorf("opening pid %d's stderr %s: %w", pid, fd2, fileErr(err))
-	}
-	if st2, err := f.Stat(); err != nil || !os.SameFile(st, st2) {
-		f.Close()
-		return nil, "", fmt.Errorf("pid %d's stderr changed while hangdoc opened it: try again", pid)
-	}
-	return f, fmt.Sprintf("pid %d's stderr (%s)", pid, link), nil
 }
 
 // waitExit waits, within ctx, for pid to exit (become a zombie or vanish)
@@ -234,16 +189,6 @@ func signalErr(err error) error {
 	case errors.Is(err, unix.ESRCH):
 		return sampler.ErrNoProcess
 	case errors.Is(err, unix.EPERM):
-		return sampler.ErrPermission
-	}
-	return err
-}
-
-func fileErr(err error) error {
-	switch {
-	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ESRCH):
-		return sampler.ErrNoProcess
-	case errors.Is(err, fs.ErrPermission), errors.Is(err, syscall.EPERM), errors.Is(err, syscall.EACCES):
 		return sampler.ErrPermission
 	}
 	return err

@@ -142,6 +142,9 @@ var ErrNoVirtualDump = errors.New("no JSON thread dump")
 func startListener(ctx context.Context, a AttachTarget, sock string) (bool, error) {
 	switch {
 	case a.AttachDisabled:
+		if a.CatchesQuit {
+			return false, fmt.Errorf("%w: the JVM runs with -XX:+DisableAttachMechanism (with --sigquit, it prints its thread dump on its standard output instead, which hangdoc reads back; it catches SIGQUIT, so the signal does not end it)", ErrAttachRefused)
+		}
 		return false, fmt.Errorf("%w: the JVM runs with -XX:+DisableAttachMechanism", ErrAttachRefused)
 	case !a.CatchesQuit:
 		return false, fmt.Errorf("%w: the JVM does not catch SIGQUIT (it runs with -Xrs, or has not started its signal handling): the signal that starts its attach listener would kill it", ErrAttachRefused)

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -70,6 +71,11 @@ func javaStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 	jc := &dumpSource{name: model.SourceJcmd, t: a}
 	jc.take = func(ctx context.Context) (java.Reply, error) { return jcmdDump(ctx, fs, t, a) }
 	s.Sources = []sampler.StackSource{attach, jc}
+	if opts.Sigquit {
+		q := &dumpSource{name: model.SourceSigquit, t: a}
+		q.take = func(ctx context.Context) (java.Reply, error) { return quitDump(ctx, fs, t.PID, a, opts.SigquitLog) }
+		s.Sources = append(s.Sources, q)
+	}
 	s.None = func(why []string) string {
 		return fmt.Sprintf("no Java stacks: %s; the diagnosis is from kernel evidence only (a dump taken by hand, jcmd PID Thread.print -l > FILE, reads with hangdoc analyze FILE)", why[0])
 	}
@@ -123,6 +129,66 @@ func jcmdDump(ctx context.Context, fs sampler.FS, t *sampler.Target, a java.Atta
 	}
 	return java.Reply{}, errors.New(strings.Join(why, "; "))
 }
+
+// quitDump is --sigquit for a JVM: SIGQUIT makes a JVM that catches it
+// print a thread dump on its standard output, and go on (a JVM that does
+// not, one run with -Xrs, would die of it, and is never sent it). The
+// dump is read back from that output: logPath, or the JVM's fd 1 when it
+// is a regular file; only what the JVM wrote after the signal, once it
+// has printed the dump's end ("JNI global refs") and stopped writing.
+func quitDump(ctx context.Context, fs sampler.FS, pid int, a java.AttachTarget, logPath string) (java.Reply, error) {
+	switch {
+	case !a.CatchesQuit:
+		return java.Reply{}, fmt.Errorf("%w: --sigquit: the JVM does not catch SIGQUIT (it runs with -Xrs): the signal would kill it", java.ErrAttachRefused)
+	case a.Quit == nil:
+		return java.Reply{}, fmt.Errorf("%w: --sigquit: hangdoc cannot signal the JVM from its PID namespace", java.ErrAttachRefused)
+	}
+	f, where, err := sampler.OpenOutput(fs, pid, 1, logPath)
+	if err != nil {
+		return java.Reply{}, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return java.Reply{}, err
+	}
+	start := st.Size()
+	if err := a.Quit(); err != nil {
+		return java.Reply{}, fmt.Errorf("sending the JVM SIGQUIT: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, quitWait)
+	defer cancel()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	var b []byte
+	size, stable := int64(-1), 0
+	for {
+		if st, err := f.Stat(); err == nil && st.Size() >= start {
+			if st.Size() == size {
+				stable++
+			} else {
+				size, stable = st.Size(), 0
+				n := min(size-start, java.MaxDump)
+				b = make([]byte, n)
+				n2, _ := f.ReadAt(b, start)
+				b = b[:n2]
+			}
+			// The JVM prints the dump's end, then its deadlocks and heap
+			// within milliseconds: whole once 100 ms pass unwritten.
+			if bytes.Contains(b, []byte("\nJNI global ref")) && stable >= 5 {
+				return java.Reply{Dump: b}, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return java.Reply{}, fmt.Errorf("the JVM wrote no whole thread dump to %s within %s of SIGQUIT: is that where its standard output goes? (--sigquit-log FILE names it)", where, quitWait)
+		case <-tick.C:
+		}
+	}
+}
+
+// quitWait bounds the wait for a JVM's SIGQUIT dump to be written.
+const quitWait = 5 * time.Second
 
 // jdkTools are the JDK tools that can dump a JVM's threads, best first:
 // the jcmd beside the target's own java (the same JDK), then jcmd and
