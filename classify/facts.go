@@ -75,6 +75,7 @@ const (
 	WhySlow        // waits, but got through N times
 	WhyBlockedOnce // waiting in the only sample it was seen in (Kind)
 	WhyBlocked     // the same wait in N samples, no CPU (Kind)
+	WhyRewaits     // the same futex wait in every sample, woken N times between with no CPU: no progress shown
 	WhyWithBlock   // waits to enter the with-block at Site
 	WhyBehind      // parked in a wait (Kind) that one of N other actors, Other first, can end: they move or wait for work
 	WhyNobodyLeft  // waits (Kind) for something no live actor of its process is left to do

@@ -3,6 +3,7 @@ package classify_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hangdoc/hangdoc/classify"
 	"github.com/hangdoc/hangdoc/model"
@@ -115,6 +116,44 @@ func TestForeignStopsAreNoMovement(t *testing.T) {
 			}
 			if d := Classify(samples, World{}, classify.DefaultOptions()); !strings.Contains(tt.name, "a reading") && !d.Threads[0].Moved {
 				t.Errorf("no foreign stop: not moved (%s)", d.Summary)
+			}
+		})
+	}
+}
+
+// A thread woken about once a second that goes back to the same futex
+// wait each time, with no CPU (a JVM monitor's waiter rechecking, a timed
+// wait that keeps timing out), shows no progress: blocked, not "working,
+// slow". Waking more often, using CPU, or waiting elsewhere is movement.
+func TestRewaitsAreNoProgress(t *testing.T) {
+	lock := futexWait(0x7fae280b7c78, 0)
+	other := futexWait(0x7fae280b8c7c, 0)
+	for _, tc := range []struct {
+		name  string
+		calls [3]model.Syscall
+		vol   [3]uint64
+		cpu   [3]time.Duration
+		want  classify.Class
+		rule  classify.WhyRule
+	}{
+		{"rechecks once a second", [3]model.Syscall{lock, lock, lock}, [3]uint64{22, 23, 24}, [3]time.Duration{}, classify.ClassBlocked, classify.WhyRewaits},
+		{"wakes 20 times a second", [3]model.Syscall{lock, lock, lock}, [3]uint64{22, 42, 62}, [3]time.Duration{}, classify.ClassWorking, classify.WhySlow},
+		{"uses CPU between", [3]model.Syscall{lock, lock, lock}, [3]uint64{22, 23, 24}, [3]time.Duration{0, 30 * time.Millisecond, 60 * time.Millisecond}, classify.ClassWorking, classify.WhySlow},
+		{"waits on another futex", [3]model.Syscall{lock, other, lock}, [3]uint64{22, 23, 24}, [3]time.Duration{}, classify.ClassWorking, classify.WhySlow},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var steps [][]th
+			for i := range tc.calls {
+				steps = append(steps, []th{{tid: 7, name: "abba-1", state: "S", call: tc.calls[i], wchan: "futex_do_wait", vol: tc.vol[i], cpu: tc.cpu[i]}})
+			}
+			d := Classify(run(nil, steps...), World{}, classify.DefaultOptions())
+			// A blocked thread's rule may be a later one's (alone, nobody
+			// is left to wake it).
+			if a := d.Threads[0]; a.Class != tc.want || tc.want == classify.ClassWorking && a.Why.Rule != tc.rule {
+				t.Errorf("class %s (rule %d), want %s (rule %d): %s", a.Class, a.Why.Rule, tc.want, tc.rule, d.Summary)
+			}
+			if tc.want == classify.ClassBlocked && d.Verdict == classify.Working {
+				t.Errorf("verdict working: %s", d.Summary)
 			}
 		})
 	}

@@ -566,7 +566,7 @@ func (p *proc) thread(h *history, opts Options) Actor {
 	// stopped the process (the stop woke it; on a loaded machine it waits
 	// a while to re-enter its call); and a stack read across such an
 	// interval is no evidence that it moved.
-	stackMoved := false
+	stackMoved, waitMoved := false, false
 	passing := passingStops(h.readings)
 	base := -1
 	for i, r := range h.readings {
@@ -576,7 +576,7 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		if base < 0 {
 			base = i
 		} else if !sameWait(r, h.readings[base]) {
-			t.Moved = true
+			waitMoved = true
 		}
 	}
 	ref, across := -1, false // the last reading with a stack; a foreign interval since
@@ -590,7 +590,13 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		}
 		ref, across = i, false
 	}
-	t.Moved = t.Moved || own > 0 || stackMoved
+	t.Moved = t.Moved || waitMoved || own > 0 || stackMoved
+	// Woken now and then, and back in the same futex wait every sample,
+	// with no CPU to speak of: a timed wait that keeps timing out (a JVM
+	// monitor's waiter rechecks about once a second), or a wake that
+	// found nothing to do. Its switches show no progress.
+	rewaits := !waitMoved && !stackMoved && own > 0 && share < 0.005 &&
+		float64(own) <= maxRewaits*elapsed.Seconds()+1
 	one := len(h.readings) == 1
 
 	kind, res := p.waitKind(waiting)
@@ -640,6 +646,8 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		t.Class, t.Why = ClassWorking, Why{Rule: WhyRunnable, N: t.Seen}
 	case kind.Idle():
 		t.Class, t.Why = ClassIdle, Why{Rule: WhyParked, Kind: kind}
+	case rewaits && kind == model.WaitFutex && !one:
+		t.Class, t.Why = ClassBlocked, Why{Rule: WhyRewaits, Kind: kind, N: int(own)}
 	case t.Moved:
 		t.Class, t.Why = ClassWorking, Why{Rule: WhySlow, Kind: kind, N: int(own)}
 	case one:
@@ -663,6 +671,10 @@ func (p *proc) thread(h *history, opts Options) Actor {
 	}
 	return t
 }
+
+// maxRewaits bounds the wakes per second of a thread that goes back to
+// the same futex wait each time for its switches to count as no progress.
+const maxRewaits = 2
 
 // sameStack compares two stacks as a loop sees them: the innermost frame by
 // function and file only, since a loop over two lines is caught on either.

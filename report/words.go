@@ -344,6 +344,8 @@ func (w *words) whyText(a *classify.Actor) string {
 		s = "parked: " + kindWords(y.Kind)
 	case classify.WhySlow:
 		s = fmt.Sprintf("%s, but got through %d times during the run: slow, not stopped", kindWords(y.Kind), y.N)
+	case classify.WhyRewaits:
+		s = fmt.Sprintf("%s, the same in every sample; woken %d times between them with no CPU, and back in the same wait each time (a timed wait that keeps timing out, or a wake that found nothing to do): no progress shown", kindWords(y.Kind), y.N)
 	case classify.WhyBlockedOnce:
 		s = fmt.Sprintf("waiting in the only %s it was seen in: %s", w.sampleWord(), kindWords(y.Kind))
 	case classify.WhyBlocked:

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,6 +44,9 @@ func TestJavaLiveAttach(t *testing.T) {
 			// sigquit: hangdoc runs with --sigquit, and the JVM's
 			// stdout is a file, where it prints its thread dumps.
 			sigquit bool
+			// stale: a socket nobody listens on lies where the JVM's
+			// would be, as a killed JVM of the same pid leaves it.
+			stale bool
 		}{
 			{name: "SyncAbba", victim: "SyncAbba", verdict: "deadlock", holders: []string{"first", "second"}, cycle: true, once: true},
 			{name: "LockOnSocket", victim: "LockOnSocket", verdict: "blocked", holders: []string{"holder"}, once: true},
@@ -51,6 +55,8 @@ func TestJavaLiveAttach(t *testing.T) {
 			{name: "Xrs", victim: "SyncAbba", flags: []string{"-Xrs"}, verdict: "deadlock", holders: []string{"first", "second"}, cycle: true},
 			{name: "Xrs without its socket", victim: "SyncAbba", flags: []string{"-Xrs"}, unlink: true, refused: "attach refused: the JVM does not catch SIGQUIT"},
 			{name: "DisableAttach", victim: "SyncAbba", flags: []string{"-XX:+DisableAttachMechanism"}, refused: "attach refused: the JVM runs with -XX:+DisableAttachMechanism"},
+			{name: "stale socket", victim: "SyncAbba", stale: true, verdict: "deadlock", holders: []string{"first", "second"}, cycle: true},
+			{name: "DisableAttach stale socket", victim: "SyncAbba", flags: []string{"-XX:+DisableAttachMechanism"}, stale: true, refused: "attach refused: the JVM runs with -XX:+DisableAttachMechanism"},
 			// --sigquit has it print its dumps on its stdout instead.
 			{name: "DisableAttach sigquit", victim: "SyncAbba", flags: []string{"-XX:+DisableAttachMechanism"}, sigquit: true, verdict: "deadlock", holders: []string{"first", "second"}, cycle: true, once: true},
 			{name: "Xrs without its socket sigquit", victim: "SyncAbba", flags: []string{"-Xrs"}, unlink: true, sigquit: true, refused: "attach refused: the JVM does not catch SIGQUIT"},
@@ -80,6 +86,9 @@ func TestJavaLiveAttach(t *testing.T) {
 						}
 						time.Sleep(50 * time.Millisecond)
 					}
+				}
+				if tc.stale {
+					staleSocket(t, filepath.Join("/proc", strconv.Itoa(v.PID), "root", "tmp", ".java_pid"+strconv.Itoa(v.PID)))
 				}
 				hd := []string{strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms"}
 				if tc.noStop {
@@ -120,6 +129,21 @@ func TestJavaLiveAttach(t *testing.T) {
 			})
 		}
 	})
+}
+
+// staleSocket leaves a Unix socket nobody listens on at path.
+func staleSocket(t *testing.T, path string) {
+	t.Helper()
+	if _, err := os.Stat(path); err == nil {
+		t.Fatalf("%s exists already: the JVM's attach listener runs", path)
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetUnlinkOnClose(false)
+	ln.Close()
+	t.Cleanup(func() { os.Remove(path) })
 }
 
 // A JVM that collects more than it runs (nearly all of a 32 MiB heap

@@ -88,12 +88,22 @@ func ThreadDump(ctx context.Context, a AttachTarget) (Reply, error) {
 	var r Reply
 	sock := a.socket()
 	if _, err := os.Stat(sock); err != nil {
-		if r.Started, err = startListener(ctx, a, sock); err != nil {
+		if r.Started, err = startListener(ctx, a, sock, false); err != nil {
 			return r, err
 		}
 	}
 	var err error
 	r.Dump, r.AsOwner, err = request(ctx, a, "jcmd", "Thread.print -l")
+	if errors.Is(err, unix.ECONNREFUSED) && !r.Started {
+		// Nobody listens on the socket: a JVM that had this pid before
+		// (killed, it left its socket behind). HotSpot renames its socket
+		// into place only once it listens, so a refusal is never a
+		// listener starting.
+		if r.Started, err = startListener(ctx, a, sock, true); err != nil {
+			return r, err
+		}
+		r.Dump, r.AsOwner, err = request(ctx, a, "jcmd", "Thread.print -l")
+	}
 	return r, err
 }
 
@@ -138,8 +148,10 @@ func VirtualThreadDump(ctx context.Context, a AttachTarget) ([]byte, error) {
 var ErrNoVirtualDump = errors.New("no JSON thread dump")
 
 // startListener starts a JVM's attach listener: attach file, SIGQUIT, wait
-// for the socket. It refuses where the signal could harm the JVM.
-func startListener(ctx context.Context, a AttachTarget, sock string) (bool, error) {
+// for the socket. It refuses where the signal could harm the JVM. stale: a
+// socket nobody listens on is in the way, removed once the JVM may be
+// signalled.
+func startListener(ctx context.Context, a AttachTarget, sock string, stale bool) (bool, error) {
 	switch {
 	case a.AttachDisabled:
 		if a.CatchesQuit {
@@ -150,6 +162,11 @@ func startListener(ctx context.Context, a AttachTarget, sock string) (bool, erro
 		return false, fmt.Errorf("%w: the JVM does not catch SIGQUIT (it runs with -Xrs, or has not started its signal handling): the signal that starts its attach listener would kill it", ErrAttachRefused)
 	case a.Quit == nil:
 		return false, fmt.Errorf("%w: hangdoc cannot signal the JVM from its PID namespace", ErrAttachRefused)
+	}
+	if stale {
+		if err := os.Remove(sock); err != nil {
+			return false, fmt.Errorf("removing a stale attach socket nobody listens on: %w", err)
+		}
 	}
 	name := ".attach_pid" + strconv.Itoa(a.NSPID)
 	file := filepath.Join(a.Cwd, name)
