@@ -36,7 +36,7 @@ type Counterparts struct {
 	Depth    int
 	// WaitFirst are the Refs blocked themselves in a wait that names
 	// nobody (sync.WaitGroup.Wait) which these waiters are candidates to
-	// end: each waits for the other.
+	// end (candidates, not proven wakers).
 	WaitFirst []Ref
 	// Waiters is how many goroutines wait on Chans (a select's on any of
 	// them); waiters are they.

@@ -48,7 +48,7 @@ func TestChanProofs(t *testing.T) {
 				return g
 			}(),
 			scan: complete, verdict: classify.Blocked, refs: []int64{1}, first: true,
-			summary: "4 goroutines wait in main.worker [chan receive] on a channel that goroutine 1 (main.main) refers to (memory scan: every stack and the globals, 2 pointers deep); goroutine 1 refers to the channel and waits in sync.WaitGroup.Wait for them first: each waits for the other",
+			summary: "4 goroutines wait in main.worker [chan receive] on a channel that goroutine 1 (main.main) refers to (memory scan: every stack and the globals, 2 pointers deep); goroutine 1 refers to the channel but waits first in sync.WaitGroup.Wait, a wait that names no goroutine (the waiting goroutines are among those that could end it): neither side is seen to move",
 			not:     "feeder",
 		},
 		{
@@ -70,7 +70,7 @@ func TestChanProofs(t *testing.T) {
 			}(),
 			scan: complete, verdict: classify.Blocked, refs: []int64{1},
 			summary: "4 goroutines wait in main.worker [chan receive] on a channel that goroutine 1 (main.main) refers to",
-			not:     "waits for them first",
+			not:     "but waits first",
 		},
 		{
 			name: "nobody refers to the channel: proven",

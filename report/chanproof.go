@@ -125,7 +125,7 @@ func (w *words) chanHeldSummary(as []*classify.Actor) string {
 			if first != nil {
 				state = " in " + first.GoState
 			}
-			s += fmt.Sprintf("; goroutine %d refers to the channel and waits%s for them first: each waits for the other", cp.WaitFirst[0].Goroutine, state)
+			s += fmt.Sprintf("; goroutine %d refers to the channel but waits first%s, a wait that names no goroutine (the waiting goroutines are among those that could end it): neither side is seen to move", cp.WaitFirst[0].Goroutine, state)
 		}
 		return s
 	}

@@ -38,7 +38,7 @@ func TestChanProofs(t *testing.T) {
 		nobody        bool
 	}{
 		{mode: "ctx", verdict: "blocked", code: ExitBlocked,
-			summary: []string{"on a channel that goroutine 1 (main.withCancel) refers to", "goroutine 1 refers to the channel and waits", "for them first"},
+			summary: []string{"on a channel that goroutine 1 (main.withCancel) refers to", "goroutine 1 refers to the channel but waits first", "among those that could end it"},
 			not:     []string{"feeder", "nobody is left", "would"}},
 		{mode: "orphan", verdict: "idle", code: ExitIdle, nobody: true,
 			summary: []string{"no goroutine but them refers to their channel", "every stack and the globals, 2 pointers deep"}},
