@@ -52,7 +52,7 @@ func TestCandidatesAreNoEdges(t *testing.T) {
 			verdict: classify.Blocked, rule: classify.CauseLostWakeup,
 			basis:   map[int]classify.EdgeBasis{pid: classify.EdgeCandidate, pid + 1: classify.EdgeCandidate},
 			count:   map[int]int{pid: 1, pid + 1: 1},
-			summary: []string{"a lost wake-up, not a proven deadlock", "tid 101 (peer)", "tid 100 (main)"},
+			summary: []string{"a lost wake-up, or a deadlock through waits that record no owner; not proven either way", "tid 101 (peer)", "tid 100 (main)"},
 			hint:    "who should have signalled",
 		},
 		{
@@ -68,7 +68,7 @@ func TestCandidatesAreNoEdges(t *testing.T) {
 			verdict: classify.Blocked, rule: classify.CauseLostWakeup,
 			basis:   map[int]classify.EdgeBasis{pid: classify.EdgeProven, pid + 1: classify.EdgeCandidate, pid + 2: classify.EdgeCandidate},
 			count:   map[int]int{pid: 0, pid + 1: 4, pid + 2: 2},
-			summary: []string{"a lost wake-up, not a proven deadlock", "tid 101 (loader)", "3 threads, tid 102 (worker) first", "waits for thread 102 to exit (pthread_join)"},
+			summary: []string{"a lost wake-up, or a deadlock through waits that record no owner; not proven either way", "tid 101 (loader)", "3 threads, tid 102 (worker) first", "waits for thread 102 to exit (pthread_join)"},
 			hint:    "who should have signalled",
 		},
 		{

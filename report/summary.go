@@ -597,7 +597,7 @@ func (w *words) lostSummary(as []*classify.Actor) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s %s", threadName(a), what))
 	}
-	return fmt.Sprintf("%s wait on each other and no thread is proven to end their waits: every thread that could, waits itself — a lost wake-up, not a proven deadlock: %s",
+	return fmt.Sprintf("%s wait on each other and no thread is proven to end their waits: every thread that could, waits itself — a lost wake-up, or a deadlock through waits that record no owner; not proven either way: %s",
 		plural(len(as), "thread", "threads"), strings.Join(parts, "; "))
 }
 
