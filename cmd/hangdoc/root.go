@@ -139,6 +139,7 @@ type diagnoseOptions struct {
 	pyspy      string
 	noStop     bool
 	noOnCPU    bool
+	onCPUHz    int
 	maxStop    time.Duration
 	pprof      string
 	sigquit    bool
@@ -225,6 +226,8 @@ func (o *diagnoseOptions) register(cmd *cobra.Command) {
 	o.maxMemory = membudget.Default
 	f.Var(&o.maxMemory, "max-memory", maxMemoryHelp)
 	f.StringVar(&o.sigquitLog, "sigquit-log", "", "with --sigquit: the `FILE` the target's dump goes to, a Go program's stderr or a JVM's stdout (default: that descriptor, if it is a regular file)")
+	f.IntVar(&o.onCPUHz, "on-cpu-hz", 0, "the on-CPU sampling rate, Hz (default 99): other rates are for measuring what sampling costs")
+	_ = f.MarkHidden("on-cpu-hz") // bench/oncpu.sh's, not a user's
 }
 
 func (o *diagnoseOptions) validate() error {
@@ -270,6 +273,7 @@ func runDiagnose(pid int, opts *diagnoseOptions, ios *IO) (*report.Report, error
 		MaxMemory: int64(opts.maxMemory),
 		Notes:     startNotes,
 		NoOnCPU:   opts.noOnCPU,
+		OnCPUHz:   opts.onCPUHz,
 		Sources: sources.Options{
 			PySpy:      opts.pyspy,
 			NoStop:     opts.noStop,

@@ -41,6 +41,8 @@ type Options struct {
 	Sources      sources.Options
 	// NoOnCPU turns the kernel's on-CPU sampling of running threads off.
 	NoOnCPU bool
+	// OnCPUHz is the on-CPU sampling rate; 0 is oncpu.Freq.
+	OnCPUHz int
 	// Notes are the caller's, said with the run's own (a reaper that
 	// could not start).
 	Notes []string
@@ -69,7 +71,7 @@ func Run(ctx context.Context, opts Options) (*report.Report, model.Recording, er
 	if (!opts.NoOnCPU || native) && opts.ProcRoot == "" {
 		// Only the real /proc's threads are sampled: a tid of another
 		// root may be any thread of this machine.
-		ropts.Profiler = oncpu.New(fs, pid, oncpu.Options{NoSampling: opts.NoOnCPU, NativeStacks: native})
+		ropts.Profiler = oncpu.New(fs, pid, oncpu.Options{NoSampling: opts.NoOnCPU, NativeStacks: native, Hz: opts.OnCPUHz})
 	}
 	if w := opts.Progress; w != nil {
 		ropts.Progress = func(n, of int, s model.Sample) {

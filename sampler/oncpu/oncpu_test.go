@@ -166,3 +166,15 @@ func TestSpinnerCaught(t *testing.T) {
 		t.Errorf("%d of %d samples in paginate_forever ← renderer, want nearly all: %+v", in, got.Samples, got.Stacks)
 	}
 }
+
+// TestPagesFor: a faster rate gets a ring buffer as much bigger, a power
+// of two of pages, bounded.
+func TestPagesFor(t *testing.T) {
+	for _, tc := range []struct{ hz, want int }{
+		{0, dataPages}, {50, dataPages}, {Freq, dataPages}, {100, 32}, {990, 256}, {9900, maxDataPages}, {1 << 30, maxDataPages},
+	} {
+		if got := pagesFor(tc.hz); got != tc.want {
+			t.Errorf("pagesFor(%d) = %d, want %d", tc.hz, got, tc.want)
+		}
+	}
+}

@@ -37,6 +37,19 @@ const maxStack = 64
 // buffer is drained every drainEvery.
 const dataPages = 16
 
+// maxDataPages bounds the ring buffer of a faster rate (Options.Hz).
+const maxDataPages = 1024
+
+// pagesFor is the ring buffer for a rate: dataPages per 99 Hz, a power of
+// two (as the kernel requires), at most maxDataPages.
+func pagesFor(hz int) int {
+	n := dataPages
+	for n < maxDataPages && n*Freq < dataPages*hz {
+		n *= 2
+	}
+	return n
+}
+
 // perfContextUser and perfContextKernel mark where a callchain's user and
 // kernel parts begin (PERF_CONTEXT_USER, PERF_CONTEXT_KERNEL); values at
 // or above perfContextMax are markers, not addresses.
@@ -87,12 +100,12 @@ type event struct {
 // opener opens a thread's event; tests replace it with a refusal.
 type opener func(tid int, kernel bool) (int, error)
 
-func perfOpen(tid int, kernel bool) (int, error) {
+func perfOpen(tid int, kernel bool, hz int) (int, error) {
 	attr := unix.PerfEventAttr{
 		Type:             unix.PERF_TYPE_SOFTWARE,
 		Config:           unix.PERF_COUNT_SW_CPU_CLOCK,
 		Size:             uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
-		Sample:           Freq,
+		Sample:           uint64(hz),
 		Sample_type:      unix.PERF_SAMPLE_TID | unix.PERF_SAMPLE_IP | unix.PERF_SAMPLE_CALLCHAIN,
 		Bits:             unix.PerfBitFreq | unix.PerfBitDisabled | unix.PerfBitExcludeHv | unix.PerfBitExcludeCallchainKernel,
 		Sample_max_stack: maxStack,
@@ -111,13 +124,13 @@ func perfOpen(tid int, kernel bool) (int, error) {
 }
 
 // openEvent starts sampling one thread.
-func openEvent(open opener, tid int, kernel bool) (*event, error) {
+func openEvent(open opener, tid int, kernel bool, pages int) (*event, error) {
 	fd, err := open(tid, kernel)
 	if err != nil {
 		return nil, openErr(err)
 	}
 	page := os.Getpagesize()
-	mem, err := unix.Mmap(fd, 0, (1+dataPages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	mem, err := unix.Mmap(fd, 0, (1+pages)*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		unix.Close(fd)
 		// Past perf_event_mlock_kb for a user without CAP_IPC_LOCK.
@@ -314,7 +327,7 @@ func copyRing(dst, data []byte, pos uint64) {
 func Probe() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	fd, err := perfOpen(unix.Gettid(), false)
+	fd, err := perfOpen(unix.Gettid(), false, Freq)
 	if err != nil {
 		return openErr(err)
 	}

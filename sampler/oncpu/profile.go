@@ -67,12 +67,20 @@ type Options struct {
 	// stack, unwound from memory (a C, C++ or Rust program, which no
 	// other source gives stacks).
 	NativeStacks bool
+	// Hz is the sampling rate; 0 is Freq (99 Hz). Other rates are for
+	// measuring what sampling costs a target (bench/oncpu.sh): the ring
+	// buffers grow with the rate.
+	Hz int
 }
 
 // New makes a profiler of pid; nothing is sampled before the first
 // Profile.
 func New(fs sampler.FS, pid int, opts Options) *Profiler {
-	return &Profiler{fs: fs, pid: pid, opts: opts, open: perfOpen, kernel: true, cpu: map[int]time.Duration{}, events: map[int]*event{}, counts: map[int]*threadCounts{}, unwound: map[unwindKey][]model.Frame{}}
+	if opts.Hz <= 0 {
+		opts.Hz = Freq
+	}
+	open := func(tid int, kernel bool) (int, error) { return perfOpen(tid, kernel, opts.Hz) }
+	return &Profiler{fs: fs, pid: pid, opts: opts, open: open, kernel: true, cpu: map[int]time.Duration{}, events: map[int]*event{}, counts: map[int]*threadCounts{}, unwound: map[unwindKey][]model.Frame{}}
 }
 
 // Profile gives s's threads what was caught of them since the previous
@@ -163,10 +171,10 @@ func (p *Profiler) arm(s *model.Sample) {
 			p.note(fmt.Sprintf("on-CPU sampling: only the %d busiest threads are sampled", MaxThreads))
 			break
 		}
-		e, err := openEvent(p.open, c.tid, p.kernel)
+		e, err := openEvent(p.open, c.tid, p.kernel, pagesFor(p.opts.Hz))
 		if errors.Is(err, ErrRefused) && p.kernel {
 			p.kernel = false
-			e, err = openEvent(p.open, c.tid, false)
+			e, err = openEvent(p.open, c.tid, false, pagesFor(p.opts.Hz))
 		}
 		switch {
 		case errors.Is(err, ErrRefused):
