@@ -450,6 +450,10 @@ type Basis struct {
 	// that have the file open, among which an OFD lock's holder is.
 	File   *model.FileLockEntry
 	Opened []int
+	// ByFDInfo: the fdinfo of the holder's descriptor HeldFD lists the
+	// lock: its exact holder.
+	ByFDInfo bool
+	HeldFD   int
 	// A process-shared mutex (BasisSharedOwner): the shared mapping its
 	// word lies in, and the waiters' process.
 	Shared    *model.SharedWord

@@ -195,6 +195,25 @@ func mutexOwner(f model.Futex, waiters []model.Thread, live map[int]bool, pid in
 	return kind, Basis{Rule: BasisGlibcOwner, Kind: BasisExact, Owner: int64(owner), PID: pid, Word: f.Word, PI: pi, MutexKind: k}
 }
 
+// lockedThrough is the one process whose descriptor on a file lists lock
+// e as held through it (its fdinfo), and that descriptor; 0 when none
+// does, or when several processes share the open file that holds it (a
+// descriptor inherited across fork).
+func lockedThrough(res model.Resource, e model.FileLockEntry) (pid, fd int) {
+	for _, h := range res.Holders {
+		for _, l := range h.Locks {
+			if l.Class != e.Class || l.Type != e.Type || l.Range != e.Range || l.PID != e.PID {
+				continue
+			}
+			if pid != 0 && pid != h.PID {
+				return 0, 0
+			}
+			pid, fd = h.PID, h.FD
+		}
+	}
+	return pid, fd
+}
+
 // fileLocks groups the threads of the last sample that wait to lock the
 // same file, each a lock held by the process /proc/locks names. An OFD
 // lock names no process (it belongs to an open file): its holder is the
@@ -227,11 +246,21 @@ func fileLocks(pid int, last model.Sample, res map[string]model.Resource) []Lock
 				if e.Class == "FLOCK" {
 					l.Kind = LockFlock
 				}
+				by, fd := lockedThrough(res[fl.Path], *e)
 				switch {
+				case by > 0 && (e.PID <= 0 || e.Class == "FLOCK"):
+					// The fdinfo of the descriptor it is held through: an
+					// OFD lock names no process in /proc/locks, and a flock
+					// lock names the one that took it, which may have gone
+					// and left it to a child.
+					l.Holder = &Ref{PID: by}
+					l.Basis.Kind, l.Basis.ByFDInfo, l.Basis.HeldFD = BasisExact, true, fd
 				case e.PID > 0:
 					l.Holder = &Ref{PID: e.PID}
+					l.Basis.Kind = BasisExact
 				case len(l.Basis.Opened) == 1:
 					l.Holder = &Ref{PID: l.Basis.Opened[0]}
+					l.Basis.Kind = BasisInferred
 				}
 				if l.Holder != nil {
 					l.Basis.PID = l.Holder.PID

@@ -85,6 +85,9 @@ type FDRef struct {
 	// Mode is the access mode the file was opened with: "r", "w" or "rw";
 	// "" when fdinfo could not be read.
 	Mode string `json:"mode"`
+	// Locks are the file locks its fdinfo lists as held through it: an
+	// OFD or flock lock's exact holder, which /proc/locks does not name.
+	Locks []FileLockEntry `json:"locks,omitempty"`
 }
 
 // PipeFill is how full a pipe is, in bytes.

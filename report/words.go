@@ -545,6 +545,8 @@ func (w *words) fileLockBasis(l *classify.Lock) string {
 		return "the file could not be named: " + b.Err
 	case e == nil:
 		return "/proc/locks shows no lock held on the file: it was released as it was read"
+	case b.ByFDInfo && l.Holder != nil:
+		return fmt.Sprintf("exact: fd %d of %s holds it: its fdinfo lists the %s %s lock on bytes %s (such a lock belongs to an open file, not to the process /proc/locks names)", b.HeldFD, w.procName(l.Holder.PID), e.Class, e.Type, e.Range)
 	case e.PID > 0:
 		return fmt.Sprintf("/proc/locks: a %s %s lock on bytes %s of the file, taken by %s", e.Class, e.Type, e.Range, w.procName(e.PID))
 	case l.Holder != nil:

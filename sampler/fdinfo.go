@@ -6,6 +6,8 @@ import (
 	iofs "io/fs"
 	"os"
 	"strconv"
+
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // FDInfo is /proc/PID/fdinfo/FD: what the kernel says about one open file,
@@ -24,6 +26,10 @@ type FDInfo struct {
 	PidfdPID int
 	// EventfdCount is an eventfd's counter; nil for any other file.
 	EventfdCount *uint64
+	// Locks are the file locks held through this descriptor ("lock:"
+	// lines): its process's POSIX locks on the file, and the flock and
+	// OFD locks of its open file, which /proc/locks does not tie to it.
+	Locks []model.FileLockEntry
 }
 
 // EpollTarget is one descriptor an epoll instance watches.
@@ -35,8 +41,8 @@ type EpollTarget struct {
 
 // parseFDInfo parses /proc/PID/fdinfo/FD. The kernel prints flags in octal
 // and, on tfd and eventfd-count lines, events, data and the count in hex
-// without a 0x. Lines it does not know (locks, inotify and timerfd state,
-// NSpid) are skipped.
+// without a 0x. Lines it does not know (inotify and timerfd state, NSpid)
+// are skipped.
 func parseFDInfo(b []byte) (FDInfo, error) {
 	var fi FDInfo
 	var havePos, haveFlags bool
@@ -70,6 +76,12 @@ func parseFDInfo(b []byte) (FDInfo, error) {
 			var n uint64
 			n, err = strconv.ParseUint(string(val), 16, 64)
 			fi.EventfdCount = &n
+		case "lock":
+			// The lines of /proc/locks, for this descriptor's file; a
+			// waiter's "->" line is never one of them.
+			if _, e, blocked, ok := parseLockLine(string(val)); ok && !blocked {
+				fi.Locks = append(fi.Locks, e)
+			}
 		}
 		if err != nil {
 			return FDInfo{}, fmt.Errorf("parsing fdinfo: %s %q", key, trim(val))

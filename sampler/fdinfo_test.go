@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hangdoc/hangdoc/model"
 	"golang.org/x/sys/unix"
 )
 
@@ -88,7 +90,11 @@ func TestParseFDInfo(t *testing.T) {
 	}, {
 		name: "a lock line and no final newline",
 		in:   "pos:\t12\nflags:\t0100002\nmnt_id:\t19\nino:\t77\nlock:\t1: FLOCK  ADVISORY  WRITE 1234 08:01:77 0 EOF",
-		want: FDInfo{Pos: 12, Flags: 0100002, MntID: 19, Ino: 77},
+		want: FDInfo{Pos: 12, Flags: 0100002, MntID: 19, Ino: 77, Locks: []model.FileLockEntry{{Class: "FLOCK", Type: "WRITE", PID: 1234, Range: "0 EOF"}}},
+	}, {
+		name: "an OFD lock held through it, and a garbled lock line",
+		in:   "pos:\t0\nflags:\t02100002\nmnt_id:\t27\nino:\t9978425\nlock:\t1: OFDLCK ADVISORY  WRITE -1 fe:00:9978425 0 EOF\nlock:\tgarbage\n",
+		want: FDInfo{Flags: 02100002, MntID: 27, Ino: 9978425, Locks: []model.FileLockEntry{{Class: "OFDLCK", Type: "WRITE", PID: -1, Range: "0 EOF"}}},
 	}, {
 		name: "an old kernel: no ino line",
 		in:   "pos:\t0\nflags:\t0100002\nmnt_id:\t19\n",

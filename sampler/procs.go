@@ -229,6 +229,7 @@ func (h *holderScan) fd(pid, dir, fd int) {
 				return
 			}
 			ref.Mode = accessMode(info.Flags)
+			ref.Locks = info.Locks
 		}
 	} else if vanished(err) && !h.stillLinked(dir, fd, key) {
 		return // closed since the readlink

@@ -419,7 +419,7 @@ func TestPipeLive(t *testing.T) {
 			t.Fatalf("FindHolders over %d processes did not finish in a minute", len(procs))
 		}
 		for _, ref := range []model.FDRef{{PID: self, FD: rfd, Mode: "r"}, {PID: kid, FD: 1, Mode: "w"}} {
-			if !slices.Contains(found[target], ref) {
+			if !slices.ContainsFunc(found[target], func(f model.FDRef) bool { return f.PID == ref.PID && f.FD == ref.FD && f.Mode == ref.Mode }) {
 				t.Errorf("FindHolders over every process: %v lacks %v", found[target], ref)
 			}
 		}

@@ -8,6 +8,9 @@
  *   flock  flock(fd, LOCK_EX) both;
  *   posix  fcntl(fd, F_SETLKW, {F_WRLCK, whole file}) both;
  *   ofd    fcntl(fd, F_OFD_SETLKW, ...) both: /proc/locks names no pid;
+ *   ofd-crowd  ofd, and a second child, "bystander", has the file open
+ *          without a lock: two other processes have it open, and only
+ *          the holder's fdinfo lists the lock;
  *   self   no child: the victim opens the file twice, flocks the first
  *          descriptor and blocks flocking the second (flock locks belong to
  *          each open, so it waits for itself).
@@ -74,8 +77,8 @@ int main(int argc, char **argv)
 	int fd, ready[2];
 
 	mode = argc > 1 ? argv[1] : "flock";
-	if (strcmp(mode, "flock") && strcmp(mode, "posix") && strcmp(mode, "ofd") && strcmp(mode, "self")) {
-		fprintf(stderr, "usage: filelock flock|posix|ofd|self\n");
+	if (strcmp(mode, "flock") && strcmp(mode, "posix") && strcmp(mode, "ofd") && strcmp(mode, "ofd-crowd") && strcmp(mode, "self")) {
+		fprintf(stderr, "usage: filelock flock|posix|ofd|ofd-crowd|self\n");
 		return 2;
 	}
 	snprintf(path, sizeof path, "%s/hangdoc-filelock-%d.lock", tmp && *tmp ? tmp : "/tmp", (int)getpid());
@@ -106,6 +109,23 @@ int main(int argc, char **argv)
 			ready_forever(ready[1]);
 		}
 		await_ready(ready, "holder did not take the lock");
+		if (strcmp(mode, "ofd-crowd") == 0) {
+			pid_t bystander;
+
+			if (pipe(ready) < 0)
+				die("pipe");
+			bystander = fork();
+			if (bystander < 0)
+				die("fork");
+			if (bystander == 0) {
+				prctl(PR_SET_PDEATHSIG, SIGKILL);
+				prctl(PR_SET_NAME, "bystander");
+				if (open(path, O_RDONLY | O_CLOEXEC) < 0)
+					die("bystander open");
+				ready_forever(ready[1]);
+			}
+			await_ready(ready, "bystander did not open the file");
+		}
 	}
 	spawn_reporter(check);
 	lock_fd(fd);
