@@ -809,6 +809,14 @@ func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
 		}
 		return model.WaitFutex, "futex:" + model.FutexKey(addr)
 	}
+	if sc.Name == "futex_waitv" && len(t.Waitv) > 0 {
+		// Any of several futex words ends it: one wait on all of them.
+		keys := make([]string, len(t.Waitv))
+		for i, a := range t.Waitv {
+			keys[i] = model.FutexKey(a)
+		}
+		return model.WaitFutex, "futex:" + strings.Join(keys, " or ")
+	}
 	if k, res, ok := anonWait(t); ok {
 		return k, res
 	}

@@ -219,6 +219,10 @@ type Thread struct {
 	// SleepNS is how long a nanosleep or clock_nanosleep asked to sleep,
 	// read from the thread's memory; 0 when unread or absolute.
 	SleepNS int64 `json:"sleep_ns,omitempty"`
+	// Waitv are the futex words a futex_waitv waits on, any of which
+	// ends it, read from the thread's memory (at most 128, as the kernel
+	// allows); nil when unread.
+	Waitv []uint64 `json:"waitv,omitempty"`
 	// FileLock is, for a thread blocked in flock() or fcntl(F_SETLKW),
 	// the file and the locks held on it, from /proc/locks.
 	FileLock *FileLock `json:"file_lock,omitempty"`

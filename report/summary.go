@@ -656,7 +656,7 @@ func (w *words) strandedSummary(as []*classify.Actor) string {
 		return fmt.Sprintf("%s waits for the lock at %s, whose owner tid %d is not a live thread of pid %d: nothing is left that could release it — it was locked by a thread that is gone (before a fork, only the forking thread lives on in the child)%s",
 			threadName(a), l.Address, l.Basis.Owner, l.Basis.PID, more)
 	}
-	what := kindWords(a.Wait)
+	what := kindWords(a.Wait) + anyFutex(a.Resource)
 	if a.Kind == classify.ActorGoroutine {
 		what = goKindWords(a.Wait)
 	} else if c := callText(a.Syscall); c != "" {

@@ -166,7 +166,7 @@ func (w *words) detail(wt *classify.Wait) string {
 	case wt.Counterparts != nil:
 		s = w.counterpartDetail(wt)
 	case wt.Nobody:
-		s = kindWords(wt.Kind) + call + fmt.Sprintf("; no live thread is left that could %s", missingWords(wt.Kind))
+		s = kindWords(wt.Kind) + anyFutex(wt.Resource) + call + fmt.Sprintf("; no live thread is left that could %s", missingWords(wt.Kind))
 	case wt.Kind == model.WaitPoll && len(wt.Watches) > 0:
 		s = kindWords(wt.Kind) + call + ", watching " + strings.Join(wt.Watches, ", ")
 	case wt.Kind == model.WaitUninterruptible && len(wt.KernelStack) > 0:

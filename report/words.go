@@ -385,7 +385,7 @@ func (w *words) whyText(a *classify.Actor) string {
 		}
 		s = fmt.Sprintf("parked: %s; %s, %s, is %s", kindWords(y.Kind), who, which, how)
 	case classify.WhyNobodyLeft:
-		s = fmt.Sprintf("%s, and no live %s is left that could %s", kindWords(y.Kind), actorNoun(a), missingWords(y.Kind))
+		s = fmt.Sprintf("%s%s, and no live %s is left that could %s", kindWords(y.Kind), anyFutex(a.Resource), actorNoun(a), missingWords(y.Kind))
 	case classify.WhyGoAside:
 		s = "a runtime goroutine, or an HTTP server's own connection handling"
 	case classify.WhyJavaMachinery:
@@ -757,4 +757,14 @@ func reentryText(frames []model.Frame) string {
 		parts = append(parts, fmt.Sprintf("… %d more calls", rest))
 	}
 	return strings.Join(parts, " → ")
+}
+
+// anyFutex words the futex words of a wait on several at once
+// (futex_waitv, any of which ends it): " at any of 0x… or 0x…"; "" for
+// any other wait.
+func anyFutex(resource string) string {
+	if addrs, ok := strings.CutPrefix(resource, "futex:"); ok && strings.Contains(addrs, " or ") {
+		return " at any of " + addrs
+	}
+	return ""
 }

@@ -215,6 +215,7 @@ func (s *Sampler) Sample() (model.Sample, error) {
 	s.readFileLocks(&sample)
 	s.readPaths(&sample)
 	s.readSleeps(&sample)
+	s.readWaitv(&sample)
 	s.readLockedFiles(&sample)
 	stopped := st.State.Stopped()
 	for _, th := range sample.Threads {

@@ -12,10 +12,12 @@ import (
 )
 
 // TestAnonFDWaits: a read or poll of an eventfd, a pidfd, a signalfd, a
-// timerfd or an inotify instance, and an epoll_wait over a pipe, each
-// named from fdinfo: who else has the eventfd open, the process a pidfd
-// waits for (followed), the signals, the timer, the watches, and the
-// pipe's writer behind the epoll instance (followed).
+// timerfd or an inotify instance, an epoll_wait over a pipe, and an
+// io_uring_enter for completions, each named from fdinfo: who else has
+// the eventfd open, the process a pidfd waits for (followed), the
+// signals, the timer, the watches, the pipe's writer behind the epoll
+// instance (followed), the ring's queues. A futex_waitv names the futex
+// words it waits on, read from its memory.
 func TestAnonFDWaits(t *testing.T) {
 	type anon struct {
 		Kind       string   `json:"kind"`
@@ -25,6 +27,9 @@ func TestAnonFDWaits(t *testing.T) {
 		Armed      *bool    `json:"armed"`
 		WatchCount *int     `json:"watch_count"`
 		PID        int      `json:"pid"`
+		SQEs       *uint64  `json:"sqes"`
+		CQEs       *uint64  `json:"cqes"`
+		MinComp    *uint64  `json:"min_complete"`
 	}
 	type report struct {
 		Verdict string `json:"verdict"`
@@ -69,6 +74,17 @@ func TestAnonFDWaits(t *testing.T) {
 		{"timerfd", "idle", "timerfd", ExitIdle, func(t *testing.T, a *anon, other int, detail, chain string) {
 			if a == nil || a.Armed == nil || !*a.Armed || a.ValueMS == nil || *a.ValueMS <= 0 || *a.ValueMS > 3600e3 {
 				t.Errorf("anon %+v: want a timer armed to expire within the hour", a)
+			}
+		}},
+		{"io_uring", "idle", "io-uring", ExitIdle, func(t *testing.T, a *anon, other int, detail, chain string) {
+			if a == nil || a.MinComp == nil || *a.MinComp != 1 || a.SQEs == nil || *a.SQEs != 0 || a.CQEs == nil || *a.CQEs != 0 ||
+				!strings.Contains(detail, "waits for 1 completion on io_uring fd") {
+				t.Errorf("anon %+v, detail %q: want a wait for 1 completion of an empty ring", a, detail)
+			}
+		}},
+		{"futex_waitv", "blocked", "futex", ExitBlocked, func(t *testing.T, a *anon, other int, detail, chain string) {
+			if !strings.Contains(detail, " at any of 0x") || strings.Count(detail, " or 0x") != 1 || !strings.Contains(detail, "no live thread is left") {
+				t.Errorf("detail %q: want the two futex words, and nobody left to wake them", detail)
 			}
 		}},
 		{"inotify", "idle", "inotify", ExitIdle, func(t *testing.T, a *anon, other int, detail, chain string) {

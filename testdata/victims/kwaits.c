@@ -9,7 +9,12 @@
  *   timerfd   reads a timerfd set to expire in an hour;
  *   inotify   reads an inotify instance watching the temporary directory;
  *   epoll     epoll_waits on the read end of a pipe whose writer is a
- *             child that sleeps.
+ *             child that sleeps;
+ *   io_uring  waits in io_uring_enter for a completion of a ring it gave
+ *             nothing to do;
+ *   futex_waitv  waits in futex_waitv on two futex words of its own that
+ *             no thread will wake (a vectorized wait: Wine, Proton, game
+ *             engines).
  *
  * Ready line:
  *   ready pid=P other=C
@@ -37,6 +42,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/futex.h>
+#include <linux/io_uring.h>
+
 #include "victim.h"
 
 static const char *mode;
@@ -51,6 +59,10 @@ static int check(pid_t victim, char *line, size_t n)
 		want = SYS_poll;
 	else if (strcmp(mode, "epoll") == 0)
 		want = SYS_epoll_wait;
+	else if (strcmp(mode, "io_uring") == 0)
+		want = SYS_io_uring_enter;
+	else if (strcmp(mode, "futex_waitv") == 0)
+		want = SYS_futex_waitv;
 	if (nr != want && !(want == SYS_epoll_wait && nr == SYS_epoll_pwait)) {
 		snprintf(line, n, "victim not in its wait (%ld)", nr);
 		return 0;
@@ -153,8 +165,31 @@ int main(int argc, char **argv)
 		spawn_reporter(check);
 		if (epoll_wait(ep, &got, 1, -1) < 0)
 			die("epoll_wait");
+	} else if (strcmp(mode, "io_uring") == 0) {
+		struct io_uring_params params;
+
+		memset(&params, 0, sizeof params);
+		fd = syscall(SYS_io_uring_setup, 4, &params);
+		if (fd < 0)
+			die("io_uring_setup");
+		spawn_reporter(check);
+		if (syscall(SYS_io_uring_enter, fd, 0, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+			die("io_uring_enter");
+	} else if (strcmp(mode, "futex_waitv") == 0) {
+		static uint32_t words[2];
+		struct futex_waitv w[2];
+
+		memset(w, 0, sizeof w);
+		for (int i = 0; i < 2; i++) {
+			w[i].val = 0;
+			w[i].uaddr = (uintptr_t)&words[i];
+			w[i].flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
+		}
+		spawn_reporter(check);
+		if (syscall(SYS_futex_waitv, w, 2, 0, NULL, 0) < 0)
+			die("futex_waitv");
 	} else {
-		fprintf(stderr, "usage: kwaits eventfd|pidfd|signalfd|timerfd|inotify|epoll\n");
+		fprintf(stderr, "usage: kwaits eventfd|pidfd|signalfd|timerfd|inotify|epoll|io_uring|futex_waitv\n");
 		return 2;
 	}
 	fprintf(stderr, "error: the wait ended\n");
