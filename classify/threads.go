@@ -508,6 +508,7 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		FD:      waiting.FD,
 		Seen:    len(h.readings),
 		Stack:   last.Stack,
+		Native:  last.Native,
 		Python:  last.Python,
 		Java:    last.Java,
 		Vars:    last.Vars,

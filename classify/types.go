@@ -103,6 +103,9 @@ type Actor struct {
 	Holds    []string
 	WaitsFor string
 	Stack    []model.Frame
+	// Native are a Python thread's native frames above the interpreter
+	// (an extension's C), innermost first.
+	Native []model.Frame
 	// OnCPU is where the kernel's sampling caught it running: a thread's
 	// own, a running goroutine's its thread's; nil when none did.
 	OnCPU *CPUProfile

@@ -201,6 +201,11 @@ type Thread struct {
 	// PathErr says why it could not be read.
 	Path    string `json:"path,omitempty"`
 	PathErr string `json:"path_err,omitempty"`
+	// Native is, for a thread whose stacks come from its runtime (a
+	// Python thread's from py-spy), the native frames above the
+	// interpreter's, innermost first: the C of an extension or a library
+	// it is blocked in, unwound from its memory; nil when none were read.
+	Native []Frame `json:"native,omitempty"`
 	// OnCPU is where the kernel's CPU-clock sampling caught the thread
 	// running since the previous sample; nil when it was not sampled (a
 	// dump, the first sample, a thread that did not run, sampling

@@ -11,7 +11,19 @@ import (
 func frames(fs []model.Frame) []Frame {
 	out := make([]Frame, len(fs))
 	for i, f := range fs {
-		out[i] = Frame(f)
+		out[i] = Frame{Func: f.Func, File: f.File, Line: f.Line, Args: f.Args}
+	}
+	return out
+}
+
+// nativeFrames are a Python thread's native frames, marked; nil for none.
+func nativeFrames(native []model.Frame) []Frame {
+	if len(native) == 0 {
+		return nil
+	}
+	out := frames(native)
+	for i := range out {
+		out[i].Native = true
 	}
 	return out
 }
@@ -51,7 +63,7 @@ func (w *words) threads() []Thread {
 			CPUPercent: t.CPU.Percent, RunqueuePercent: t.CPU.RunqueuePercent,
 			State: t.State.String(), Wchan: t.Wchan, Syscall: view(t.Syscall), FD: t.FD,
 			Voluntary: t.Voluntary, Involuntary: t.Involuntary, Moved: t.Moved, Seen: t.Seen,
-			Why: w.whyText(t), Holds: append([]string{}, t.Holds...), Waits: t.WaitsFor, Stack: shared(t.Stack),
+			Why: w.whyText(t), Holds: append([]string{}, t.Holds...), Waits: t.WaitsFor, Stack: shared(t.Stack), NativeStack: nativeFrames(t.Native),
 			where: threadWhere(t.Stack),
 		}
 		if p := t.Python; p != nil {
@@ -78,7 +90,7 @@ func (w *words) goroutines() GoroutineList {
 			Stack: frames(g.Stack), where: Where(g.Stack),
 		}
 		if g.CreatedBy != nil {
-			c := Frame(*g.CreatedBy)
+			c := frames([]model.Frame{*g.CreatedBy})[0]
 			x.CreatedBy = &c
 		}
 		x.Labels = w.labelsOf(g.Ref.Goroutine)

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 )
 
@@ -90,16 +91,8 @@ func threadMarkdown(b *strings.Builder, r *Report, rows []row, hidden int) {
 		fmt.Fprintf(b, "\n#### Stacks (%s, innermost first)\n", r.Sampling.StackSource)
 		for _, t := range ts {
 			fmt.Fprintf(b, "\ntid %d (%s):\n\n```\n", t.TID, mdText(nsName(t)))
-			for i, f := range t.Stack {
-				if i == maxFrames {
-					fmt.Fprintf(b, "… %d more\n", len(t.Stack)-maxFrames)
-					break
-				}
-				if f.Line == 0 && f.File != "" {
-					fmt.Fprintf(b, "%s (%s)\n", f.Func, f.File) // native code: the mapped file
-					continue
-				}
-				fmt.Fprintf(b, "%s (%s:%d)\n", f.Func, f.File, f.Line)
+			for _, l := range stackLines(append(slices.Clone(t.NativeStack), t.Stack...)) {
+				fmt.Fprintf(b, "%s\n", l)
 			}
 			fmt.Fprintf(b, "```\n")
 		}

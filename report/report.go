@@ -171,6 +171,9 @@ type Frame struct {
 	File string `json:"file,omitempty"`
 	Line int    `json:"line,omitempty"`
 	Args string `json:"args,omitempty"`
+	// Native marks a Python thread's native frame (C), unwound from its
+	// memory, above its Python frames.
+	Native bool `json:"native,omitempty"`
 }
 
 // Thread is one thread's class and the readings behind it.
@@ -195,7 +198,11 @@ type Thread struct {
 	Holds           []string `json:"holds"`
 	Waits           string   `json:"waits_for,omitempty"`
 	Stack           []Frame  `json:"stack"`
-	Python          *Python  `json:"python,omitempty"`
+	// NativeStack is a Python thread's native frames above its Python
+	// stack (the C of an extension or a library it is in, unwound from
+	// its memory), innermost first, each marked native.
+	NativeStack []Frame `json:"native_stack,omitempty"`
+	Python      *Python `json:"python,omitempty"`
 	Java            *Java    `json:"java,omitempty"`
 	OnCPU           *OnCPU   `json:"on_cpu,omitempty"`
 

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -125,16 +126,8 @@ func threadText(b *strings.Builder, r *Report, p Palette, rows []row, hidden int
 		fmt.Fprintf(b, "\nSTACKS  (%s, innermost first)\n", r.Sampling.StackSource)
 		for _, t := range ts {
 			fmt.Fprintf(b, "  tid %d (%s):\n", t.TID, nsName(t))
-			for i, f := range t.Stack {
-				if i == maxFrames {
-					fmt.Fprintf(b, "      … %d more\n", len(t.Stack)-maxFrames)
-					break
-				}
-				if f.Line == 0 && f.File != "" {
-					fmt.Fprintf(b, "      %s (%s)\n", f.Func, f.File) // native code: the mapped file
-					continue
-				}
-				fmt.Fprintf(b, "      %s (%s:%d)\n", f.Func, f.File, f.Line)
+			for _, l := range stackLines(append(slices.Clone(t.NativeStack), t.Stack...)) {
+				fmt.Fprintf(b, "      %s\n", l)
 			}
 		}
 	}
@@ -180,4 +173,48 @@ func heldBy(l Lock) string {
 		return "held by"
 	}
 	return "probably held by"
+}
+
+// maxNative bounds the native frames shown above a Python thread's
+// stack; its Python frames are shown up to maxFrames whatever they are.
+const maxNative = 8
+
+// stackLines are a thread's stack as the text and Markdown reports show
+// it, innermost first: a Python thread's native frames (marked, at most
+// maxNative, those nearest its Python frames kept), then its frames (at
+// most maxFrames).
+func stackLines(stack []Frame) []string {
+	var lines []string
+	n := 0
+	for n < len(stack) && stack[n].Native {
+		n++
+	}
+	native, rest := stack[:n], stack[n:]
+	if len(native) > maxNative {
+		lines = append(lines, fmt.Sprintf("… %d native frames further in", len(native)-maxNative))
+		native = native[len(native)-maxNative:]
+	}
+	for _, f := range native {
+		lines = append(lines, stackFrameText(f)+"  [native]")
+	}
+	for i, f := range rest {
+		if i == maxFrames {
+			lines = append(lines, fmt.Sprintf("… %d more", len(rest)-maxFrames))
+			break
+		}
+		lines = append(lines, stackFrameText(f))
+	}
+	return lines
+}
+
+// stackFrameText is one frame of a thread's stack: "func (file:line)", or
+// for native code without line tables "func (the mapped file)".
+func stackFrameText(f Frame) string {
+	if f.File == "" {
+		return f.Func
+	}
+	if f.Line == 0 {
+		return fmt.Sprintf("%s (%s)", f.Func, f.File)
+	}
+	return fmt.Sprintf("%s (%s:%d)", f.Func, f.File, f.Line)
 }

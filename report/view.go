@@ -409,7 +409,7 @@ func stackRows(r *Report, rows []row) []Thread {
 		if !ok {
 			continue
 		}
-		if t := r.Threads[i]; len(t.Stack) > 0 && x.Class != "idle" {
+		if t := r.Threads[i]; len(t.Stack)+len(t.NativeStack) > 0 && x.Class != "idle" {
 			out = append(out, t)
 		}
 	}

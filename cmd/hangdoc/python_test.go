@@ -322,3 +322,74 @@ func TestPythonSpinsInC(t *testing.T) {
 		t.Errorf("summary %q: want %q and a named function", c.Summary, want)
 	}
 }
+
+// A Python thread blocked inside C: its Python stack ends at the recv
+// line, and its native frames above it, unwound from its memory without a
+// stop (no py-spy --native), name the C it is in: the socket module's
+// sock_recv (with its source line: the interpreter is built with -g) and
+// libc's recv. JSON keeps them apart (native_stack, each frame marked
+// native), so that stack[0] is still the Python frame; the text report
+// shows them above it.
+func TestPythonNativeFrames(t *testing.T) {
+	needPySpy(t)
+	for _, ver := range []string{"3.8", "3.9", "3.10", "3.11", "3.12", "3.13"} {
+		t.Run("python"+ver, func(t *testing.T) {
+			py := pyenvPython(t, ver)
+			v := testvictim.StartCmd(t, exec.Command(py, testvictim.Script(t, "py_in_c.py")))
+			pythonNativeFrames(t, v)
+		})
+	}
+}
+
+func pythonNativeFrames(t *testing.T, v *testvictim.Victim) {
+	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms")
+	var r struct {
+		Verdict string `json:"verdict"`
+		Threads []struct {
+			TID   int `json:"tid"`
+			Stack []struct {
+				Func string `json:"func"`
+			} `json:"stack"`
+			Native []struct {
+				Func   string `json:"func"`
+				File   string `json:"file"`
+				Line   int    `json:"line"`
+				Native bool   `json:"native"`
+			} `json:"native_stack"`
+		} `json:"threads"`
+	}
+	if err := jsonUnmarshal(out, &r); err != nil {
+		t.Fatalf("exit %d: %v\n%s", code, err, stderr)
+	}
+	reader := v.TID("reader")
+	for _, th := range r.Threads {
+		if th.TID != reader {
+			continue
+		}
+		if len(th.Stack) == 0 || th.Stack[0].Func != "read" {
+			t.Errorf("reader's stack %+v: want its Python frame read first", th.Stack)
+		}
+		sock := slices.IndexFunc(th.Native, func(f struct {
+			Func   string `json:"func"`
+			File   string `json:"file"`
+			Line   int    `json:"line"`
+			Native bool   `json:"native"`
+		}) bool {
+			return strings.HasPrefix(f.Func, "sock_recv") && strings.HasSuffix(f.File, "socketmodule.c") && f.Line > 0 && f.Native
+		})
+		if sock < 0 || !strings.Contains(th.Native[0].Func, "recv") {
+			t.Errorf("reader's native frames %+v: want libc's recv innermost and the socket module's sock_recv with its line", th.Native)
+		}
+		for _, f := range th.Native {
+			if strings.HasPrefix(f.Func, "_PyEval_EvalFrame") || strings.HasPrefix(f.Func, "PyObject_Vectorcall") {
+				t.Errorf("reader's native frames %+v reach into the interpreter (%s)", th.Native, f.Func)
+			}
+		}
+		text, _, _ := hangdoc(t, strconv.Itoa(v.PID), "--samples", "2", "--interval", "300ms")
+		if !strings.Contains(text, "[native]") {
+			t.Errorf("text report shows no native frame:\n%s", text)
+		}
+		return
+	}
+	t.Fatalf("no thread %d (reader) in the report: %s", reader, out)
+}

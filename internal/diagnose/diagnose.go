@@ -68,10 +68,11 @@ func Run(ctx context.Context, opts Options) (*report.Report, model.Recording, er
 		Stacks: sources.For(t, src), Version: version.Version, Notes: notes, Claim: claim,
 	}
 	native := t.Desc.Runtime == model.RuntimeNative
-	if (!opts.NoOnCPU || native) && opts.ProcRoot == "" {
+	python := t.Desc.Runtime == model.RuntimePython
+	if (!opts.NoOnCPU || native || python) && opts.ProcRoot == "" {
 		// Only the real /proc's threads are sampled: a tid of another
 		// root may be any thread of this machine.
-		ropts.Profiler = oncpu.New(fs, pid, oncpu.Options{NoSampling: opts.NoOnCPU, NativeStacks: native, Hz: opts.OnCPUHz})
+		ropts.Profiler = oncpu.New(fs, pid, oncpu.Options{NoSampling: opts.NoOnCPU, NativeStacks: native || python, PythonNative: python, Hz: opts.OnCPUHz})
 	}
 	if w := opts.Progress; w != nil {
 		ropts.Progress = func(n, of int, s model.Sample) {

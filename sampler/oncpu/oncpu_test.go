@@ -178,3 +178,36 @@ func TestPagesFor(t *testing.T) {
 		}
 	}
 }
+
+// TestAboveInterpreter: a Python thread's native stack is cut where
+// CPython's frames begin, as 3.8 (call machinery, the loop named by an
+// inlined call) and 3.11+ (the loop by name) show them.
+func TestAboveInterpreter(t *testing.T) {
+	fr := func(names ...string) []model.Frame {
+		var out []model.Frame
+		for _, n := range names {
+			out = append(out, model.Frame{Func: n})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		in   []model.Frame
+		want []string
+	}{
+		{"3.8", fr("__recv", "sock_recv", "method_vectorcall_VARARGS", "call_function", "0x7f7f3d2d5760"), []string{"__recv", "sock_recv"}},
+		{"3.11", fr("__recv", "sock_recv", "cfunction_vectorcall_O", "_PyEval_EvalFrameDefault", "_PyEval_Vector"), []string{"__recv", "sock_recv"}},
+		{"a Python lock", fr("__futex_abstimed_wait_common", "sem_clockwait", "PyThread_acquire_lock_timed", "acquire_timed", "lock_PyThread_acquire_lock", "method_vectorcall_VARARGS_KEYWORDS", "_PyEval_EvalFrameDefault"),
+			[]string{"__futex_abstimed_wait_common", "sem_clockwait", "PyThread_acquire_lock_timed", "acquire_timed", "lock_PyThread_acquire_lock"}},
+		{"a thread C started", fr("__recv", "worker", "start_thread", "clone3"), []string{"__recv", "worker", "start_thread", "clone3"}},
+		{"in the loop itself", fr("_PyEval_EvalFrameDefault", "_PyEval_Vector"), nil},
+	} {
+		var got []string
+		for _, f := range aboveInterpreter(tc.in) {
+			got = append(got, f.Func)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

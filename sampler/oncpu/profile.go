@@ -67,6 +67,11 @@ type Options struct {
 	// stack, unwound from memory (a C, C++ or Rust program, which no
 	// other source gives stacks).
 	NativeStacks bool
+	// PythonNative: the target is a Python program, whose stacks come
+	// from py-spy: each blocked thread's native stack goes into its
+	// Native, cut to the frames above the interpreter's (the C of an
+	// extension or a library it is in), not into its Stack.
+	PythonNative bool
 	// Hz is the sampling rate; 0 is Freq (99 Hz). Other rates are for
 	// measuring what sampling costs a target (bench/oncpu.sh): the ring
 	// buffers grow with the rate.
@@ -121,7 +126,7 @@ func (p *Profiler) nativeStacks(s *model.Sample) {
 	for i := range s.Threads {
 		t := &s.Threads[i]
 		c := t.Syscall
-		if len(t.Stack) > 0 || c.Running || c.Unknown || c.SP == 0 || t.State == model.StateRunning {
+		if len(t.Stack) > 0 || t.Native != nil || c.Running || c.Unknown || c.SP == 0 || t.State == model.StateRunning {
 			continue
 		}
 		k := unwindKey{tid: t.TID, sp: c.SP, pc: c.PC, syscall: c.Nr}
@@ -135,6 +140,10 @@ func (p *Profiler) nativeStacks(s *model.Sample) {
 			frames, _ = sym.Unwind(c.SP, c.PC)
 		}
 		next[k] = frames
+		if p.opts.PythonNative {
+			t.Native = aboveInterpreter(frames)
+			continue
+		}
 		t.Stack = frames
 		if len(frames) > 0 && s.StackSource == model.FormatNone {
 			s.StackSource = model.SourceUnwind
@@ -442,4 +451,36 @@ func (p *Profiler) Close() {
 		p.sym = nil
 	}
 	p.mu.Unlock()
+}
+
+// aboveInterpreter cuts a Python thread's native stack (innermost first)
+// to the frames above CPython's: up to its first evaluation loop frame
+// (_PyEval_EvalFrameDefault and the like) or the call machinery every
+// call from Python into C passes (PyObject_Vectorcall, cfunction_call …;
+// the loop itself may be named by a call inlined into it). What is left
+// is the C the thread is in: an extension's function and the library
+// calls under it. A stack with neither (a thread C started) is kept
+// whole; nil when nothing is above the interpreter.
+func aboveInterpreter(frames []model.Frame) []model.Frame {
+	cut := slices.IndexFunc(frames, func(f model.Frame) bool {
+		return strings.HasPrefix(f.Func, "_PyEval_EvalFrame") || strings.HasPrefix(f.Func, "PyEval_EvalFrame") || callMachinery(f.Func)
+	})
+	switch cut {
+	case -1:
+		return frames
+	case 0:
+		return nil
+	}
+	return frames[:cut:cut]
+}
+
+// callMachinery reports CPython's functions that carry a call from Python
+// to C (3.8–3.13): vectorcall, the method and builtin trampolines.
+func callMachinery(fn string) bool {
+	for _, p := range []string{"_PyObject_", "PyObject_", "_PyFunction_", "_PyVectorcall", "PyVectorcall", "cfunction_", "method_vectorcall", "_PyCFunction", "PyCFunction_", "vectorcall_", "_PyEval_", "PyEval_", "call_function", "do_call_core", "_PyMethodDef_", "slot_tp_", "wrapperdescr_", "wrap_"} {
+		if strings.HasPrefix(fn, p) {
+			return true
+		}
+	}
+	return false
 }
