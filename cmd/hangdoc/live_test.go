@@ -608,4 +608,19 @@ func TestVictimSpinHolderOptimized(t *testing.T) {
 	if want := fmt.Sprintf("tid %d (renderer-0) spins in paginate_forever", v.TID("holder")); !strings.Contains(c.Summary, want) {
 		t.Errorf("summary %q: want %q", c.Summary, want)
 	}
+	// Its callers, which the kernel's frame-pointer walk loses in code
+	// without frame pointers, come back from the samples' own stack copies
+	// walked by the call-frame information.
+	for _, th := range c.Threads {
+		if th.TID != v.TID("holder") {
+			continue
+		}
+		var funcs []string
+		for _, f := range th.Stack {
+			funcs = append(funcs, f.Func)
+		}
+		if len(funcs) < 3 || funcs[0] != "paginate_forever" || funcs[1] != "renderer" || !slices.Contains(funcs, "start_thread") {
+			t.Errorf("the spinner's stack %v: want paginate_forever, renderer, … start_thread", funcs)
+		}
+	}
 }

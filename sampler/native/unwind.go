@@ -56,9 +56,32 @@ func (s *Symbolizer) Unwind(sp, pc uint64) ([]model.Frame, error) {
 		return nil, s.mapsErr
 	}
 	mem := &stackMem{pid: s.pid, lo: sp, pages: map[uint64][]byte{}}
+	pcs, stop := s.walk(mem, sp, pc, 0, false)
+	var out []model.Frame
+	for i, pc := range pcs {
+		out = append(out, s.Frames(pc, i == 0)...)
+	}
+	return out, stop
+}
+
+// UnwindCopy walks a sampled stack the same way from what the sample
+// holds: its pc, stack and frame pointers, and a copy of the stack from
+// sp on (the kernel's, taken as the sample was), never the process's
+// memory, which has moved on since. It returns the return addresses, the
+// pc first; the walk stops where the copy ends.
+func (s *Symbolizer) UnwindCopy(sp, pc, bp uint64, stack []byte) []uint64 {
+	if runtime.GOARCH != "amd64" || s.mapsErr != nil || len(stack) < 8 {
+		return nil
+	}
+	pcs, _ := s.walk(&stackMem{lo: sp, copy: stack}, sp, pc, bp, bp != 0)
+	return pcs
+}
+
+// walk is Unwind's and UnwindCopy's walk over mem, from sp and pc (and
+// bp, when bpKnown): the return addresses, pc first, and why it stopped
+// early.
+func (s *Symbolizer) walk(mem *stackMem, sp, pc, bp uint64, bpKnown bool) ([]uint64, error) {
 	pcs := []uint64{pc}
-	var bp uint64
-	bpKnown := false
 	var stop error
 	for len(pcs) < MaxFrames {
 		m := s.mapOf(pc)
@@ -151,11 +174,7 @@ func (s *Symbolizer) Unwind(sp, pc uint64) ([]model.Frame, error) {
 		pc = ra
 		pcs = append(pcs, pc)
 	}
-	var out []model.Frame
-	for i, pc := range pcs {
-		out = append(out, s.Frames(pc, i == 0)...)
-	}
-	return out, stop
+	return pcs, stop
 }
 
 // fde is the frame description entry of a file's address.
@@ -213,16 +232,29 @@ func (e *elfSymbols) vaddr(off uint64) (uint64, bool) {
 }
 
 // stackMem reads a thread's stack from the process's memory, a page at a
-// time, at most maxStack above where the walk began.
+// time, at most maxStack above where the walk began; or, with copy, from a
+// copy of the stack from lo on, and nothing else.
 type stackMem struct {
 	pid   int
 	lo    uint64
 	pages map[uint64][]byte
+	copy  []byte
+}
+
+// top is the end of what may be read.
+func (m *stackMem) top() uint64 {
+	if m.copy != nil {
+		return m.lo + uint64(len(m.copy))
+	}
+	return m.lo + maxStack
 }
 
 func (m *stackMem) word(addr uint64) (uint64, bool) {
-	if addr < m.lo || addr+8 > m.lo+maxStack || addr%8 != 0 {
+	if addr < m.lo || addr+8 > m.top() || addr%8 != 0 {
 		return 0, false
+	}
+	if m.copy != nil {
+		return binary.LittleEndian.Uint64(m.copy[addr-m.lo:]), true
 	}
 	page := addr &^ (stackPage - 1)
 	b, ok := m.pages[page]

@@ -87,6 +87,9 @@ type raw struct {
 	// the kernel's frame-pointer walk skips.
 	sp, lr uint64
 	stack  []byte
+	// bp is the frame pointer register (amd64): where a walk by call-frame
+	// information starts for a function that keeps one.
+	bp uint64
 }
 
 // event is one thread's CPU-clock event and its ring buffer.
@@ -222,17 +225,19 @@ func parseRing(data []byte, tail, head uint64, out []raw, lost uint64) ([]raw, u
 
 // stackCopy is how much of the user stack each sample copies: enough
 // for the return address of a function caught before or without its
-// frame (Go's small leaf functions).
-const stackCopy = 128
+// frame (Go's small leaf functions), and for the few frames of code built
+// without frame pointers that its call-frame information then walks (a
+// -O2 C loop, its caller, the thread's start).
+const stackCopy = 1024
 
 // userRegs are the registers a sample takes, as the kernel's
 // PERF_REG_* numbers of this architecture: the stack pointer, and the
 // link register where a leaf keeps its return address. The kernel
 // writes the registers of a mask in ascending order.
 type userRegs struct {
-	mask     uint64
-	sp, lr   int // indexes among the written registers; -1 for none
-	nwritten int
+	mask       uint64
+	sp, lr, bp int // indexes among the written registers; -1 for none
+	nwritten   int
 }
 
 // regs is this architecture's; a zero mask (another architecture) takes
@@ -240,13 +245,13 @@ type userRegs struct {
 var regs = func() userRegs {
 	switch runtime.GOARCH {
 	case "amd64":
-		// PERF_REG_X86_SP 7.
-		return userRegs{mask: 1 << 7, sp: 0, lr: -1, nwritten: 1}
+		// PERF_REG_X86_BP 6, PERF_REG_X86_SP 7.
+		return userRegs{mask: 1<<6 | 1<<7, bp: 0, sp: 1, lr: -1, nwritten: 2}
 	case "arm64":
 		// PERF_REG_ARM64_LR 30, PERF_REG_ARM64_SP 31.
-		return userRegs{mask: 1<<30 | 1<<31, lr: 0, sp: 1, nwritten: 2}
+		return userRegs{mask: 1<<30 | 1<<31, lr: 0, sp: 1, bp: -1, nwritten: 2}
 	}
-	return userRegs{sp: -1, lr: -1}
+	return userRegs{sp: -1, lr: -1, bp: -1}
 }()
 
 // parseSample reads a sample of PERF_SAMPLE_IP | TID | CALLCHAIN and,
@@ -294,6 +299,9 @@ func parseSample(b []byte, misc uint16) (raw, bool) {
 		}
 		if regs.lr >= 0 {
 			r.lr = binary.NativeEndian.Uint64(b[8*regs.lr:])
+		}
+		if regs.bp >= 0 {
+			r.bp = binary.NativeEndian.Uint64(b[8*regs.bp:])
 		}
 		b = b[8*regs.nwritten:]
 	}

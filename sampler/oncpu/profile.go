@@ -263,7 +263,7 @@ func (p *Profiler) drainLocked(buf []raw) []raw {
 			if r.kernel {
 				c.kernel++
 			}
-			k := packPCs(p.callerOfLeaf(r))
+			k := packPCs(p.walkCut(p.callerOfLeaf(r), r))
 			if _, ok := c.stacks[k]; ok || len(c.stacks) < maxDistinct {
 				c.stacks[k]++
 			} else {
@@ -329,6 +329,33 @@ func (p *Profiler) callerOfLeaf(r raw) []uint64 {
 		return r.pcs // not a return into Go code: a stale word
 	}
 	return slices.Insert(r.pcs, 1, ret)
+}
+
+// cutAt is how short a frame-pointer walk is (in mapped frames) before a
+// sample's own stack copy is walked by call-frame information instead.
+const cutAt = 3
+
+// walkCut is a sample's stack, walked again by the call-frame information
+// of its files from the sample's registers and stack copy where the
+// kernel's frame-pointer walk was cut short (code built without frame
+// pointers: its callers are lost): the longer of the two. A Go leaf is
+// left to callerOfLeaf. p.mu is held.
+func (p *Profiler) walkCut(pcs []uint64, r raw) []uint64 {
+	if len(pcs) == 0 || r.sp == 0 || len(r.stack) == 0 || r.kernel {
+		return pcs
+	}
+	sym := p.symbolizer()
+	mapped := 0
+	for mapped < len(pcs) && sym.Mapped(pcs[mapped]) {
+		mapped++
+	}
+	if mapped >= cutAt || sym.GoReaderAt(pcs[0]) != nil {
+		return pcs
+	}
+	if cfi := sym.UnwindCopy(r.sp, pcs[0], r.bp, r.stack); len(cfi) > mapped {
+		return cfi
+	}
+	return pcs
 }
 
 // symbolizer is the profiler's, made on first use; p.mu is held.
