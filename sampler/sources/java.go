@@ -68,8 +68,7 @@ func javaStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 	}
 	attach := &dumpSource{name: model.SourceAttach, t: a}
 	attach.take = func(ctx context.Context) (java.Reply, error) { return java.ThreadDump(ctx, a) }
-	jc := &dumpSource{name: model.SourceJcmd, t: a}
-	jc.take = func(ctx context.Context) (java.Reply, error) { return jcmdDump(ctx, fs, t, a) }
+	jc := jcmdSource(attach, func(ctx context.Context) (java.Reply, error) { return jcmdDump(ctx, fs, t, a) })
 	s.Sources = []sampler.StackSource{attach, jc}
 	if opts.Sigquit {
 		q := &dumpSource{name: model.SourceSigquit, t: a}
@@ -82,9 +81,23 @@ func javaStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 	return s
 }
 
+// jcmdSource is the fallback after attach: run, unless attach asked for a
+// dump the JVM did not answer in time (stuck before a safepoint), which
+// would keep jcmd waiting the same way.
+func jcmdSource(attach *dumpSource, run func(ctx context.Context) (java.Reply, error)) *dumpSource {
+	jc := &dumpSource{name: model.SourceJcmd, t: attach.t}
+	jc.take = func(ctx context.Context) (java.Reply, error) {
+		if attach.unanswered {
+			return java.Reply{}, errors.New("not run: the JVM did not answer hangdoc's own request for a thread dump in time, and would keep jcmd waiting the same way")
+		}
+		return run(ctx)
+	}
+	return jc
+}
+
 // jcmdTimeout bounds one run of jcmd or jstack: a JVM of its own starts
 // first (about half a second).
-const jcmdTimeout = 20 * time.Second
+const jcmdTimeout = 10 * time.Second
 
 // jcmdDump runs the JDK's own tool for a thread dump: the target's jcmd
 // (in its java's directory, through its root), else jcmd or jstack on
@@ -221,16 +234,17 @@ type dumpSource struct {
 	t    java.AttachTarget
 	take func(ctx context.Context) (java.Reply, error)
 
-	last     bool          // the run's last sample: its virtual threads are read too
-	noVirt   bool          // the JVM has no JSON thread dump (before JDK 21)
-	virtual  int           // virtual threads read
-	started  bool          // this run's SIGQUIT started the attach listener
-	asOwner  bool          // the JVM answered only its own uid and gid
-	longest  time.Duration // the longest dump, an upper bound of its pause
-	unjoined int           // dumps that joined no thread
-	taken    int           // dumps taken
-	reused   int           // samples whose stacks are the previous dump's
-	prev     *model.Sample // the previous sample with stacks
+	last       bool          // the run's last sample: its virtual threads are read too
+	noVirt     bool          // the JVM has no JSON thread dump (before JDK 21)
+	virtual    int           // virtual threads read
+	started    bool          // this run's SIGQUIT started the attach listener
+	asOwner    bool          // the JVM answered only its own uid and gid
+	unanswered bool          // a dump was asked for and not answered in time
+	longest    time.Duration // the longest dump, an upper bound of its pause
+	unjoined   int           // dumps that joined no thread
+	taken      int           // dumps taken
+	reused     int           // samples whose stacks are the previous dump's
+	prev       *model.Sample // the previous sample with stacks
 }
 
 func (d *dumpSource) Name() model.Format { return d.name }
@@ -267,6 +281,7 @@ func (d *dumpSource) dump(ctx context.Context, s *model.Sample) error {
 	d.started = d.started || r.Started
 	d.asOwner = d.asOwner || r.AsOwner
 	if err != nil {
+		d.unanswered = d.unanswered || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded)
 		return err
 	}
 	d.longest = max(d.longest, time.Since(start))

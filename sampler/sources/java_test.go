@@ -1,6 +1,12 @@
 package sources
 
 import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,5 +77,60 @@ func TestStill(t *testing.T) {
 	}
 	if still(nil, dumped()) {
 		t.Error("still with no dump taken yet")
+	}
+}
+
+// TestJcmdNotRunAfterUnanswered: a JVM that accepts the attach connection
+// but never answers (stuck before a safepoint) is not asked again through
+// jcmd, which would wait the same way.
+func TestJcmdNotRunAfterUnanswered(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := java.AttachTarget{Root: root, NSPID: 4242}
+	ln, err := net.Listen("unix", filepath.Join(root, "tmp", ".java_pid4242"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var held []net.Conn // accepted and never answered
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	attach := &dumpSource{name: model.SourceAttach, t: a}
+	attach.take = func(ctx context.Context) (java.Reply, error) { return java.ThreadDump(ctx, a) }
+	ran := false
+	jc := jcmdSource(attach, func(context.Context) (java.Reply, error) {
+		ran = true
+		return java.Reply{}, errors.New("ran")
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	var s model.Sample
+	if err := attach.Stacks(ctx, &s); err == nil {
+		t.Fatal("a dump from a JVM that never answers")
+	}
+	if !attach.unanswered {
+		t.Fatal("an unanswered request not marked so")
+	}
+	if err := jc.Stacks(context.Background(), &s); err == nil || ran {
+		t.Fatalf("jcmd ran after an unanswered request: %v", err)
 	}
 }
