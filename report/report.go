@@ -203,8 +203,8 @@ type Thread struct {
 	// its memory), innermost first, each marked native.
 	NativeStack []Frame `json:"native_stack,omitempty"`
 	Python      *Python `json:"python,omitempty"`
-	Java            *Java    `json:"java,omitempty"`
-	OnCPU           *OnCPU   `json:"on_cpu,omitempty"`
+	Java        *Java   `json:"java,omitempty"`
+	OnCPU       *OnCPU  `json:"on_cpu,omitempty"`
 
 	where string // its innermost frame: "emit (app.py:42)"
 }
