@@ -522,6 +522,10 @@ const (
 	// BasisRustNoOwner: a Rust std Mutex with no single candidate (Value:
 	// how many threads could hold it).
 	BasisRustNoOwner
+	// BasisRustSameSite: inferred: of the Value threads that could hold a
+	// Rust std Mutex, the holder (Owner) is the one whose stack stands in
+	// Frame, the function every waiter calls lock() from.
+	BasisRustSameSite
 )
 
 // SharedFutex: the basis of a futex several threads share whose word did

@@ -75,10 +75,21 @@ func findLocks(pid int, last model.Sample) []Lock {
 			// recorded. Its holder is only inferred: the one thread that
 			// neither waits for it nor joins another.
 			l.Kind = LockMutex
-			if who := rustCandidates(last.Threads, g.addr); len(who) == 1 {
+			who := rustCandidates(last.Threads, g.addr)
+			site, at := rustLockSite(g.waiters), rustAt(last.Threads, who, "")
+			if site != "" {
+				at = rustAt(last.Threads, who, site)
+			}
+			switch {
+			case len(who) == 1:
 				l.Holder = &Ref{PID: pid, TID: who[0]}
 				basis = Basis{Rule: BasisRustOnlyOther, Kind: BasisInferred, Owner: int64(who[0]), PID: pid, Waiters: len(g.waiters)}
-			} else {
+			case len(at) == 1:
+				// Several could hold it; one of them stands in the function
+				// the waiters call lock() from.
+				l.Holder = &Ref{PID: pid, TID: at[0]}
+				basis = Basis{Rule: BasisRustSameSite, Kind: BasisInferred, Owner: int64(at[0]), PID: pid, Waiters: len(g.waiters), Frame: site, Value: int32(len(who))}
+			default:
 				basis = Basis{Rule: BasisRustNoOwner, Value: int32(len(who)), Waiters: len(g.waiters)}
 			}
 		case len(g.waiters) < 2:
@@ -125,6 +136,41 @@ func rustCandidates(threads []model.Thread, addr uint64) []int {
 			continue
 		}
 		out = append(out, t.TID)
+	}
+	return out
+}
+
+// rustLockSite is the function every waiter calls Rust's Mutex::lock
+// from: the first frame outside the standard library past its lock
+// frames; "" when they differ, or a stack says none.
+func rustLockSite(waiters []model.Thread) string {
+	site := ""
+	for _, w := range waiters {
+		i := slices.IndexFunc(w.Stack, func(f model.Frame) bool {
+			return strings.HasPrefix(f.Func, "std::") && strings.Contains(f.Func, "Mutex::lock")
+		})
+		for i >= 0 && i < len(w.Stack) && (strings.HasPrefix(w.Stack[i].Func, "std::") || strings.HasPrefix(w.Stack[i].Func, "core::")) {
+			i++
+		}
+		if i < 0 || i >= len(w.Stack) || site != "" && w.Stack[i].Func != site {
+			return ""
+		}
+		site = w.Stack[i].Func
+	}
+	return site
+}
+
+// rustAt are the candidates whose stack has a frame in fn (all of them
+// for "").
+func rustAt(threads []model.Thread, candidates []int, fn string) []int {
+	var out []int
+	for _, t := range threads {
+		if !slices.Contains(candidates, t.TID) {
+			continue
+		}
+		if fn == "" || slices.ContainsFunc(t.Stack, func(f model.Frame) bool { return f.Func == fn }) {
+			out = append(out, t.TID)
+		}
 	}
 	return out
 }

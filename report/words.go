@@ -572,6 +572,8 @@ func (w *words) basisText(l *classify.Lock) string {
 		return fmt.Sprintf("exact: the JVM's own deadlock report says it \"is held by\" %s", w.actorLabel(*l.Holder))
 	case classify.BasisRustOnlyOther:
 		return fmt.Sprintf("inferred: the waiters wait in Rust's std Mutex::lock (a futex word, no owner recorded); %s is the one thread of pid %d that neither waits for it nor joins another", w.actorLabel(*l.Holder), b.PID)
+	case classify.BasisRustSameSite:
+		return fmt.Sprintf("inferred: the waiters wait in Rust's std Mutex::lock (a futex word, no owner recorded), called from %s; of the %d threads of pid %d that could hold it, %s is the one whose stack stands in %s too", b.Frame, b.Value, b.PID, w.actorLabel(*l.Holder), b.Frame)
 	case classify.BasisRustNoOwner:
 		return fmt.Sprintf("the waiters wait in Rust's std Mutex::lock, which records no owner, and %d threads could hold it: its holder is not named", b.Value)
 	case classify.BasisJavaSameClass:

@@ -565,7 +565,16 @@ func TestVictimRustSpinner(t *testing.T) {
 // thread with its native stack; the data word after the mutex's futex
 // (1) is never read as an owner that is gone.
 func TestVictimRustReadHolder(t *testing.T) {
-	v := testvictim.Start(t, testvictim.BuildRust(t, "rustspin"), "read")
+	// read: the holder is the one thread that neither waits nor joins;
+	// read-crowd: two more threads nap elsewhere, and the holder is the
+	// one of the three that stands in the function the waiters lock from.
+	for _, mode := range []string{"read", "read-crowd"} {
+		t.Run(mode, func(t *testing.T) { rustReadHolder(t, mode) })
+	}
+}
+
+func rustReadHolder(t *testing.T, mode string) {
+	v := testvictim.Start(t, testvictim.BuildRust(t, "rustspin"), mode)
 	out, _, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms")
 	c := decode(t, out)
 	if code != ExitBlocked || c.Verdict != "blocked" {

@@ -7,8 +7,10 @@
 // takes it and loops in paginate (an xorshift that never reaches 0); the
 // others block in lock(). With the argument "read", renderer-0 instead
 // reads, holding the lock, from a socket whose other end main keeps open
-// and never writes: blocked in read. Ready line, once the three wait in a
-// futex:
+// and never writes: blocked in read. "read-crowd" adds two threads,
+// "poller-0" and "poller-1", that nap in a loop of their own: three
+// threads could hold the lock, and only renderer-0 stands in renderer,
+// where the waiters lock it. Ready line, once the three wait in a futex:
 //
 //   ready pid=P holder=TID waiters=TID,TID,TID
 //
@@ -45,6 +47,13 @@ fn paginate(pages: &mut u64) {
 }
 
 #[inline(never)]
+fn poll_forever() {
+    loop {
+        thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[inline(never)]
 fn fetch(mut conn: UnixStream) {
     let mut buf = [0u8; 64];
     let _ = conn.read(&mut buf);
@@ -73,7 +82,13 @@ fn in_futex(tid: i32) -> bool {
 }
 
 fn main() {
-    let read = std::env::args().nth(1).as_deref() == Some("read");
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    let read = mode.starts_with("read");
+    if mode.ends_with("crowd") {
+        for i in 0..2 {
+            thread::Builder::new().name(format!("poller-{}", i)).spawn(poll_forever).unwrap();
+        }
+    }
     let (mine, theirs) = UnixStream::pair().unwrap();
     let mut theirs = if read { Some(theirs) } else { None };
     let doc = Arc::new(Mutex::new(1u64));
