@@ -226,7 +226,9 @@ func jdkTools(fs sampler.FS, pid int) []string {
 // dumpSource dumps a live JVM's threads each sample (through its attach
 // socket, or with jcmd) and joins them to the threads read from /proc by
 // their nid. Each dump is a safepoint: the JVM's threads stop while it is
-// taken; the longest is said in a note. A sample for which no thread with
+// taken; the longest is said in a note. Once two dumps in a row agree (one
+// dump cannot tell stopped from slow, and one taken as a thread settles
+// into its wait may catch it half-way), a sample for which no thread with
 // a Java stack has run since the last dump takes none: its stacks are
 // that dump's.
 type dumpSource struct {
@@ -245,12 +247,13 @@ type dumpSource struct {
 	taken      int           // dumps taken
 	reused     int           // samples whose stacks are the previous dump's
 	prev       *model.Sample // the previous sample with stacks
+	agreed     bool          // the last two dumps gave every thread the same stack and locks
 }
 
 func (d *dumpSource) Name() model.Format { return d.name }
 
 func (d *dumpSource) Stacks(ctx context.Context, s *model.Sample) error {
-	if still(d.prev, s) {
+	if d.agreed && still(d.prev, s) {
 		reuse(d.prev, s)
 		d.reused++
 	} else if err := d.dump(ctx, s); err != nil {
@@ -299,8 +302,35 @@ func (d *dumpSource) dump(ctx context.Context, s *model.Sample) error {
 	// A safepoint stops every Java thread and wakes the blocked ones to
 	// check in: switches it explains are not progress.
 	s.Paused = true
+	d.agreed = d.prev != nil && sameDump(d.prev, s)
 	d.prev = s
 	return nil
+}
+
+// sameDump reports whether two dumped samples give every thread they
+// share the same Java stack, state and locks, and the same deadlocks.
+func sameDump(a, b *model.Sample) bool {
+	if len(a.JavaDeadlocks) != len(b.JavaDeadlocks) {
+		return false
+	}
+	was := make(map[int]*model.Thread, len(a.Threads))
+	for i := range a.Threads {
+		was[a.Threads[i].TID] = &a.Threads[i]
+	}
+	for i := range b.Threads {
+		now := &b.Threads[i]
+		w, ok := was[now.TID]
+		if !ok {
+			continue
+		}
+		if (w.Java == nil) != (now.Java == nil) || !slices.Equal(w.Stack, now.Stack) {
+			return false
+		}
+		if w.Java != nil && (w.Java.State != now.Java.State || !slices.Equal(w.Java.Locks, now.Java.Locks) || !slices.Equal(w.Java.Ownable, now.Java.Ownable)) {
+			return false
+		}
+	}
+	return true
 }
 
 // still reports whether no thread that prev's dump gave a Java stack can

@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
@@ -132,5 +133,57 @@ func TestJcmdNotRunAfterUnanswered(t *testing.T) {
 	}
 	if err := jc.Stacks(context.Background(), &s); err == nil || ran {
 		t.Fatalf("jcmd ran after an unanswered request: %v", err)
+	}
+}
+
+// TestDumpsAgreeBeforeReuse: a sample takes no dump only once two dumps in
+// a row agree. A first dump that caught a thread half-way into its wait
+// (abba-1's held monitor not yet printed) is taken again, and the run ends
+// on a dump that shows the whole deadlock.
+func TestDumpsAgreeBeforeReuse(t *testing.T) {
+	full, err := os.ReadFile(filepath.Join("..", "java", "testdata", "jdk25-syncabba-jcmd.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := bytes.Replace(full, []byte("\t- locked <0x00000000ffd17088> (a java.lang.Object)\n"), nil, 1)
+	if bytes.Equal(half, full) {
+		t.Fatal("the test dump lacks abba-1's locked line")
+	}
+	sample := func() *model.Sample {
+		return &model.Sample{Threads: []model.Thread{{TID: 7457, Name: "abba-1", State: model.StateSleeping}, {TID: 7458, Name: "abba-2", State: model.StateSleeping}}}
+	}
+	for _, tc := range []struct {
+		name  string
+		dumps [][]byte
+		taken int
+	}{
+		{"agreeing dumps", [][]byte{full, full}, 2},
+		{"a first dump half-way", [][]byte{half, full, full}, 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n := 0
+			d := &dumpSource{name: model.SourceAttach}
+			d.noVirt = true
+			d.take = func(context.Context) (java.Reply, error) {
+				if n == len(tc.dumps) {
+					t.Fatalf("dump %d asked for", n+1)
+				}
+				n++
+				return java.Reply{Dump: tc.dumps[n-1]}, nil
+			}
+			var last *model.Sample
+			for range 3 {
+				last = sample()
+				if err := d.Stacks(context.Background(), last); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if n != tc.taken {
+				t.Errorf("%d dumps taken, want %d", n, tc.taken)
+			}
+			if len(last.JavaDeadlocks) == 0 {
+				t.Errorf("the last sample has no deadlock")
+			}
+		})
 	}
 }
