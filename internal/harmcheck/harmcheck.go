@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hangdoc/hangdoc/internal/procstatus"
 )
 
 // StoppedThreads lists the threads of pid in state T or t, as
@@ -57,16 +59,11 @@ func TracerPid(pid int) int {
 	if err != nil {
 		return -1
 	}
-	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "TracerPid:"); ok {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				return -1
-			}
-			return n
-		}
+	st, _ := procstatus.Parse(b)
+	if st.Has&procstatus.HasTracerPid == 0 {
+		return -1
 	}
-	return -1
+	return st.TracerPid
 }
 
 // Beat reads the counter a heartbeat victim writes to path.
