@@ -281,12 +281,15 @@ func (d *dumpSource) dump(ctx context.Context, s *model.Sample) error {
 	defer cancel()
 	start := time.Now()
 	r, err := d.take(ctx)
-	d.started = d.started || r.Started
-	d.asOwner = d.asOwner || r.AsOwner
 	if err != nil {
+		// Said only of a dump that came: a SIGQUIT whose listener never
+		// started, or a retry as the JVM's user that got no answer
+		// either, is in the error.
 		d.unanswered = d.unanswered || errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded)
 		return err
 	}
+	d.started = d.started || r.Started
+	d.asOwner = d.asOwner || r.AsOwner
 	d.longest = max(d.longest, time.Since(start))
 	d.taken++
 	dumps, err := java.ParseBytes(r.Dump)
