@@ -205,11 +205,13 @@ const quitWait = 5 * time.Second
 
 // jdkTools are the JDK tools that can dump a JVM's threads, best first:
 // the jcmd beside the target's own java (the same JDK), then jcmd and
-// jstack on PATH.
+// jstack on PATH. The target's own is used only when the target's root is
+// hangdoc's: a container's files are the container's to write, and
+// hangdoc, often root, must not run them on the host.
 func jdkTools(fs sampler.FS, pid int) []string {
 	var tools []string
 	p := strconv.Itoa(pid)
-	if exe, err := os.Readlink(fs.Path(p, "exe")); err == nil && filepath.IsAbs(exe) {
+	if exe, err := os.Readlink(fs.Path(p, "exe")); err == nil && filepath.IsAbs(exe) && sameRoot(fs.Path(p, "root")) {
 		own := fs.Path(p, "root") + filepath.Join(filepath.Dir(exe), "jcmd")
 		if st, err := os.Stat(own); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
 			tools = append(tools, own)
@@ -221,6 +223,14 @@ func jdkTools(fs sampler.FS, pid int) []string {
 		}
 	}
 	return tools
+}
+
+// sameRoot reports whether root (a /proc/PID/root) is this process's root
+// directory.
+func sameRoot(root string) bool {
+	theirs, err1 := os.Stat(root + "/")
+	ours, err2 := os.Stat("/")
+	return err1 == nil && err2 == nil && os.SameFile(theirs, ours)
 }
 
 // dumpSource dumps a live JVM's threads each sample (through its attach

@@ -187,3 +187,14 @@ func TestDumpsAgreeBeforeReuse(t *testing.T) {
 		})
 	}
 }
+
+// TestSameRoot: the target's own jcmd is run only from a root that is
+// hangdoc's own, never from another filesystem tree (a container's).
+func TestSameRoot(t *testing.T) {
+	if !sameRoot("/proc/self/root") {
+		t.Error("this process's root is not its own")
+	}
+	if sameRoot(t.TempDir()) {
+		t.Error("a directory taken for the root")
+	}
+}
