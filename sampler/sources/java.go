@@ -173,22 +173,29 @@ func quitDump(ctx context.Context, fs sampler.FS, pid int, a java.AttachTarget, 
 	defer cancel()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
+	// What the JVM writes after the signal is read as it comes, once:
+	// a dump of many threads is written in many pieces.
 	var b []byte
-	size, stable := int64(-1), 0
+	stable, end := 0, false
 	for {
 		if st, err := f.Stat(); err == nil && st.Size() >= start {
-			if st.Size() == size {
+			if st.Size() == start+int64(len(b)) {
 				stable++
+			} else if len(b) >= java.MaxDump {
+				return java.Reply{}, fmt.Errorf("the JVM wrote over %d MiB to %s after SIGQUIT", java.MaxDump>>20, where)
 			} else {
-				size, stable = st.Size(), 0
-				n := min(size-start, java.MaxDump)
-				b = make([]byte, n)
-				n2, _ := f.ReadAt(b, start)
-				b = b[:n2]
+				stable = 0
+				more := make([]byte, min(st.Size()-start-int64(len(b)), int64(java.MaxDump-len(b))))
+				n, _ := f.ReadAt(more, start+int64(len(b)))
+				// The end's line may straddle two reads: look from just
+				// before the new bytes.
+				from := max(len(b)-len(jniRefs), 0)
+				b = append(b, more[:n]...)
+				end = end || bytes.Contains(b[from:], jniRefs)
 			}
 			// The JVM prints the dump's end, then its deadlocks and heap
 			// within milliseconds: whole once 100 ms pass unwritten.
-			if bytes.Contains(b, []byte("\nJNI global ref")) && stable >= 5 {
+			if end && stable >= 5 {
 				return java.Reply{Dump: b}, nil
 			}
 		}
@@ -199,6 +206,10 @@ func quitDump(ctx context.Context, fs sampler.FS, pid int, a java.AttachTarget, 
 		}
 	}
 }
+
+// jniRefs begins the line that ends a HotSpot thread dump's threads
+// ("JNI global refs: 24, weak refs: 0"; JDK 8: "JNI global references").
+var jniRefs = []byte("\nJNI global ref")
 
 // quitWait bounds the wait for a JVM's SIGQUIT dump to be written.
 const quitWait = 5 * time.Second
