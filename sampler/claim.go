@@ -126,14 +126,14 @@ func (c *Claim) Other() (pid int, held bool) {
 // TracerPID is the process tracing pid (TracerPid in its status), 0 for
 // none.
 func TracerPID(fs FS, pid int) int {
-	st, _ := readStatus(fs, pid)
+	st, _ := ReadStatus(fs, pid)
 	return st.TracerPid
 }
 
 // ThreadGroup is the process a pid belongs to (Tgid in its status): itself
 // for a process, another for a thread's id.
 func ThreadGroup(fs FS, pid int) (int, error) {
-	st, err := readStatus(fs, pid)
+	st, err := ReadStatus(fs, pid)
 	if err != nil && !errors.Is(err, ErrNoProcess) && !errors.Is(err, ErrPermission) {
 		return 0, fmt.Errorf("reading %s: %w", fs.pidPath(pid, "status"), err)
 	}

@@ -41,7 +41,7 @@ func (s *Sampler) ours(tracer int) bool {
 	if tracer == me {
 		return true
 	}
-	st, err := readStatus(s.fs, tracer)
+	st, err := ReadStatus(s.fs, tracer)
 	return err == nil && (st.Has&procstatus.HasTgid != 0 && st.Tgid == me || st.Has&procstatus.HasPPid != 0 && st.PPid == me)
 }
 

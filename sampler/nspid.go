@@ -69,7 +69,7 @@ func localPID(fs, own FS, pid int) (int, error) {
 
 // nspidOf reads pid's NSpid through fs.
 func nspidOf(fs FS, pid int) ([]int, error) {
-	st, err := readStatus(fs, pid)
+	st, err := ReadStatus(fs, pid)
 	if err != nil {
 		return nil, err
 	}

@@ -16,7 +16,7 @@ import (
 // classify to infer.
 func (s *Sampler) readStop(st stat) *model.Stop {
 	stop := &model.Stop{Background: st.TTY != 0 && st.TPGID > 0 && st.TPGID != st.PGRP}
-	status, err := readStatus(s.fs, s.pid)
+	status, err := ReadStatus(s.fs, s.pid)
 	if err != nil {
 		return stop
 	}
@@ -34,9 +34,9 @@ func (s *Sampler) readStop(st stat) *model.Stop {
 }
 
 // statusText is the value of one "Key:\tvalue" line of a status file.
-// readStatus reads and parses /proc/PID/status: every reader of it in
-// the sampler goes through here.
-func readStatus(fs FS, pid int) (procstatus.Status, error) {
+// ReadStatus reads and parses /proc/PID/status: every reader of it in
+// the sampler, and its stack sources, goes through here.
+func ReadStatus(fs FS, pid int) (procstatus.Status, error) {
 	b, err := readFile(fs.pidPath(pid, "status"), make([]byte, 4096))
 	if err != nil {
 		return procstatus.Status{}, classifyErr("reading", fs.pidPath(pid, "status"), err)

@@ -53,7 +53,7 @@ func DescribeContext(ctx context.Context, fs FS, pid int) (model.Target, error) 
 		return v
 	}
 	t := model.Target{PID: pid}
-	if st, err := readStatus(fs, pid); err == nil {
+	if st, err := ReadStatus(fs, pid); err == nil {
 		t.NSPID = innerPID(st.NSpid, pid)
 	}
 	t.Cmdline = bounded(fmt.Sprintf("reading /proc/%d/cmdline", pid), func() (string, error) { return Cmdline(fs, pid), nil })

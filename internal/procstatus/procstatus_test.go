@@ -108,3 +108,26 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestCatches: a SigCgt mask read from a status text, as a JVM's is
+// checked before the SIGQUIT that starts its attach listener (-Xrs leaves
+// SIGQUIT out); a garbled or missing mask catches nothing.
+func TestCatches(t *testing.T) {
+	for _, tc := range []struct {
+		status string
+		sig    int
+		want   bool
+	}{
+		{"Name:\tjava\nSigCgt:\t0000000000000004\n", 3, true}, // SIGQUIT's bit
+		{"Name:\tjava\nSigCgt:\t0000000181005ccf\n", 3, true},
+		{"Name:\tjava\nSigCgt:\t0000000181005cc8\n", 3, false}, // -Xrs: no SIGQUIT
+		{"Name:\tjava\nSigCgt:\tzz\n", 3, false},
+		{"Name:\tjava\n", 3, false},
+		{"Name:\tjava\nSigCgt:\t0000000000000004\n", 0, false},
+	} {
+		st, _ := Parse([]byte(tc.status))
+		if got := st.Catches(tc.sig); got != tc.want {
+			t.Errorf("Catches(%d) of %q = %v, want %v", tc.sig, tc.status, got, tc.want)
+		}
+	}
+}

@@ -15,7 +15,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/hangdoc/hangdoc/internal/procstatus"
 )
 
 // HotSpot's attach mechanism, spoken as jattach speaks it
@@ -376,10 +375,4 @@ func AttachDisabledIn(cmdline, environ []byte) bool {
 		}
 	}
 	return false
-}
-
-// CatchesSignal reports whether a status file's SigCgt mask has sig.
-func CatchesSignal(status []byte, sig int) bool {
-	st, _ := procstatus.Parse(status)
-	return st.Catches(sig)
 }

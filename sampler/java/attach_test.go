@@ -15,24 +15,6 @@ import (
 	"github.com/hangdoc/hangdoc/internal/procstatus"
 )
 
-func TestCatchesSignal(t *testing.T) {
-	for _, tc := range []struct {
-		status string
-		sig    int
-		want   bool
-	}{
-		{"Name:\tjava\nSigCgt:\t0000000000000004\n", 3, true}, // SIGQUIT's bit
-		{"Name:\tjava\nSigCgt:\t0000000181005ccf\n", 3, true},
-		{"Name:\tjava\nSigCgt:\t0000000181005cc8\n", 3, false}, // -Xrs: no SIGQUIT
-		{"Name:\tjava\nSigCgt:\tzz\n", 3, false},
-		{"Name:\tjava\n", 3, false},
-		{"Name:\tjava\nSigCgt:\t0000000000000004\n", 0, false},
-	} {
-		if got := CatchesSignal([]byte(tc.status), tc.sig); got != tc.want {
-			t.Errorf("CatchesSignal(%q, %d) = %v, want %v", tc.status, tc.sig, got, tc.want)
-		}
-	}
-}
 
 func TestAttachDisabledIn(t *testing.T) {
 	for _, tc := range []struct {

@@ -48,8 +48,7 @@ func javaStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 		return s
 	}
 	pid := strconv.Itoa(t.PID)
-	statusText, _ := os.ReadFile(fs.Path(pid, "status"))
-	status, _ := procstatus.Parse(statusText)
+	status, _ := sampler.ReadStatus(fs, t.PID)
 	cmdline, _ := os.ReadFile(fs.Path(pid, "cmdline"))
 	environ, _ := os.ReadFile(fs.Path(pid, "environ"))
 	a := java.AttachTarget{
