@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
 )
 
 // HotSpot's attach mechanism, spoken as jattach speaks it

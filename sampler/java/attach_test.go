@@ -15,7 +15,6 @@ import (
 	"github.com/hangdoc/hangdoc/internal/procstatus"
 )
 
-
 func TestAttachDisabledIn(t *testing.T) {
 	for _, tc := range []struct {
 		cmdline, environ string
