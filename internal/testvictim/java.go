@@ -5,9 +5,10 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hangdoc/hangdoc/internal/helper"
 )
 
 // JDKs are the JDKs the Java victims run on where they are installed (CI
@@ -33,20 +34,17 @@ func BuildJava(t testing.TB, jdk string, names ...string) string {
 	return classes
 }
 
-// JavaTool runs a JDK tool bounded, stdin from /dev/null, in its own
-// process group (killed whole at the deadline), and returns its stdout.
+// JavaTool runs a JDK tool bounded, as hangdoc runs its helpers
+// (helper.Run: stdin from /dev/null, its own process group, killed whole
+// at the deadline), and returns its stdout.
 func JavaTool(t testing.TB, limit time.Duration, path string, args ...string) []byte {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s %v: %v\n%s", filepath.Base(path), args, err, errb.String())
+	cmd := exec.Command(path, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr // all of it, for a compiler's errors
+	out, err := helper.Run(context.Background(), limit, cmd, 256<<20)
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", filepath.Base(path), args, err, stderr.String())
 	}
-	return out.Bytes()
+	return out
 }
