@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# jvmlive.sh [N] [RUNS]: `hangdoc PID` on a live JVM of N parked Java
-# threads (bench/jvmlive/ManyThreads.java, default 1000), for each JDK
-# here (17, 25): RUNS runs (default 5) of 3 samples 0.5 s apart, each
-# attaching and taking a thread dump on each sample where a thread may have
-# moved. Prints each run's wall time, hangdoc's CPU time (user+sys) and peak
-# RSS, the text dumps it took, and the longest thread dump the report notes
-# (an upper bound of the JVM's safepoint pause); then
-# the medians. Beside it, for scale, jcmd PID Thread.print -l once per run
-# (a JVM of its own that attaches the same way).
+# jvmlive.sh [N] [RUNS]: `hangdoc PID` on a live JVM of N Java threads
+# shaped as a server's (bench/jvmlive/ManyThreads.java, default 1000: each
+# waits on a connection object of its own, at one of 16 call depths, so
+# there are no twins), for each JDK here (17, 25): RUNS runs (default 5)
+# of 3 samples 0.5 s apart, each attaching and taking a thread dump on
+# each sample where a thread may have moved. Prints each run's wall time,
+# hangdoc's CPU time (user+sys) and peak RSS, the text dumps it took, and
+# the longest thread dump the report notes (an upper bound of the JVM's
+# safepoint pause); then the medians. Beside it, for scale, jcmd PID
+# Thread.print -l once per run (a JVM of its own that attaches the same
+# way).
 set -euo pipefail
 cd "$(dirname "$0")"
 n=${1:-1000}

@@ -1,28 +1,40 @@
-import java.util.concurrent.CountDownLatch;
-
-// ManyThreads N: N platform threads parked on one latch that never opens,
-// a server's worth of idle Java threads. Prints "ready pid=P" once all
-// are parked.
+// ManyThreads N: N platform threads shaped as a server's: each waits on a
+// connection object of its own (Object.wait, its monitor released), at
+// one of 16 call depths, so that no two threads' dump entries read alike
+// (the addresses differ) and few share a stack. Prints "ready pid=P" once
+// all are waiting.
 public class ManyThreads {
+    static void serve(Object conn, int depth) throws InterruptedException {
+        if (depth > 0) {
+            serve(conn, depth - 1);
+            return;
+        }
+        synchronized (conn) {
+            conn.wait();
+        }
+    }
+
     public static void main(String[] args) throws Exception {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 1000;
-        CountDownLatch never = new CountDownLatch(1);
-        CountDownLatch started = new CountDownLatch(n);
+        Thread[] ts = new Thread[n];
         for (int i = 0; i < n; i++) {
-            Thread t = new Thread(() -> {
-                started.countDown();
+            final int depth = i % 16;
+            ts[i] = new Thread(() -> {
                 try {
-                    never.await();
+                    serve(new Object(), depth);
                 } catch (InterruptedException e) {
                 }
-            }, "worker-" + i);
-            t.setDaemon(true);
-            t.start();
+            }, "conn-" + i);
+            ts[i].setDaemon(true);
+            ts[i].start();
         }
-        started.await();
-        Thread.sleep(200);
+        for (Thread t : ts) {
+            while (t.getState() != Thread.State.WAITING) {
+                Thread.sleep(1);
+            }
+        }
         System.out.println("ready pid=" + ProcessHandle.current().pid());
         System.out.flush();
-        never.await();
+        Thread.sleep(Long.MAX_VALUE);
     }
 }
