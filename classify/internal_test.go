@@ -514,3 +514,32 @@ func TestProfileLoop(t *testing.T) {
 		t.Errorf("no samples: profile %+v, want nil", p)
 	}
 }
+
+// TestJavaSameClass: a live JVM's virtual threads park on a synchronizer
+// the JSON dump names by identity hash; the one platform thread holding an
+// unclaimed synchronizer of that class is its holder, inferred, only when
+// every virtual thread waits for it (one that does not may hold it).
+func TestJavaSameClass(t *testing.T) {
+	const class = "java.util.concurrent.locks.ReentrantLock$NonfairSync"
+	park := model.JavaLock{Kind: "parking to wait for", JavaObject: model.JavaObject{Addr: class + "@1e11fd0c", Class: class}}
+	sample := func(idle bool) model.Sample {
+		s := model.Sample{Threads: []model.Thread{
+			{TID: 10, Java: &model.JavaThread{Number: 10, Ownable: []model.JavaObject{{Addr: "0x00000000ffd1b078", Class: class}}}},
+			{TID: 11, Java: &model.JavaThread{Number: 11}},
+		}}
+		for tid := 100; tid < 103; tid++ {
+			s.Threads = append(s.Threads, model.Thread{TID: tid, Java: &model.JavaThread{Virtual: true, Locks: []model.JavaLock{park}}})
+		}
+		if idle {
+			s.Threads = append(s.Threads, model.Thread{TID: 103, Java: &model.JavaThread{Virtual: true}})
+		}
+		return s
+	}
+	locks := javaLocks(7, sample(false))
+	if len(locks) != 1 || locks[0].Holder == nil || locks[0].Holder.TID != 10 || locks[0].Basis.Rule != BasisJavaSameClass || locks[0].Basis.Kind != BasisInferred {
+		t.Fatalf("locks %+v: want the one held by tid 10, inferred by class", locks)
+	}
+	if locks := javaLocks(7, sample(true)); len(locks) != 1 || locks[0].Holder != nil {
+		t.Fatalf("locks %+v: a virtual thread that does not wait may hold it; want no holder", locks)
+	}
+}

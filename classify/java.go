@@ -361,6 +361,22 @@ func javaLocks(pid int, last model.Sample) []Lock {
 	// synchronizers come from the text dump, by address. Where one thread
 	// alone holds a synchronizer of the waited one's class that nobody
 	// else waits for, it is the holder: inferred.
+	// Each pass is linear: the virtual threads are counted once, and the
+	// unclaimed ownable synchronizers grouped by class once.
+	virtual := map[int]bool{}
+	for _, t := range last.Threads {
+		if t.Java != nil && t.Java.Virtual {
+			virtual[t.TID] = true
+		}
+	}
+	holdersOf := map[string][]int{} // a class → the threads holding one nobody waits for
+	for _, o := range ownables {
+		// ownables are in thread order: a thread's own come together.
+		h := holdersOf[o.obj.Class]
+		if _, waited := index[o.obj.Addr]; !waited && (len(h) == 0 || h[len(h)-1] != o.tid) {
+			holdersOf[o.obj.Class] = append(h, o.tid)
+		}
+	}
 	for i := range locks {
 		l := &locks[i]
 		if l.Holder != nil || l.Kind != LockJavaSync || !strings.Contains(strings.TrimPrefix(l.ID, "java:"), "@") {
@@ -369,19 +385,17 @@ func javaLocks(pid int, last model.Sample) []Lock {
 		// A virtual thread that does not wait for it may hold it, and
 		// the JSON dump lists no thread's synchronizers: then nothing
 		// is inferred.
-		if slices.ContainsFunc(last.Threads, func(t model.Thread) bool {
-			return t.Java != nil && t.Java.Virtual && !slices.Contains(l.Waiters, Ref{PID: pid, TID: t.TID})
-		}) {
+		waiting := 0
+		for _, w := range l.Waiters {
+			if virtual[w.TID] {
+				waiting++
+			}
+		}
+		if waiting < len(virtual) {
 			continue
 		}
 		class, _, _ := strings.Cut(strings.TrimPrefix(l.ID, "java:"), "@")
-		var who []int
-		for _, o := range ownables {
-			if _, waited := index[o.obj.Addr]; o.obj.Class == class && !waited && !slices.Contains(who, o.tid) {
-				who = append(who, o.tid)
-			}
-		}
-		if len(who) == 1 {
+		if who := holdersOf[class]; len(who) == 1 {
 			l.Holder = &Ref{PID: pid, TID: who[0]}
 			l.Basis = Basis{Rule: BasisJavaSameClass, Kind: BasisInferred, Owner: int64(who[0]), PID: pid, Address: class, Waiters: len(l.Waiters)}
 		}
