@@ -76,8 +76,9 @@ func findLocks(pid int, last model.Sample) []Lock {
 			// neither waits for it nor joins another.
 			l.Kind = LockMutex
 			who := rustCandidates(last.Threads, g.addr)
-			site, at := rustLockSite(g.waiters), rustAt(last.Threads, who, "")
-			if site != "" {
+			var at []int
+			site := rustLockSite(g.waiters)
+			if site != "" && len(who) > 1 {
 				at = rustAt(last.Threads, who, site)
 			}
 			switch {
@@ -160,15 +161,18 @@ func rustLockSite(waiters []model.Thread) string {
 	return site
 }
 
-// rustAt are the candidates whose stack has a frame in fn (all of them
-// for "").
+// rustAt are the candidates whose stack has a frame in fn.
 func rustAt(threads []model.Thread, candidates []int, fn string) []int {
+	is := make(map[int]bool, len(candidates))
+	for _, c := range candidates {
+		is[c] = true
+	}
 	var out []int
 	for _, t := range threads {
-		if !slices.Contains(candidates, t.TID) {
+		if !is[t.TID] {
 			continue
 		}
-		if fn == "" || slices.ContainsFunc(t.Stack, func(f model.Frame) bool { return f.Func == fn }) {
+		if slices.ContainsFunc(t.Stack, func(f model.Frame) bool { return f.Func == fn }) {
 			out = append(out, t.TID)
 		}
 	}

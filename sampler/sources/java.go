@@ -397,46 +397,54 @@ func still(prev, s *model.Sample) bool {
 
 // deadlocked are the threads of a sample's dump that can never move: those
 // the JVM's own deadlock report names, and those waiting for a lock one of
-// them (or of these) holds.
+// them (or of these) holds. A walk from the named threads through the
+// locks they hold to those locks' waiters: linear in threads and locks.
 func deadlocked(s *model.Sample) map[int]bool {
 	stuck := map[int]bool{}
+	var todo []int
 	for _, dl := range s.JavaDeadlocks {
 		for _, l := range dl.Links {
-			stuck[l.TID] = true
+			if !stuck[l.TID] {
+				stuck[l.TID] = true
+				todo = append(todo, l.TID)
+			}
 		}
 	}
-	if len(stuck) == 0 {
+	if len(todo) == 0 {
 		return stuck
 	}
-	heldBy := map[string]int{} // a lock's address → its holder
+	held := map[int][]string{}      // a thread → the locks it holds
+	waitersOf := map[string][]int{} // a lock's address → who waits to take it
 	for _, t := range s.Threads {
 		if t.Java == nil {
 			continue
 		}
 		for _, l := range t.Java.Locks {
-			if l.Kind == java.Locked.String() && l.Addr != "" {
-				heldBy[l.Addr] = t.TID
+			switch {
+			case l.Addr == "":
+			case l.Kind == java.Locked.String():
+				held[t.TID] = append(held[t.TID], l.Addr)
+			case l.Kind == java.WaitingToLock.String() || l.Kind == java.Parking.String():
+				waitersOf[l.Addr] = append(waitersOf[l.Addr], t.TID)
 			}
 		}
 		for _, o := range t.Java.Ownable {
 			if o.Addr != "" {
-				heldBy[o.Addr] = t.TID
+				held[t.TID] = append(held[t.TID], o.Addr)
 			}
 		}
 	}
-	for grew := true; grew; {
-		grew = false
-		for _, t := range s.Threads {
-			if t.Java == nil || stuck[t.TID] {
-				continue
-			}
-			for _, l := range t.Java.Locks {
-				waits := l.Kind == java.WaitingToLock.String() || l.Kind == java.Parking.String()
-				if h, ok := heldBy[l.Addr]; ok && waits && stuck[h] {
-					stuck[t.TID], grew = true, true
-					break
+	for len(todo) > 0 {
+		tid := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, addr := range held[tid] {
+			for _, w := range waitersOf[addr] {
+				if !stuck[w] {
+					stuck[w] = true
+					todo = append(todo, w)
 				}
 			}
+			delete(waitersOf, addr) // each lock's waiters once
 		}
 	}
 	return stuck
