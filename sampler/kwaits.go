@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
@@ -284,6 +285,34 @@ func (s *Sampler) readEpollPolled(sample *model.Sample) {
 		}
 		if len(fds) > 0 {
 			th.Polled = fds
+		}
+	}
+}
+
+// maxWaitv is the most futex words one futex_waitv may wait on
+// (FUTEX_WAITV_MAX).
+const maxWaitv = 128
+
+// readWaitv reads, for each thread blocked in futex_waitv, the futex words
+// it waits on: its array of struct futex_waitv {u64 val; u64 uaddr; u32
+// flags; u32 reserved}, bounded by maxWaitv.
+func (s *Sampler) readWaitv(sample *model.Sample) {
+	for i := range sample.Threads {
+		th := &sample.Threads[i]
+		sc := th.Syscall
+		if th.Exited || !sc.InCall() || sc.Name != "futex_waitv" || s.mem < 0 {
+			continue
+		}
+		n := sc.Args[1]
+		if n == 0 || n > maxWaitv {
+			continue
+		}
+		b, err := s.readMem(s.readMaps(), sc.Args[0], n*24)
+		if err != nil {
+			continue
+		}
+		for j := range int(n) {
+			th.Waitv = append(th.Waitv, binary.LittleEndian.Uint64(b[j*24+8:]))
 		}
 	}
 }

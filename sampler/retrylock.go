@@ -72,34 +72,6 @@ func (s *Sampler) readSleeps(sample *model.Sample) {
 	}
 }
 
-// maxWaitv is the most futex words one futex_waitv may wait on
-// (FUTEX_WAITV_MAX).
-const maxWaitv = 128
-
-// readWaitv reads, for each thread blocked in futex_waitv, the futex words
-// it waits on: its array of struct futex_waitv {u64 val; u64 uaddr; u32
-// flags; u32 reserved}, bounded by maxWaitv.
-func (s *Sampler) readWaitv(sample *model.Sample) {
-	for i := range sample.Threads {
-		th := &sample.Threads[i]
-		sc := th.Syscall
-		if th.Exited || !sc.InCall() || sc.Name != "futex_waitv" || s.mem < 0 {
-			continue
-		}
-		n := sc.Args[1]
-		if n == 0 || n > maxWaitv {
-			continue
-		}
-		b, err := s.readMem(s.readMaps(), sc.Args[0], n*24)
-		if err != nil {
-			continue
-		}
-		for j := range int(n) {
-			th.Waitv = append(th.Waitv, binary.LittleEndian.Uint64(b[j*24+8:]))
-		}
-	}
-}
-
 // readLockedFiles fills sample.LockedFiles when a thread sleeps briefly
 // and none waits in a lock call: the files the process has open on which
 // another process holds a record lock.
