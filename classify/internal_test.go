@@ -498,6 +498,21 @@ func TestProfileLoop(t *testing.T) {
 				st(10, f("main.parse", 10), f("main.main", 5)), st(10, f("main.hash", 20), f("main.main", 6))}}}},
 			top: "main.hash",
 		},
+		{
+			// A regex engine never takes the same path twice: its stacks
+			// differ by line, most are not kept, and the functions
+			// counted over all of them (Funcs) show where it stays.
+			name: "one function over more stacks than are kept",
+			readings: []model.Thread{{OnCPU: &model.OnCPU{Samples: 100, Other: 60, Stacks: []model.CPUStack{
+				st(20, f("memcpy", 0), f("sre_match", 889), f("pattern_match", 611)),
+				st(10, f("sre_match", 1147), f("pattern_match", 611)), st(10, f("sre_match", 1149), f("pattern_match", 611))},
+				Funcs: []model.FuncCount{
+					{Func: "pattern_match", File: "/src/main.go", OnStack: 100, FirstLine: 611, LastLine: 611},
+					{Func: "sre_match", File: "/src/main.go", OnStack: 99, Leaf: 79, FirstLine: 600, LastLine: 1574},
+					{Func: "memcpy", File: "/src/main.go", OnStack: 20, Leaf: 20},
+				}}}},
+			loop: "sre_match", first: 600, last: 1574, top: "sre_match",
+		},
 	} {
 		p := profileOf(tc.readings)
 		if p == nil {

@@ -98,15 +98,15 @@ func blockedLoop(stack []model.Frame) (*model.Frame, bool) {
 		return nil, false
 	}
 	for i := 0; i < run; i++ {
-		if !pythonLib(stack[i].File) {
+		if !PythonLib(stack[i].File) {
 			return &stack[i], true
 		}
 	}
 	return &stack[run-1], true
 }
 
-// pythonLib reports a file of Python's standard library: one under a
+// PythonLib reports a file of Python's standard library: one under a
 // lib/pythonX.Y directory that is not site-packages.
-func pythonLib(file string) bool {
+func PythonLib(file string) bool {
 	return strings.Contains(file, "/lib/python") && !strings.Contains(file, "-packages/")
 }

@@ -22,6 +22,10 @@ type CPUProfile struct {
 	Loop        model.Frame
 	LastLine    int
 	LoopSamples int
+	// MostOn is how many samples have on their stack the function that
+	// is on the most: a Python thread whose busiest C function above the
+	// interpreter is on few runs Python code.
+	MostOn int
 	// Stack is the most frequent stack from Loop outwards: a running
 	// goroutine's, whose own saved stack is stale.
 	Stack []model.Frame
@@ -47,7 +51,9 @@ const loopShare = 0.9
 // none caught it running.
 func profileOf(readings []model.Thread) *CPUProfile {
 	var stacks []model.CPUStack
+	var funcs []model.FuncCount
 	p := &CPUProfile{}
+	counted := true // every reading counts its functions (Funcs)
 	for _, r := range readings {
 		if r.OnCPU == nil {
 			continue
@@ -55,6 +61,8 @@ func profileOf(readings []model.Thread) *CPUProfile {
 		p.Samples += r.OnCPU.Samples
 		p.Kernel += r.OnCPU.Kernel
 		stacks = append(stacks, r.OnCPU.Stacks...)
+		funcs = append(funcs, r.OnCPU.Funcs...)
+		counted = counted && (len(r.OnCPU.Funcs) > 0 || len(r.OnCPU.Stacks) == 0)
 	}
 	if p.Samples == 0 || len(stacks) == 0 {
 		return nil
@@ -63,23 +71,31 @@ func profileOf(readings []model.Thread) *CPUProfile {
 	slices.SortStableFunc(stacks, func(a, b model.CPUStack) int { return cmp.Compare(b.N, a.N) })
 	top := map[string]*FuncShare{}
 	on := map[string]int{} // by function: samples with it on their stack
-	for _, s := range stacks {
-		if len(s.Frames) == 0 {
-			continue
-		}
-		f := s.Frames[0]
-		if t := top[f.Func]; t != nil {
-			t.Samples += s.N
-		} else {
-			top[f.Func] = &FuncShare{Func: f.Func, File: f.File, Samples: s.N}
-		}
-		seen := map[string]bool{}
-		for _, f := range s.Frames {
-			if !seen[f.Func] {
-				seen[f.Func] = true
-				on[f.Func] += s.N
+	lines := map[string][2]int{}
+	if counted {
+		// Counted over every stack caught, those not kept too: a loop
+		// that never takes the same path twice spreads over more stacks
+		// than are kept.
+		for _, c := range funcs {
+			if c.Leaf > 0 {
+				if t := top[c.Func]; t != nil {
+					t.Samples += c.Leaf
+				} else {
+					top[c.Func] = &FuncShare{Func: c.Func, File: c.File, Samples: c.Leaf}
+				}
+			}
+			on[c.Func] += c.OnStack
+			if c.FirstLine > 0 {
+				l, ok := lines[c.Func]
+				if !ok || c.FirstLine < l[0] {
+					l[0] = c.FirstLine
+				}
+				l[1] = max(l[1], c.LastLine)
+				lines[c.Func] = l
 			}
 		}
+	} else {
+		countStacks(stacks, top, on)
 	}
 	for _, t := range top {
 		p.Top = append(p.Top, *t)
@@ -102,6 +118,7 @@ func profileOf(readings []model.Thread) *CPUProfile {
 	for _, n := range on {
 		most = max(most, n)
 	}
+	p.MostOn = most
 	least := max(int(loopShare*float64(p.Samples)+0.5), most-p.Samples/50)
 	first := stacks[0].Frames
 	for i, f := range first {
@@ -118,6 +135,10 @@ func profileOf(readings []model.Thread) *CPUProfile {
 		return p
 	}
 	// Its lines: every line the loop's function was caught at.
+	if l, ok := lines[p.Loop.Func]; ok {
+		p.Loop.Line, p.LastLine = l[0], l[1]
+		return p
+	}
 	for _, s := range stacks {
 		for _, f := range s.Frames {
 			if f.Func != p.Loop.Func || f.Line == 0 {
@@ -131,4 +152,28 @@ func profileOf(readings []model.Thread) *CPUProfile {
 		}
 	}
 	return p
+}
+
+// countStacks counts the functions of the stacks kept (a profile without
+// Funcs: a recording from before them): innermost (top) and on a stack
+// (on), by function.
+func countStacks(stacks []model.CPUStack, top map[string]*FuncShare, on map[string]int) {
+	for _, s := range stacks {
+		if len(s.Frames) == 0 {
+			continue
+		}
+		f := s.Frames[0]
+		if t := top[f.Func]; t != nil {
+			t.Samples += s.N
+		} else {
+			top[f.Func] = &FuncShare{Func: f.Func, File: f.File, Samples: s.N}
+		}
+		seen := map[string]bool{}
+		for _, f := range s.Frames {
+			if !seen[f.Func] {
+				seen[f.Func] = true
+				on[f.Func] += s.N
+			}
+		}
+	}
 }

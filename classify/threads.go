@@ -515,10 +515,17 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		NSTID:   last.NSTID,
 		OnCPU:   profileOf(h.readings),
 	}
-	if len(t.Stack) == 0 && t.OnCPU != nil && t.OnCPU.LoopSamples > 0 {
+	switch {
+	case t.OnCPU == nil || t.OnCPU.LoopSamples == 0:
+	case len(t.Stack) == 0:
 		// A running native thread has no stack read: where the kernel's
 		// samples caught it is where it is.
 		t.Stack = t.OnCPU.Stack
+	case t.Native == nil && last.Python != nil:
+		// A Python thread running C (its samples are cut to the frames
+		// above the interpreter): that C is above its Python frames, as
+		// a blocked thread's native frames are.
+		t.Native = t.OnCPU.Stack
 	}
 	if last.Python != nil && last.Python.ThreadName != "" {
 		// The OS name of a Python thread is the interpreter's (before 3.14).

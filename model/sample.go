@@ -451,9 +451,27 @@ type OnCPU struct {
 	// at most a few; Other counts the samples in stacks not kept.
 	Stacks []CPUStack `json:"stacks,omitempty"`
 	Other  int        `json:"other,omitempty"`
+	// Funcs are the functions on the stacks caught, over every stack
+	// (those Stacks leaves out too), the most often on a stack first, at
+	// most a few dozen: where a thread that never takes one path twice
+	// (a regular expression backtracking) stays all the same.
+	Funcs []FuncCount `json:"funcs,omitempty"`
 	// Lost is how many samples the kernel could not write (a full ring
 	// buffer).
 	Lost int `json:"lost,omitempty"`
+}
+
+// FuncCount is one function of an on-CPU profile: how many samples had
+// it on their stack (OnStack) and caught it innermost (Leaf), and the
+// lines it was caught at, innermost call of it on each stack (0 without
+// line tables).
+type FuncCount struct {
+	Func      string `json:"func"`
+	File      string `json:"file,omitempty"`
+	OnStack   int    `json:"on_stack"`
+	Leaf      int    `json:"leaf,omitempty"`
+	FirstLine int    `json:"first_line,omitempty"`
+	LastLine  int    `json:"last_line,omitempty"`
 }
 
 // CPUStack is one stack of an on-CPU profile, innermost frame first,

@@ -380,7 +380,7 @@ func (w *words) hint(c classify.Cause) string {
 		if goroutines {
 			return "A goroutine runs with the same stack in every sample while a core is pinned: a tight loop. Its stack is in STACKS; look for the loop's exit condition."
 		}
-		return "A core is pinned and nothing moves: a tight loop, or a long computation or C call the kernel cannot see into. Two stacks a second apart tell which (gdb, py-spy dump, or a goroutine dump)."
+		return spinningHint(as[0])
 	case classify.CauseWorking, classify.CauseThreadsWork:
 		if len(w.rec.Samples) == 1 && w.dumps() && w.rec.Target.Runtime == model.RuntimeJava {
 			return "One JVM dump shows it RUNNABLE, and cannot show whether it gets anywhere: take two or three more a second apart (jstack -l PID, or jcmd PID Thread.print -l) and analyze them together: the same stack in each, with a cpu= that grows, is a loop that spins; a moving one is work."
@@ -1039,6 +1039,53 @@ func spinWhere(a *classify.Actor) string {
 	return Where(a.Stack)
 }
 
+// spinningHint is the hint for a spinning thread, by what the kernel's
+// samples caught it in: a Python thread's C call (a regular expression's
+// engine, which only its input ends), a loop in one function, or nothing
+// (no sampling: the stack alone cannot tell a loop from a long call).
+func spinningHint(a *classify.Actor) string {
+	p := a.OnCPU
+	switch {
+	case pythonCode(a):
+		return fmt.Sprintf("A Python thread runs Python code on every sample, its stack unchanged at %s: a loop whose exit condition never becomes true, or a computation far longer than meant. Look at that loop and what should end it (py-spy dump --locals shows its variables); it holds the GIL whenever it runs.", threadWhere(a.Stack))
+	case p == nil || p.LoopSamples == 0:
+	case len(a.Native) > 0 && slices.ContainsFunc(a.Native, func(f model.Frame) bool {
+		return strings.HasPrefix(f.Func, "sre_") || strings.HasPrefix(f.Func, "_sre_")
+	}):
+		return fmt.Sprintf("A regular expression backtracks without end: %s runs Python's regex engine (%s) on every sample, called from %s. A pattern with nested or overlapping quantifiers ((a+)+, (.*)*) takes exponential time on an input that almost matches. Rewrite the pattern without them, bound the input's length, or match in a process you can time out; only a restart stops this call, which holds the GIL.",
+			threadName(a), p.Loop.Func, pyCaller(a.Stack))
+	case len(a.Native) > 0 && len(a.Stack) > 0:
+		return fmt.Sprintf("A Python thread is inside one C call that does not return: %s, called from %s, on every sample. Python cannot interrupt it (no signal handler or timeout runs until it returns): look at what the Python frame passes it (py-spy dump --locals), bound that input, or run the call in a process you can time out; only a restart stops it.",
+			frameAt(p.Loop, p.LastLine), pyCaller(a.Stack))
+	default:
+		return fmt.Sprintf("One thread loops in %s on nearly every sample, with no system call and no voluntary switch: look there for a loop whose exit condition never becomes true; its stack is in STACKS.", frameAt(p.Loop, p.LastLine))
+	}
+	return "A core is pinned and nothing moves: a tight loop, or a long computation or C call the kernel cannot see into. Two stacks a second apart tell which (gdb, py-spy dump, or a goroutine dump)."
+}
+
+// pythonCode reports a Python thread the kernel's samples caught in no
+// one C function above the interpreter on most samples: it runs Python
+// code (the interpreter's own frames, and the helpers they call, an
+// addition or a free, caught in turn).
+func pythonCode(a *classify.Actor) bool {
+	p := a.OnCPU
+	return p != nil && p.LoopSamples == 0 && a.Python != nil && len(a.Stack) > 0 && 2*p.MostOn < p.Samples
+}
+
+// pyCaller is where a Python thread calls into C: its innermost frame,
+// and where the library it is in was called from the program's own code
+// ("match (__init__.py:166) ← render (app.py:21)").
+func pyCaller(stack []model.Frame) string {
+	s := threadWhere(stack)
+	if len(stack) == 0 || !classify.PythonLib(stack[0].File) {
+		return s
+	}
+	if i := slices.IndexFunc(stack, func(f model.Frame) bool { return !classify.PythonLib(f.File) }); i > 0 {
+		s += " ← " + frameWhere(stack[i])
+	}
+	return s
+}
+
 // spinIn is " in LOOP" for a spinning thread the kernel's sampling
 // caught in one loop; where its stacks could not be walked to one (code
 // without frame pointers), the functions it was caught in most; else "".
@@ -1047,8 +1094,15 @@ func spinIn(a *classify.Actor) string {
 	switch {
 	case p == nil:
 		return ""
+	case p.LoopSamples > 0 && len(a.Native) > 0 && len(a.Stack) > 0:
+		// A Python thread's C, above its Python frames.
+		return " in " + cpuLoopText(p) + ", in a C call from " + pyCaller(a.Stack)
 	case p.LoopSamples > 0:
 		return " in " + cpuLoopText(p)
+	case pythonCode(a):
+		// The interpreter itself on most samples: it runs Python code
+		// (the helpers it calls, an addition or a free, caught in turn).
+		return fmt.Sprintf(" in Python code at %s, no C function above the interpreter on more than %d%% of its %s on a CPU", threadWhere(a.Stack), percentOf(p.MostOn, p.Samples), plural(p.Samples, "sample", "samples"))
 	case len(p.Top) > 0:
 		t := p.Top[0]
 		s := fmt.Sprintf(" in %s, %d%% of %s on a CPU", frameAt(model.Frame{Func: t.Func, File: t.File}, 0), percentOf(t.Samples, p.Samples), plural(p.Samples, "sample", "samples"))
@@ -1057,7 +1111,10 @@ func spinIn(a *classify.Actor) string {
 			more = append(more, fmt.Sprintf("%s %d%%", t.Func, percentOf(t.Samples, p.Samples)))
 		}
 		if len(more) > 0 {
-			s += " (its callers unread; also " + strings.Join(more, ", ") + ")"
+			s += " (no one function on most of them; also " + strings.Join(more, ", ") + ")"
+		}
+		if a.Python != nil && len(a.Stack) > 0 {
+			s += ", in C called from " + pyCaller(a.Stack)
 		}
 		return s
 	}

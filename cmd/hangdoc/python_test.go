@@ -303,24 +303,81 @@ func alive(pid int) bool {
 
 // A Python thread inside one C call that never returns (a regex that
 // backtracks forever): one unchanging Python frame, a core used. The
-// kernel's on-CPU samples say where in C it is; a frame-pointer walk
-// gone astray through code built without frame pointers is cut, never
-// named as the loop ("spins in 0x…").
+// kernel's on-CPU samples, walked by call-frame information through the
+// interpreter built without frame pointers, say where in C it is: the
+// regex engine, joined above the Python frame that called it (JSON
+// native_stack, the summary's "in a C call from"), and the hint is the
+// regex's. A walk gone astray is cut, never named as the loop ("spins in
+// 0x…"). The same thread looping in Python code instead is "in Python
+// code" at its line: the interpreter's own helpers it is caught in, in
+// turn, are not a C call.
 func TestPythonSpinsInC(t *testing.T) {
 	needPySpy(t)
-	v := testvictim.StartPython(t, "py_re_spin.py")
+	for _, ver := range []string{"3.8", "3.9", "3.10", "3.11", "3.12", "3.13"} {
+		t.Run("python"+ver, func(t *testing.T) {
+			py := pyenvPython(t, ver)
+			v := testvictim.StartCmd(t, exec.Command(py, testvictim.Script(t, "py_re_spin.py")))
+			pythonSpins(t, v, "regex")
+		})
+	}
+	t.Run("python-loop", func(t *testing.T) {
+		pythonSpins(t, testvictim.StartPython(t, "py_re_spin.py", "python"), "python")
+	})
+}
+
+func pythonSpins(t *testing.T, v *testvictim.Victim, mode string) {
 	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
-	c := pydecode(t, out)
-	if code != ExitSpinning || c.Verdict != "spinning" {
-		t.Fatalf("exit %d verdict %q (%s), want spinning\n%s", code, c.Verdict, c.Summary, stderr)
+	var r struct {
+		Verdict   string `json:"verdict"`
+		Summary   string `json:"summary"`
+		HintBasis string `json:"hint_basis"`
+		Threads   []struct {
+			TID   int `json:"tid"`
+			Stack []struct {
+				Func string `json:"func"`
+			} `json:"stack"`
+			Native []struct {
+				Func   string `json:"func"`
+				Native bool   `json:"native"`
+			} `json:"native_stack"`
+		} `json:"threads"`
+	}
+	if err := jsonUnmarshal(out, &r); err != nil {
+		t.Fatalf("exit %d: %v\n%s", code, err, stderr)
+	}
+	if code != ExitSpinning || r.Verdict != "spinning" {
+		t.Fatalf("exit %d verdict %q (%s), want spinning\n%s", code, r.Verdict, r.Summary, stderr)
 	}
 	if err := oncpu.Probe(); err != nil {
 		return // the refusal's note is TestVictimSpinHolder's
 	}
 	want := fmt.Sprintf("tid %d (renderer) spins in ", v.TID("renderer"))
-	if !strings.Contains(c.Summary, want) || strings.Contains(c.Summary, "spins in 0x") {
-		t.Errorf("summary %q: want %q and a named function", c.Summary, want)
+	if !strings.Contains(r.Summary, want) || strings.Contains(r.Summary, "spins in 0x") || strings.Contains(r.Summary, "callers unread") {
+		t.Errorf("summary %q: want %q, a named function, its callers read", r.Summary, want)
 	}
+	for _, th := range r.Threads {
+		if th.TID != v.TID("renderer") {
+			continue
+		}
+		switch mode {
+		case "regex":
+			if !strings.Contains(r.Summary, want+"sre_") || !strings.Contains(r.Summary, ", in a C call from match (") || r.HintBasis != "regex-backtracking" {
+				t.Errorf("summary %q, hint %s: want the regex engine (sre_…) in a C call from match, hint regex-backtracking", r.Summary, r.HintBasis)
+			}
+			if len(th.Native) == 0 || !strings.HasPrefix(th.Native[0].Func, "sre_") || !th.Native[0].Native || len(th.Stack) == 0 || th.Stack[0].Func != "match" {
+				t.Errorf("renderer's native_stack %+v above stack %+v: want the regex engine above Python's match", th.Native, th.Stack)
+			}
+		case "python":
+			if !strings.Contains(r.Summary, want+"Python code at paginate (") || r.HintBasis != "spinning-python" {
+				t.Errorf("summary %q, hint %s: want in Python code at paginate, hint spinning-python", r.Summary, r.HintBasis)
+			}
+			if len(th.Native) != 0 {
+				t.Errorf("renderer's native_stack %+v: want none, it runs Python code", th.Native)
+			}
+		}
+		return
+	}
+	t.Errorf("no thread %d in the report", v.TID("renderer"))
 }
 
 // A Python thread blocked inside C: its Python stack ends at the recv

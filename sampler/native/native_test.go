@@ -1,8 +1,10 @@
 package native
 
 import (
+	"debug/elf"
 	"fmt"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -74,5 +76,85 @@ func TestUnwindNowhere(t *testing.T) {
 	defer s.Close()
 	if frames, err := s.Unwind(0x10, 0x8); err == nil || len(frames) != 1 {
 		t.Errorf("Unwind(0x10, 0x8) = %v, %v; want the one frame and an error", frames, err)
+	}
+}
+
+// A C program's PLT stubs are named as objdump names them ("F@plt"), by
+// the relocation of their slot: a thread caught in one was "in _init",
+// the symbol before them, sized 0.
+func TestPLTStubs(t *testing.T) {
+	path := testvictim.Build(t, "spinholder")
+	objdump, err := exec.LookPath("objdump")
+	if err != nil {
+		t.Fatalf("objdump not found: install binutils (gcc brings it)")
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got := map[uint64]string{}
+	for _, y := range pltStubs(f) {
+		if y.name != "[plt]" {
+			got[y.value] = y.name
+		}
+	}
+	out, err := exec.Command(objdump, "-d", "-j", ".plt", "-j", ".plt.sec", path).Output()
+	if err != nil {
+		t.Fatalf("objdump: %v", err)
+	}
+	want := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		// 0000000000001060 <pthread_mutex_lock@plt>:
+		var addr uint64
+		var name string
+		if n, _ := fmt.Sscanf(line, "%x <%s", &addr, &name); n != 2 || !strings.HasSuffix(name, "@plt>:") {
+			continue
+		}
+		name = strings.TrimSuffix(name, ">:")
+		want++
+		if got[addr] != name {
+			t.Errorf("stub at 0x%x: named %q, objdump says %q", addr, got[addr], name)
+		}
+	}
+	if want < 3 {
+		t.Fatalf("objdump named %d stubs in %s, want the victim's calls into libc:\n%s", want, path, out)
+	}
+	e, err := readSymbols(path, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for addr, name := range got {
+		if n, _ := e.atVaddr(addr + 4); n != name {
+			t.Errorf("a pc inside the stub at 0x%x is named %q, want %q", addr, n, name)
+		}
+		if !e.inPLT(addr) {
+			t.Errorf("0x%x: not in a PLT section", addr)
+		}
+	}
+}
+
+// A library's call-frame information is found for every function it
+// describes: glibc's .eh_frame is not in address order (its string
+// functions come last), and the parser keeps it as read, so a search by
+// halves missed memcpy and the walk stopped there.
+func TestCFIInAddressOrder(t *testing.T) {
+	v := testvictim.Start(t, testvictim.Build(t, "spinholder"))
+	maps, err := sampler.ExecMappings(sampler.NewFS(""), v.PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(maps, func(m sampler.ExecMapping) bool { return strings.Contains(m.Path, "/libc.so") })
+	if i < 0 {
+		t.Fatalf("no libc mapped in the victim: %+v", maps)
+	}
+	fdes := readCFI(maps[i].Path)
+	if len(fdes) < 100 {
+		t.Fatalf("%s: %d FDEs read, want its .eh_frame", maps[i].Path, len(fdes))
+	}
+	for _, fde := range fdes {
+		if got, err := fdes.FDEForPC(fde.Begin()); err != nil || got.Begin() != fde.Begin() {
+			t.Fatalf("%s: the FDE of 0x%x is not found by its address (%v)", maps[i].Path, fde.Begin(), err)
+		}
 	}
 }

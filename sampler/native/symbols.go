@@ -190,6 +190,7 @@ func (s *Symbolizer) file(path string, m *sampler.ExecMapping) *elfSymbols {
 type elfSymbols struct {
 	loads []elf.ProgHeader
 	syms  []symbol // by Value
+	plt   []symbol // the PLT's stubs and sections, by Value
 	cfi   cfi
 	lines lineTable
 }
@@ -231,6 +232,12 @@ func readSymbols(path, root string) (*elfSymbols, error) {
 			}
 			name, _, _ := strings.Cut(y.Name, "@") // a symbol version: "pthread_mutex_lock@GLIBC_2.2.5"
 			e.syms = append(e.syms, symbol{value: y.Value, size: y.Size, name: demangle(name)})
+		}
+	}
+	e.plt = pltStubs(f)
+	for _, y := range e.plt {
+		if len(e.syms) < maxSymbols {
+			e.syms = append(e.syms, y)
 		}
 	}
 	slices.SortFunc(e.syms, func(a, b symbol) int {
@@ -284,17 +291,15 @@ func cmpU64(a, b uint64) int {
 
 // at names the function at a file offset.
 func (e *elfSymbols) at(off uint64) (string, bool) {
-	var vaddr uint64
-	found := false
-	for _, p := range e.loads {
-		if off >= p.Off && off < p.Off+p.Filesz {
-			vaddr, found = off-p.Off+p.Vaddr, true
-			break
-		}
-	}
-	if !found {
+	vaddr, ok := e.vaddr(off)
+	if !ok {
 		return "", false
 	}
+	return e.atVaddr(vaddr)
+}
+
+// atVaddr names the function at a virtual address of the file.
+func (e *elfSymbols) atVaddr(vaddr uint64) (string, bool) {
 	i := sort.Search(len(e.syms), func(i int) bool { return e.syms[i].value > vaddr }) - 1
 	if i < 0 {
 		return "", false
@@ -304,4 +309,65 @@ func (e *elfSymbols) at(off uint64) (string, bool) {
 		return "", false
 	}
 	return y.name, true
+}
+
+// pltStubs names a file's procedure linkage table (amd64): each stub
+// "F@plt" by the relocation of its slot (.rela.plt's i-th names .plt.sec's
+// i-th stub, or .plt's (i+1)-th where there is no .plt.sec: .plt starts
+// with the resolver's), and each PLT section as a whole "[plt]". Without
+// them a stub took the name of the symbol before it (_init, sized 0),
+// and a thread caught in memcpy's stub was "in _init". Only amd64
+// objects: arm64 PLT stubs are sized differently.
+func pltStubs(f *elf.File) []symbol {
+	if f.Machine != elf.EM_X86_64 || f.Class != elf.ELFCLASS64 {
+		return nil
+	}
+	var out []symbol
+	for _, name := range []string{".plt", ".plt.sec", ".plt.got"} {
+		if sec := f.Section(name); sec != nil && sec.Size > 0 {
+			out = append(out, symbol{value: sec.Addr, size: sec.Size, name: "[plt]"})
+		}
+	}
+	rela := f.Section(".rela.plt")
+	stubs := f.Section(".plt.sec")
+	first := uint64(0)
+	if stubs == nil {
+		stubs, first = f.Section(".plt"), 16
+	}
+	if rela == nil || stubs == nil || rela.Size > 1<<20 {
+		return out
+	}
+	b, err := rela.Data()
+	if err != nil {
+		return out
+	}
+	dyn, err := f.DynamicSymbols()
+	if err != nil {
+		return out
+	}
+	const relaSize, stubSize = 24, 16
+	for i := 0; (i+1)*relaSize <= len(b); i++ {
+		info := f.ByteOrder.Uint64(b[i*relaSize+8:])
+		at := stubs.Addr + first + uint64(i)*stubSize
+		if at+stubSize > stubs.Addr+stubs.Size {
+			break
+		}
+		// DynamicSymbols leaves out the null symbol 0.
+		if k := int(info>>32) - 1; k >= 0 && k < len(dyn) && dyn[k].Name != "" {
+			name, _, _ := strings.Cut(dyn[k].Name, "@")
+			out = append(out, symbol{value: at, size: stubSize, name: demangle(name) + "@plt"})
+		}
+	}
+	return out
+}
+
+// inPLT reports a virtual address in a PLT section: a stub pushes nothing
+// before its jump, so its return address is the word at the stack pointer.
+func (e *elfSymbols) inPLT(vaddr uint64) bool {
+	for _, y := range e.plt {
+		if y.name == "[plt]" && vaddr >= y.value && vaddr < y.value+y.size {
+			return true
+		}
+	}
+	return false
 }

@@ -99,8 +99,22 @@ func (s *Symbolizer) walk(mem *stackMem, sp, pc, bp uint64, bpKnown bool) ([]uin
 			look-- // a return address: the call is the byte before
 		}
 		var ra uint64
-		fde := s.fde(e, m.Path, look)
+		var fde *frame.FrameDescriptionEntry
+		if len(pcs) == 1 && e.inPLT(look) {
+			// Caught in a PLT stub: its call-frame information is an
+			// expression (the lazy resolver's pushes), but a stub's jump
+			// comes first and pushes nothing.
+			var ok bool
+			if ra, ok = mem.word(sp); !ok {
+				stop = fmt.Errorf("the stack at 0x%x could not be read", sp)
+				break
+			}
+			sp += 8
+		} else {
+			fde = s.fde(e, m.Path, look)
+		}
 		switch {
+		case stop != nil || ra != 0:
 		case fde != nil:
 			ctx, err := fde.EstablishFrame(look)
 			if err != nil {
@@ -217,7 +231,11 @@ func readCFI(path string) (fdes frame.FrameDescriptionEntries) {
 	if err != nil {
 		return nil
 	}
-	return fdes
+	// FDEForPC searches by halves: the entries must be in address order,
+	// which .eh_frame does not promise (glibc's string functions come
+	// after the rest) and Parse keeps as it read them. Delve sorts them
+	// through Append.
+	return frame.FrameDescriptionEntries(nil).Append(fdes)
 }
 
 // vaddr is a file offset's virtual address, by the load segment that

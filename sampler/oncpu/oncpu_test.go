@@ -2,6 +2,7 @@ package oncpu
 
 import (
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -209,5 +210,35 @@ func TestAboveInterpreter(t *testing.T) {
 		if !slices.Equal(got, tc.want) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestFuncCounts: a function is counted once per stack however often it
+// recurses there, at the lines of its innermost call; past the bound, the
+// functions most often innermost are kept beside those most often on a
+// stack.
+func TestFuncCounts(t *testing.T) {
+	fr := func(fn string, line int) model.Frame { return model.Frame{Func: fn, File: "x.c", Line: line} }
+	stacks := []*model.CPUStack{
+		{N: 5, Frames: []model.Frame{fr("match", 10), fr("match", 40), fr("search", 7)}},
+		{N: 3, Frames: []model.Frame{fr("memcpy", 0), fr("match", 22), fr("search", 7)}},
+	}
+	for i := 0; i < keptFuncs+10; i++ {
+		// Deep callers, each on one stack: more than are kept.
+		stacks[1].Frames = append(stacks[1].Frames, fr(fmt.Sprintf("caller%d", i), 1))
+	}
+	stacks = append(stacks, &model.CPUStack{N: 1, Frames: []model.Frame{fr("leafonly", 3)}})
+	got := map[string]model.FuncCount{}
+	for _, c := range funcCounts(stacks) {
+		got[c.Func] = c
+	}
+	if m := got["match"]; m.OnStack != 8 || m.Leaf != 5 || m.FirstLine != 10 || m.LastLine != 22 {
+		t.Errorf("match %+v: want on 8 stacks, innermost on 5, lines 10–22", m)
+	}
+	if got["memcpy"].Leaf != 3 || got["leafonly"].Leaf != 1 {
+		t.Errorf("leaves memcpy %+v, leafonly %+v: want both kept", got["memcpy"], got["leafonly"])
+	}
+	if len(got) > keptFuncs+keptLeaves {
+		t.Errorf("%d functions kept, want at most %d", len(got), keptFuncs+keptLeaves)
 	}
 }

@@ -70,7 +70,8 @@ type Options struct {
 	// PythonNative: the target is a Python program, whose stacks come
 	// from py-spy: each blocked thread's native stack goes into its
 	// Native, cut to the frames above the interpreter's (the C of an
-	// extension or a library it is in), not into its Stack.
+	// extension or a library it is in), not into its Stack; a running
+	// thread's sampled stacks are cut the same way.
 	PythonNative bool
 	// Hz is the sampling rate; 0 is Freq (99 Hz). Other rates are for
 	// measuring what sampling costs a target (bench/oncpu.sh): the ring
@@ -404,6 +405,12 @@ func (p *Profiler) profileOf(c *threadCounts) *model.OnCPU {
 	byName := map[string]*model.CPUStack{}
 	for k, n := range c.stacks {
 		frames := p.symbolize(unpackPCs(k))
+		if p.opts.PythonNative {
+			// A Python thread's Python frames come from its stack source;
+			// the samples say what C it runs above them, if any (none:
+			// the interpreter runs Python code, which that stack names).
+			frames = aboveInterpreter(frames)
+		}
 		key := stackKey(frames)
 		if st, ok := byName[key]; ok {
 			st.N += n
@@ -415,6 +422,7 @@ func (p *Profiler) profileOf(c *threadCounts) *model.OnCPU {
 	for _, st := range byName {
 		all = append(all, st)
 	}
+	out.Funcs = funcCounts(all)
 	slices.SortFunc(all, func(a, b *model.CPUStack) int {
 		if c := cmp.Compare(b.N, a.N); c != 0 {
 			return c
@@ -429,6 +437,74 @@ func (p *Profiler) profileOf(c *threadCounts) *model.OnCPU {
 		}
 	}
 	return out
+}
+
+// keptFuncs and keptLeaves bound the functions a profile counts: those
+// most often on a stack, and besides them those most often innermost.
+const (
+	keptFuncs  = 64
+	keptLeaves = 16
+)
+
+// funcCounts counts the functions on stacks: on how many samples' stacks
+// each is, innermost on how many, and the lines it was caught at (its
+// innermost call on each stack); the most often on a stack first, at
+// most keptFuncs.
+func funcCounts(stacks []*model.CPUStack) []model.FuncCount {
+	type key struct{ fn, file string }
+	by := map[key]*model.FuncCount{}
+	for _, st := range stacks {
+		seen := map[key]bool{}
+		for i, f := range st.Frames {
+			k := key{f.Func, f.File}
+			c := by[k]
+			if c == nil {
+				c = &model.FuncCount{Func: f.Func, File: f.File}
+				by[k] = c
+			}
+			if i == 0 {
+				c.Leaf += st.N
+			}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			c.OnStack += st.N
+			if f.Line > 0 {
+				if c.FirstLine == 0 || f.Line < c.FirstLine {
+					c.FirstLine = f.Line
+				}
+				c.LastLine = max(c.LastLine, f.Line)
+			}
+		}
+	}
+	out := make([]model.FuncCount, 0, len(by))
+	for _, c := range by {
+		out = append(out, *c)
+	}
+	slices.SortFunc(out, func(a, b model.FuncCount) int {
+		if c := cmp.Compare(b.OnStack, a.OnStack); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.Leaf, a.Leaf); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Func+"\x00"+a.File, b.Func+"\x00"+b.File)
+	})
+	if len(out) <= keptFuncs {
+		return out
+	}
+	// The most often on a stack, and the most often innermost: what a
+	// working thread spends its CPU in, however many callers it has.
+	leaves := slices.Clone(out)
+	slices.SortStableFunc(leaves, func(a, b model.FuncCount) int { return cmp.Compare(b.Leaf, a.Leaf) })
+	kept := out[:keptFuncs:keptFuncs]
+	for _, c := range leaves[:keptLeaves] {
+		if c.Leaf > 0 && !slices.ContainsFunc(kept, func(k model.FuncCount) bool { return k.Func == c.Func && k.File == c.File }) {
+			kept = append(kept, c)
+		}
+	}
+	return kept
 }
 
 // symbolize names a sampled stack's frames. The kernel's frame-pointer

@@ -7,18 +7,33 @@ stack. What a Python stack cannot say — where the CPU is — the kernel's
 on-CPU samples can: in the engine's match function. The main thread joins
 it.
 
+With the argument "python" renderer loops in Python code instead (a
+counter whose exit is never reached): the interpreter itself is on the
+CPU, no C call above it.
+
 Ready line, printed by renderer as it enters the match (which holds the
 GIL throughout: no other thread could print it after):
     ready pid=P renderer=TID
 """
 import os
 import re
+import sys
 import threading
 
 
 def render():
     print(f"ready pid={os.getpid()} renderer={threading.get_native_id()}", flush=True)
     re.match(r"(a+)+$", "a" * 64 + "b")
+
+
+def paginate():
+    print(f"ready pid={os.getpid()} renderer={threading.get_native_id()}", flush=True)
+    page = 0
+    while page >= 0:
+        page = (page + 1) % 1000
+
+
+render = paginate if sys.argv[1:] == ["python"] else render
 
 
 t = threading.Thread(target=render, name="renderer", daemon=True)
