@@ -72,7 +72,7 @@ const (
 	WhyStackMoved  // its stack changed between samples
 	WhyRunnable    // runnable in every sample, little CPU (N)
 	WhyParked      // parked in a wait for work (Kind)
-	WhySlow        // waits, but got through N times
+	WhySlow        // waits, but woke N times (or, with N 0, its wait changed)
 	WhyBlockedOnce // waiting in the only sample it was seen in (Kind)
 	WhyBlocked     // the same wait in N samples, no CPU (Kind)
 	WhyRewaits     // the same futex wait in every sample, woken N times between with no CPU: no progress shown

@@ -161,6 +161,7 @@ func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Reso
 	for i := range p.threads {
 		p.byTID[p.threads[i].Ref.TID] = &p.threads[i]
 	}
+	p.gilWaiters(hist)
 	p.retryLock()
 	for _, l := range p.locks {
 		for _, w := range l.Waiters {
@@ -194,6 +195,48 @@ func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Reso
 	p.settle()
 	p.stop = p.stopped()
 	return p
+}
+
+// minGILWakes is the least rate (a second) at which a Python thread that
+// wants the GIL wakes: it waits 5 ms at a time (the switch interval) and
+// asks the holder to drop it, 200 times a second.
+const minGILWakes = 50
+
+// gilWaiters finds the Python threads that want the GIL a spinning thread
+// holds in every sample (py-spy's flag): the holder never let it go, so
+// none of them ran Python code during the run, and their wakes, every
+// 5 ms on one futex with no CPU, are asks for the GIL, no progress. They
+// wait behind the holder (not idle: the GIL is a lock).
+func (p *proc) gilWaiters(hist []*history) {
+	var holder *Actor
+	for _, h := range hist {
+		t := p.byTID[h.tid]
+		if t == nil || t.Class != ClassSpinning || len(h.readings) < 2 {
+			continue
+		}
+		held := true
+		for _, r := range h.readings {
+			held = held && r.Python != nil && r.Python.OwnsGIL
+		}
+		if held {
+			holder = t
+			break
+		}
+	}
+	if holder == nil {
+		return
+	}
+	for _, h := range hist {
+		t := p.byTID[h.tid]
+		if t == nil || t == holder || t.Python == nil || !(t.Class == ClassWorking && t.Why.Rule == WhySlow || t.Class == ClassBlocked && t.Why.Rule == WhyRewaits) {
+			continue
+		}
+		elapsed := h.times[len(h.times)-1].Sub(h.times[0]).Seconds()
+		if elapsed <= 0 || float64(t.Why.N) < minGILWakes*elapsed {
+			continue
+		}
+		t.Class, t.Why, t.Wait, t.Resource = ClassIdle, Why{Rule: WhyBehind, Kind: model.WaitGIL, Other: &holder.Ref, N: 1}, model.WaitGIL, ""
+	}
 }
 
 // stopped says how the process is stopped, when every live thread is: by

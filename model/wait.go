@@ -85,6 +85,8 @@ const (
 	// SysV IPC.
 	WaitSysVSem // semop, semtimedop: for a SysV semaphore
 	WaitSysVMsg // msgrcv, msgsnd: for a message, or room, on a SysV message queue
+	// What py-spy's GIL flag shows.
+	WaitGIL // a Python thread that wants the GIL another thread holds throughout (it wakes every 5 ms to ask for it)
 )
 
 // Role is where a wait's edge in the wait-for graph leads.
@@ -181,6 +183,7 @@ var waitKinds = [...]waitInfo{
 	WaitIOUring:          {"io-uring", true, RoleNone},
 	WaitSysVSem:          {"sysv-sem", false, RoleNone},
 	WaitSysVMsg:          {"sysv-msg", false, RoleNone},
+	WaitGIL:              {"gil", false, RoleNone},
 }
 
 // WaitKinds lists every kind but WaitNone, in table order: for tests that

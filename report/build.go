@@ -59,7 +59,7 @@ func (w *words) threads() []Thread {
 	for i := range w.d.Threads {
 		t := &w.d.Threads[i]
 		x := Thread{
-			TID: t.Ref.TID, NSTID: t.NSTID, Name: t.Name, Class: t.Class.String(),
+			TID: t.Ref.TID, NSTID: t.NSTID, Name: t.Name, Class: classWord(t),
 			CPUPercent: t.CPU.Percent, RunqueuePercent: t.CPU.RunqueuePercent,
 			State: t.State.String(), Wchan: t.Wchan, Syscall: view(t.Syscall), FD: t.FD,
 			Voluntary: t.Voluntary, Involuntary: t.Involuntary, Moved: t.Moved, Seen: t.Seen,

@@ -22,7 +22,7 @@ const hotColour = "#d62728"
 
 var classFill = map[string]string{
 	"blocked": "#fde2e1", "deadlock": "#fde2e1", "exited": "#fde2e1",
-	"spinning": "#fff3c4", "working": "#dff5e1", "idle": "#eeeeee",
+	"spinning": "#fff3c4", "working": "#dff5e1", "waiting": "#e3ecf7", "idle": "#eeeeee",
 }
 
 // mermaidEscaper writes a label's text as Mermaid's entity codes where it

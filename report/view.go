@@ -338,7 +338,7 @@ func classCounts(r *Report) string {
 // spinning, 8 blocked".
 func countText(count map[string]int) string {
 	var parts []string
-	for _, c := range []string{"spinning", "working", "blocked", "idle"} {
+	for _, c := range []string{"spinning", "working", "blocked", "waiting", "idle"} {
 		if count[c] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", count[c], c))
 		}

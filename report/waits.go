@@ -356,7 +356,7 @@ func (w *words) threadState(r classify.Ref) string {
 	if t == nil {
 		return "not seen"
 	}
-	s := t.Class.String()
+	s := classWord(t)
 	if c := callText(t.Syscall); c != "" {
 		s += " in " + c
 	}

@@ -187,6 +187,7 @@ var kindText = map[model.WaitKind]string{
 	model.WaitIOUring:          "waiting for io_uring completions",
 	model.WaitSysVSem:          "waiting on a SysV semaphore",
 	model.WaitSysVMsg:          "waiting on a SysV message queue",
+	model.WaitGIL:              "waiting for the GIL, which another thread holds throughout",
 }
 
 // missingText says, for a wait no live actor is left to end, what nobody
@@ -343,7 +344,13 @@ func (w *words) whyText(a *classify.Actor) string {
 	case classify.WhyParked:
 		s = "parked: " + kindWords(y.Kind)
 	case classify.WhySlow:
-		s = fmt.Sprintf("%s, but got through %d times during the run: slow, not stopped", kindWords(y.Kind), y.N)
+		if y.N == 0 {
+			// Moved without a switch of its own: its wait changed between
+			// samples (it left one wait for another).
+			s = fmt.Sprintf("%s, but its wait changed between samples: slow, not stopped", kindWords(y.Kind))
+		} else {
+			s = fmt.Sprintf("%s, but woke %d times during the run: slow, not stopped", kindWords(y.Kind), y.N)
+		}
 	case classify.WhyRewaits:
 		s = fmt.Sprintf("%s, the same in every sample; woken %d times between them with no CPU, and back in the same wait each time (a timed wait that keeps timing out, or a wake that found nothing to do): no progress shown", kindWords(y.Kind), y.N)
 	case classify.WhyBlockedOnce:
@@ -377,7 +384,7 @@ func (w *words) whyText(a *classify.Actor) string {
 		o := w.actor(*y.Other)
 		who, how := "?", "moves"
 		if o != nil {
-			who, how = w.actorName(o), o.Class.String()
+			who, how = w.actorName(o), classWord(o)
 		}
 		which := "the one that could end it"
 		if y.N > 1 {
@@ -769,4 +776,15 @@ func anyFutex(resource string) string {
 		return " at any of " + addrs
 	}
 	return ""
+}
+
+// classWord is a thread's class in words: "waiting" for one parked in a
+// wait that is not for work (a join, a lock, a condition, a child) behind
+// one that moves and can end it; classify ranks it with the idle (it is
+// not stuck while the other moves), but a join is never idle.
+func classWord(a *classify.Actor) string {
+	if a.Class == classify.ClassIdle && a.Why.Rule == classify.WhyBehind && !a.Why.Kind.Idle() {
+		return "waiting"
+	}
+	return a.Class.String()
 }

@@ -332,7 +332,9 @@ func pythonSpins(t *testing.T, v *testvictim.Victim, mode string) {
 		Summary   string `json:"summary"`
 		HintBasis string `json:"hint_basis"`
 		Threads   []struct {
-			TID   int `json:"tid"`
+			TID   int    `json:"tid"`
+			Class string `json:"class"`
+			Why   string `json:"why"`
 			Stack []struct {
 				Func string `json:"func"`
 			} `json:"stack"`
@@ -354,6 +356,14 @@ func pythonSpins(t *testing.T, v *testvictim.Victim, mode string) {
 	want := fmt.Sprintf("tid %d (renderer) spins in ", v.TID("renderer"))
 	if !strings.Contains(r.Summary, want) || strings.Contains(r.Summary, "spins in 0x") || strings.Contains(r.Summary, "callers unread") {
 		t.Errorf("summary %q: want %q, a named function, its callers read", r.Summary, want)
+	}
+	for _, th := range r.Threads {
+		if th.TID == v.PID && th.Class != "waiting" {
+			// Joining the spinner, or (when the spinner took the GIL
+			// before start() returned) wanting the GIL it never lets go:
+			// neither is idle, and neither is work.
+			t.Errorf("main thread: class %s (%s), want waiting behind the spinner", th.Class, th.Why)
+		}
 	}
 	for _, th := range r.Threads {
 		if th.TID != v.TID("renderer") {

@@ -19,6 +19,10 @@ import os
 import re
 import sys
 import threading
+import time
+
+sys.dont_write_bytecode = True
+import victim  # noqa: E402
 
 
 def render():
@@ -26,7 +30,20 @@ def render():
     re.match(r"(a+)+$", "a" * 64 + "b")
 
 
+def main_joins():
+    """Whether the main thread is blocked in its join of renderer: its
+    frame is the join's and it sits in futex with the GIL let go."""
+    frame = sys._current_frames().get(threading.main_thread().ident)
+    name = frame.f_code.co_name if frame is not None else ""
+    return name in ("join", "_wait_for_tstate_lock") and victim.task_syscall(os.getpid())[0] == victim.FUTEX
+
+
 def paginate():
+    # Ready once main is in its join, seen twice with a sleep between
+    # (the sleep lets the GIL go: a main thread that was only waiting for
+    # the GIL gets it and moves on, and is not seen in its join twice).
+    while not (main_joins() and (time.sleep(0.01) or main_joins())):
+        time.sleep(0.01)
     print(f"ready pid={os.getpid()} renderer={threading.get_native_id()}", flush=True)
     page = 0
     while page >= 0:
