@@ -138,7 +138,14 @@ func (p *Profiler) nativeStacks(s *model.Sample) {
 				continue
 			}
 			n++
-			frames, _ = sym.Unwind(c.SP, c.PC)
+			var err error
+			if frames, err = sym.Unwind(c.SP, c.PC); errors.Is(err, native.ErrArch) {
+				// On arm64 a blocked thread's return address may still be
+				// in its link register, which /proc/TID/syscall does not
+				// show: no walk is tried.
+				p.note(fmt.Sprintf("native stacks of blocked threads: not read on %s (%v)", runtime.GOARCH, err))
+				return
+			}
 		}
 		next[k] = frames
 		if p.opts.PythonNative {

@@ -15,6 +15,11 @@ for a thread stuck itself. By the first argument:
                executor, which can never start; main waits for the first;
     pool       a multiprocessing.Pool result whose worker process is
                blocked (it sleeps for ever);
+    poollost   multiprocessing.Pool(2).map() of four tasks, the first of
+               which kills its worker (SIGKILL, as the OOM killer would):
+               the pool starts a new worker, the task is lost with the
+               old one, and map() waits for its result for ever while
+               both workers wait for tasks;
     asyncio    asyncio.run() of a coroutine, "handler", that calls
                time.sleep(): the event loop runs nothing else.
 
@@ -23,7 +28,7 @@ Worker deaths are unlogged (threading.excepthook prints nothing).
 Ready line (from a reporter thread, which then ends), once the main
 thread waits where it should (in futex, or nanosleep for asyncio) and the
 workers that die are gone from /proc/P/task:
-    ready pid=P mode=M [worker=TID] [joiner=TID]
+    ready pid=P mode=M [worker=TID] [joiner=TID] [lost=PID workers=PID,PID]
 worker is the joined thread (join, eventjoin) or the executor's worker
 (future); joiner the thread that joins it (eventjoin).
 
@@ -35,6 +40,7 @@ import concurrent.futures
 import multiprocessing
 import os
 import queue
+import signal
 import sys
 import threading
 import time
@@ -174,6 +180,46 @@ def pool():
         r.get()
 
 
+def lost_task(i):
+    if i == 0:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return i
+
+
+def children():
+    out = []
+    for pid in victim.pids():
+        st = victim.stat(pid)
+        if st is not None and st[2] == me:
+            out.append(pid)
+    return sorted(out)
+
+
+def poollost():
+    with multiprocessing.get_context("fork").Pool(2) as p:
+        first = children()
+
+        def lost():
+            now = children()
+            gone = [c for c in first if c not in now]
+            if len(first) != 2 or len(gone) != 1 or len(now) != 2:
+                return False, "workers %r, then %r: want one of two replaced" % (first, now)
+            for c in now:
+                st = victim.stat(c)
+                if st is None or st[1] != "S":
+                    return False, "worker %d not asleep" % c
+                nr, _ = victim.task_syscall(c)
+                if nr not in (victim.FUTEX, victim.SYS["read"]):
+                    return False, "worker %d not waiting for a task (syscall %d)" % (c, nr)
+            ok, line = check()
+            if not ok:
+                return ok, line
+            return True, line + " lost=%d workers=%s" % (gone[0], victim.tids_field(now))
+
+        victim.report(lost)
+        p.map(lost_task, range(4))
+
+
 async def handler():
     time.sleep(3600)  # a synchronous call inside a coroutine
 
@@ -183,7 +229,7 @@ def run_asyncio():
     asyncio.run(handler())
 
 
-modes = {"queuejoin": queuejoin, "event": event, "join": join, "eventjoin": eventjoin, "future": future, "pool": pool, "asyncio": run_asyncio}
+modes = {"queuejoin": queuejoin, "event": event, "join": join, "eventjoin": eventjoin, "future": future, "pool": pool, "poollost": poollost, "asyncio": run_asyncio}
 mode = sys.argv[1] if len(sys.argv) > 1 else "queuejoin"
 if mode not in modes:
     sys.exit("usage: py_nobody.py %s" % "|".join(modes))
