@@ -58,6 +58,9 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 	// goroutines when a source gave them, else its threads.
 	threads := p.layer(ActorThread)
 	tv, tc, tcause := p.ladder(threads, d.Cycles, g, opts)
+	if tcause.Rule == CauseBlocked && slices.ContainsFunc(tcause.Kinds, func(k KindCount) bool { return k.Kind == model.WaitPoolResult }) {
+		tcause.PoolIdle = g.poolWaitsForTasks()
+	}
 	d.Verdict, d.Confidence, d.Cause = tv, tc, tcause
 	ev := threadEvidence(p, g, &d, tv, tcause)
 	if p.gsamples != nil {

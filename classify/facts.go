@@ -148,6 +148,10 @@ type Cause struct {
 	Leaked bool
 	// Stop is how a stopped process is stopped (CauseStopped).
 	Stop *StopFact
+	// PoolIdle are a multiprocessing pool's worker processes, when the
+	// blocked wait for its result has every one of them waiting on the
+	// target for a task: none runs the task whose result is awaited.
+	PoolIdle []int
 	// Throttle is the cgroup quota that starves the process (CauseStarved).
 	Throttle *Throttle
 	// GC is the JVM's collector over the run (CauseGCThrash).

@@ -694,3 +694,51 @@ func (g *graph) cpuSince(before, after model.Proc) float64 {
 	}
 	return percent(float64(after.CPUTime-before.CPUTime) / float64(g.last.Sub(g.first)))
 }
+
+// poolWaitsForTasks reports, for a target blocked on a multiprocessing
+// pool's result, the pool's worker processes when every one of them
+// waits on the target for a task: each is a child of the target with no
+// thread that runs, and each waits either reading a pipe that only the
+// target writes (the pool's task queue: a worker closes its own copy of
+// the write end) or on a futex word it shares with the target (the task
+// queue's lock). Then no worker runs a task, and the result awaited is of
+// a task no worker has: its worker died running it. nil otherwise, or
+// when the target has no such child.
+func (g *graph) poolWaitsForTasks() []int {
+	var workers []int
+	for _, f := range g.rec.Family {
+		if f.PPID != g.target {
+			continue
+		}
+		p := g.procs[f.PID]
+		if p == nil || len(p.samples) == 0 || len(p.threads) == 0 {
+			return nil // a child not sampled: it may be running the task
+		}
+		for i := range p.threads {
+			if c := p.threads[i].Class; c == ClassWorking || c == ClassSpinning {
+				return nil
+			}
+		}
+		kt := p.keyThread()
+		w := p.waitOf(kt.Ref.TID)
+		if w == nil || !g.waitsOnTarget(w) {
+			return nil
+		}
+		workers = append(workers, f.PID)
+	}
+	return workers
+}
+
+// waitsOnTarget reports a worker's wait for the target: a pipe read that
+// only the target writes, or a futex word the target maps too.
+func (g *graph) waitsOnTarget(w *Wait) bool {
+	switch w.Kind {
+	case model.WaitPipeRead:
+		res := g.rec.Resources[w.Resource]
+		writers := holders(res, "w")
+		return len(writers) == 1 && writers[0] == g.target
+	case model.WaitFutex, model.WaitLock:
+		return w.Shared != nil && slices.Contains(w.MappedBy, g.target)
+	}
+	return false
+}

@@ -79,6 +79,7 @@ var hintRows = []hintRow{
 	{"go-holder-mutex-chain", "The holder waits for another mutex"},
 	{"go-holder-blocked", "One goroutine holds the mutex the others want and is itself"},
 	{"asyncio-loop-blocked", "A coroutine makes a synchronous call"},
+	{"pool-lost-task", "A multiprocessing pool waits for the result of a task that no worker has"},
 	{"pool-result", "A multiprocessing pool's worker process does not finish"},
 	{"future", "A future's result never comes"},
 	{"uninterruptible", "A thread is in uninterruptible sleep"},

@@ -192,9 +192,9 @@ func (w *words) summary(c classify.Cause) string {
 			return fmt.Sprintf("%s is blocked for the whole run and %s; no thread uses CPU", threadName(as[0]), w.fifoText(wt))
 		}
 		if len(as) == 1 {
-			return fmt.Sprintf("%s is blocked, %s, for the whole run; no thread uses CPU%s", threadName(as[0]), blockedText(as[0]), w.beyond(as[0].Ref))
+			return fmt.Sprintf("%s is blocked, %s, for the whole run; no thread uses CPU%s%s", threadName(as[0]), blockedText(as[0]), w.beyond(as[0].Ref), poolIdleText(c.PoolIdle))
 		}
-		return fmt.Sprintf("%s blocked (%s); no thread uses CPU", plural(len(as), "thread is", "threads are"), kindsText(c.Kinds))
+		return fmt.Sprintf("%s blocked (%s); no thread uses CPU%s", plural(len(as), "thread is", "threads are"), kindsText(c.Kinds), poolIdleText(c.PoolIdle))
 	case classify.CauseIdle:
 		if goroutines {
 			return fmt.Sprintf("all goroutines are parked waiting for work (%s): whatever feeds the program stopped", w.groupTitle(c.Group))
@@ -412,6 +412,9 @@ func (w *words) hint(c classify.Cause) string {
 		}
 		if goroutines {
 			return goBlockedHint(c.Kinds)
+		}
+		if len(c.PoolIdle) > 0 {
+			return "A multiprocessing pool waits for the result of a task that no worker has: every worker waits for a task. A worker died while it ran the task (killed — by the OOM killer? look in dmesg or the journal for its pid — or os._exit, a crash in C), and multiprocessing.Pool replaces a dead worker but never reruns or fails its task. Find why it died; use concurrent.futures.ProcessPoolExecutor, which fails the task with BrokenProcessPool, or pass a timeout to get(). Only a restart frees this call."
 		}
 		return blockedHint(c.Kinds, w.ownPipes(as))
 	case classify.CauseIdle:
@@ -905,6 +908,23 @@ func (w *words) ownPipes(as []*classify.Actor) bool {
 // blockedHint is the hint for threads blocked with no holder, cycle or
 // stop to name: by what they wait on. ownPipes: their pipe reads lead
 // back to their own process.
+// poolIdleText is "; every worker of its pool (pids …) waits on it for
+// a task: none runs the task whose result it waits for", or "".
+func poolIdleText(workers []int) string {
+	if len(workers) == 0 {
+		return ""
+	}
+	var ps []string
+	for _, p := range workers {
+		ps = append(ps, fmt.Sprint(p))
+	}
+	noun := "pids"
+	if len(workers) == 1 {
+		noun = "pid"
+	}
+	return fmt.Sprintf("; every worker of its multiprocessing pool (%s %s) waits on it for a task, so none runs the task whose result it awaits", noun, strings.Join(ps, ", "))
+}
+
 func blockedHint(kinds []classify.KindCount, ownPipes bool) string {
 	switch {
 	case hasKind(kinds, model.WaitLoopBlocked):

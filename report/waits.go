@@ -450,7 +450,11 @@ func (w *words) chain(wt *classify.Wait) string {
 		case classify.EndActorCycle:
 			fmt.Fprintf(&b, " → %s %s (already in this chain: a cycle)", role, w.threadLabel(*st.To))
 		case classify.EndOwnProcess:
-			fmt.Fprintf(&b, " → %s its own process: another of its threads must drain it", role)
+			verb := "drain it"
+			if st.Kind.Role() == model.RoleWrittenBy {
+				verb = "write to it"
+			}
+			fmt.Fprintf(&b, " → %s its own process: another of its threads must %s", role, verb)
 		case classify.EndCycle:
 			fmt.Fprintf(&b, " → %s %s (back where the chain began: a cycle)", role, w.endName(next, st.To.PID))
 		case classify.EndProcessState:

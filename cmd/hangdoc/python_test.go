@@ -460,3 +460,40 @@ func pythonNativeFrames(t *testing.T, v *testvictim.Victim) {
 	}
 	t.Fatalf("no thread %d (reader) in the report: %s", reader, out)
 }
+
+// A multiprocessing.Pool whose worker was killed running a task (as the
+// OOM killer would): the pool starts a new worker, the task is lost with
+// the old one, and map() waits for ever. Blocked, and the summary says
+// why no result comes: every worker (named by pid) waits on the parent
+// for a task, so none runs it; the hint is the lost task's. A pool whose
+// worker still runs its task (py_nobody pool: it sleeps) is not that.
+func TestPythonPoolLostTask(t *testing.T) {
+	needPySpy(t)
+	for _, ver := range []string{"3.8", "3.9", "3.10", "3.11", "3.12", "3.13"} {
+		t.Run("python"+ver, func(t *testing.T) {
+			py := pyenvPython(t, ver)
+			v := testvictim.StartCmd(t, exec.Command(py, testvictim.Script(t, "py_nobody.py"), "poollost"))
+			out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "300ms", "--samples", "2")
+			c := tdecode(t, out)
+			if c.Verdict != "blocked" {
+				t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
+			}
+			for _, w := range v.TIDs("workers") {
+				if !strings.Contains(c.Summary, strconv.Itoa(w)) {
+					t.Errorf("summary %q does not name worker %d", c.Summary, w)
+				}
+			}
+			if !strings.Contains(c.Summary, "waits on it for a task, so none runs the task whose result it awaits") || !strings.Contains(c.Hint, "never reruns") {
+				t.Errorf("summary %q, hint %q: want every worker waiting for a task, and the lost task's hint", c.Summary, c.Hint)
+			}
+		})
+	}
+	t.Run("worker-runs-its-task", func(t *testing.T) {
+		v := testvictim.StartPython(t, "py_nobody.py", "pool")
+		out, _, _ := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "300ms", "--samples", "2")
+		c := tdecode(t, out)
+		if strings.Contains(c.Summary, "waits on it for a task") || strings.Contains(c.Hint, "never reruns") {
+			t.Errorf("summary %q, hint %q: its worker runs its task (asleep in it), no task is lost", c.Summary, c.Hint)
+		}
+	})
+}
