@@ -107,13 +107,18 @@ func machineLoad(samples []model.Sample, host model.Host) *MachineLoad {
 // time it could have run.
 func wantsMore(a *Actor) bool { return a.CPU.RunqueuePercent >= 20 }
 
-// wantsCPU reports a process with a thread that spins or waits for a CPU
-// a good share of the time.
+// wantsCPU reports a process with a thread that spins, or whose threads
+// wait for a CPU a good share of the time between them: a Go program's
+// work moves between its threads, each waiting for a part of the time
+// its cgroup's quota keeps them all off a CPU.
 func (p *proc) wantsCPU() bool {
+	waited := 0.0
 	for i := range p.threads {
-		if t := &p.threads[i]; t.Class == ClassSpinning || wantsMore(t) {
+		t := &p.threads[i]
+		if t.Class == ClassSpinning || wantsMore(t) {
 			return true
 		}
+		waited += t.CPU.RunqueuePercent
 	}
-	return false
+	return waited >= 20
 }

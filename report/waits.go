@@ -454,6 +454,20 @@ func (w *words) chain(wt *classify.Wait) string {
 			if st.Kind.Role() == model.RoleWrittenBy {
 				verb = "write to it"
 			}
+			var others []string
+			if wt := w.waitOf[st.From]; wt != nil {
+				for _, pid := range wt.Ends {
+					if pid != st.From.PID {
+						others = append(others, strconv.Itoa(pid))
+					}
+				}
+			}
+			if len(others) > 0 {
+				// Its own process holds the other end, and so do others (a
+				// pool's workers hold the result pipe's write end).
+				fmt.Fprintf(&b, " → %s its own process, or pid %s, which hold that end too", role, strings.Join(others, ", pid "))
+				break
+			}
 			fmt.Fprintf(&b, " → %s its own process: another of its threads must %s", role, verb)
 		case classify.EndCycle:
 			fmt.Fprintf(&b, " → %s %s (back where the chain began: a cycle)", role, w.endName(next, st.To.PID))

@@ -412,7 +412,10 @@ func cpuCgroup(t *testing.T, quotaUS, periodUS int) func(pid int) {
 	var write [][2]string
 	if b, err := os.ReadFile("/sys/fs/cgroup/cgroup.subtree_control"); err == nil && slices.Contains(strings.Fields(string(b)), "cpu") {
 		dir = "/sys/fs/cgroup/" + name
-		write = [][2]string{{"cpu.max", fmt.Sprintf("%d %d", quotaUS, periodUS)}}
+		// The most weight there is: on a crowded machine (a CI run's
+		// other packages compiling) the victim must still get its quota
+		// to be throttled by it, not lose the CPU to everything else.
+		write = [][2]string{{"cpu.max", fmt.Sprintf("%d %d", quotaUS, periodUS)}, {"cpu.weight", "10000"}}
 	} else {
 		for _, v1 := range []string{"/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"} {
 			if _, err := os.Stat(v1 + "/cpu.cfs_quota_us"); err == nil {
@@ -420,7 +423,7 @@ func cpuCgroup(t *testing.T, quotaUS, periodUS int) func(pid int) {
 				break
 			}
 		}
-		write = [][2]string{{"cpu.cfs_period_us", strconv.Itoa(periodUS)}, {"cpu.cfs_quota_us", strconv.Itoa(quotaUS)}}
+		write = [][2]string{{"cpu.cfs_period_us", strconv.Itoa(periodUS)}, {"cpu.cfs_quota_us", strconv.Itoa(quotaUS)}, {"cpu.shares", "262144"}}
 	}
 	if dir == "" {
 		t.Fatalf("no cgroup CPU controller to put the victim under: mount cgroup v2 with +cpu in /sys/fs/cgroup/cgroup.subtree_control, or the v1 cpu controller (and run as root)")
@@ -506,6 +509,9 @@ func TestStarvedNotHung(t *testing.T) {
 				if !strings.Contains(c.Summary, s) {
 					t.Errorf("summary %q lacks %q", c.Summary, s)
 				}
+			}
+			if t.Failed() {
+				t.Logf("the report:\n%s", out)
 			}
 			if !strings.Contains(c.Hint, "raise its cgroup's quota") {
 				t.Errorf("hint %q", c.Hint)
