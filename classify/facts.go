@@ -530,6 +530,9 @@ const (
 	// Rust std Mutex, the holder (Owner) is the one whose stack stands in
 	// Frame, the function every waiter calls lock() from.
 	BasisRustSameSite
+	// BasisGILFlag: exact: py-spy read the GIL's holder (Owner) from the
+	// interpreter, the same thread in every sample.
+	BasisGILFlag
 )
 
 // SharedFutex: the basis of a futex several threads share whose word did

@@ -202,16 +202,18 @@ func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Reso
 // asks the holder to drop it, 200 times a second.
 const minGILWakes = 50
 
-// gilWaiters finds the Python threads that want the GIL a spinning thread
-// holds in every sample (py-spy's flag): the holder never let it go, so
-// none of them ran Python code during the run, and their wakes, every
-// 5 ms on one futex with no CPU, are asks for the GIL, no progress. They
-// wait behind the holder (not idle: the GIL is a lock).
+// gilWaiters finds the Python threads that want the GIL a thread holds
+// in every sample (py-spy's flag) without moving: the holder never let it
+// go, so none of them ran Python code during the run, and their wakes,
+// every 5 ms on one futex with no CPU, are asks for the GIL, no progress.
+// Behind a spinning holder they wait (not idle: the GIL is a lock);
+// behind a blocked one (a C call that blocks without releasing the GIL)
+// they are blocked, and the GIL is a lock it holds that they wait for.
 func (p *proc) gilWaiters(hist []*history) {
 	var holder *Actor
 	for _, h := range hist {
 		t := p.byTID[h.tid]
-		if t == nil || t.Class != ClassSpinning || len(h.readings) < 2 {
+		if t == nil || t.Class != ClassSpinning && t.Class != ClassBlocked || len(h.readings) < 2 {
 			continue
 		}
 		held := true
@@ -226,6 +228,7 @@ func (p *proc) gilWaiters(hist []*history) {
 	if holder == nil {
 		return
 	}
+	var waiters []Ref
 	for _, h := range hist {
 		t := p.byTID[h.tid]
 		if t == nil || t == holder || t.Python == nil || !(t.Class == ClassWorking && t.Why.Rule == WhySlow || t.Class == ClassBlocked && t.Why.Rule == WhyRewaits) {
@@ -235,7 +238,22 @@ func (p *proc) gilWaiters(hist []*history) {
 		if elapsed <= 0 || float64(t.Why.N) < minGILWakes*elapsed {
 			continue
 		}
-		t.Class, t.Why, t.Wait, t.Resource = ClassIdle, Why{Rule: WhyBehind, Kind: model.WaitGIL, Other: &holder.Ref, N: 1}, model.WaitGIL, ""
+		if holder.Class == ClassSpinning {
+			t.Class, t.Why, t.Wait, t.Resource = ClassIdle, Why{Rule: WhyBehind, Kind: model.WaitGIL, Other: &holder.Ref, N: 1}, model.WaitGIL, ""
+			continue
+		}
+		t.Class, t.Why, t.Wait, t.Resource = ClassBlocked, Why{Rule: WhyRewaits, Kind: model.WaitGIL, N: t.Why.N}, model.WaitGIL, ""
+		waiters = append(waiters, t.Ref)
+	}
+	if len(waiters) > 0 {
+		p.locks = append(p.locks, Lock{ID: "GIL", Kind: LockGIL, Address: "GIL", Holder: &holder.Ref, Waiters: waiters,
+			Basis: Basis{Rule: BasisGILFlag, Kind: BasisExact, Owner: int64(holder.Ref.TID), PID: p.pid}})
+		// The append may have moved the locks: lockOf points anew.
+		for i := range p.locks {
+			for _, w := range p.locks[i].Waiters {
+				p.lockOf[w.TID] = &p.locks[i]
+			}
+		}
 	}
 }
 
@@ -1005,7 +1023,7 @@ func (p *proc) wait(t *Actor) (Wait, bool) {
 	case model.WaitLock:
 		l := p.lockOf[t.Ref.TID]
 		w.Lock, w.To = l.ID, l.Holder
-	case model.WaitFileLock, model.WaitJavaMonitor, model.WaitJavaLock:
+	case model.WaitFileLock, model.WaitJavaMonitor, model.WaitJavaLock, model.WaitGIL:
 		if l := p.lockOf[t.Ref.TID]; l != nil {
 			w.Lock, w.To = l.ID, l.Holder
 		}

@@ -244,9 +244,10 @@ const (
 	LockOFD                       // an open file description lock, fcntl(F_OFD_SETLK)
 	LockMonitor                   // a Java object's monitor (synchronized)
 	LockJavaSync                  // a java.util.concurrent lock's synchronizer (ReentrantLock)
+	LockGIL                       // a Python interpreter's global interpreter lock
 )
 
-var lockKindNames = [...]string{"futex", "mutex", "pi-mutex", "python-lock", "sync.Mutex", "sync.RWMutex", "flock", "posix-lock", "ofd-lock", "java-monitor", "java-lock"}
+var lockKindNames = [...]string{"futex", "mutex", "pi-mutex", "python-lock", "sync.Mutex", "sync.RWMutex", "flock", "posix-lock", "ofd-lock", "java-monitor", "java-lock", "gil"}
 
 func (k LockKind) String() string               { return lockKindNames[k] }
 func (k LockKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }

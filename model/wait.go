@@ -183,7 +183,7 @@ var waitKinds = [...]waitInfo{
 	WaitIOUring:          {"io-uring", true, RoleNone},
 	WaitSysVSem:          {"sysv-sem", false, RoleNone},
 	WaitSysVMsg:          {"sysv-msg", false, RoleNone},
-	WaitGIL:              {"gil", false, RoleNone},
+	WaitGIL:              {"gil", false, RoleHeldBy},
 }
 
 // WaitKinds lists every kind but WaitNone, in table order: for tests that

@@ -69,6 +69,7 @@ var hintRows = []hintRow{
 	{"cross-poll-stdin", "The child waits for input on a stdin pipe"},
 	{"cross-poll-pipe", "Each side waits for the other to drain a pipe"},
 	{"cross-cycle", "Processes wait on each other in a cycle"},
+	{"gil-held-blocked", "A thread holds the GIL while it blocks in"},
 	{"holder-writes", "One thread holds the lock the others want and is itself blocked in"},
 	{"holder-reads", "One thread holds the lock the others want and waits in"},
 	{"holder-child", "One thread holds the lock the others want while it waits for a child"},

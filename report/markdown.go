@@ -35,7 +35,7 @@ func Markdown(w io.Writer, r *Report) error {
 			if l.Holder != nil {
 				holder = heldBy(l) + " **" + threadLabel(r, *l.Holder) + "**"
 			}
-			fmt.Fprintf(&b, "- %s `%s` %s; %d waiting: %s  \n  basis: %s\n", l.Kind, l.Address, holder, len(l.Waiters), refList(l.Waiters), mdText(l.Basis))
+			fmt.Fprintf(&b, "- %s `%s` %s; %d waiting: %s  \n  basis: %s\n", lockKindWord(l.Kind), l.Address, holder, len(l.Waiters), refList(l.Waiters), mdText(l.Basis))
 		}
 	}
 	if len(r.Cycles) > 0 {

@@ -71,7 +71,7 @@ func (w *words) summary(c classify.Cause) string {
 				h.Ref.Goroutine, spinWhere(h), surely(l), l.ID, plural(len(l.Waiters), "goroutine waits", "goroutines wait"))
 		}
 		return fmt.Sprintf("%s spins%s (%s) while %sholding %s %s; %s for it",
-			threadName(h), spinIn(h), w.cpuWords(h), surely(l), l.Kind, l.Address, plural(len(l.Waiters), "thread waits", "threads wait"))
+			threadName(h), spinIn(h), w.cpuWords(h), surely(l), lockKindWord(l.Kind), l.Address, plural(len(l.Waiters), "thread waits", "threads wait"))
 	case classify.CauseHolderBlocked:
 		h, l := as[0], w.lock(c.Lock)
 		if goroutines {
@@ -95,7 +95,7 @@ func (w *words) summary(c classify.Cause) string {
 			what += " on " + h.Resource
 		}
 		return fmt.Sprintf("%s %sholds %s %s and is %s; %s for the lock%s",
-			threadName(h), surely(l), l.Kind, l.Address, what, plural(len(l.Waiters), "thread waits", "threads wait"), w.beyond(h.Ref))
+			threadName(h), surely(l), lockKindWord(l.Kind), l.Address, what, plural(len(l.Waiters), "thread waits", "threads wait"), w.beyond(h.Ref))
 	case classify.CauseSpinning:
 		if goroutines {
 			if len(as) > 1 {
@@ -374,6 +374,13 @@ func (w *words) hint(c classify.Cause) string {
 	case classify.CauseHolderBlocked:
 		if goroutines {
 			return goHolderHint(as[0])
+		}
+		if l := w.lock(c.Lock); l != nil && l.Kind == classify.LockGIL {
+			call := "a C call"
+			if as[0].Syscall.InCall() {
+				call = as[0].Syscall.Name + "()"
+			}
+			return fmt.Sprintf("A thread holds the GIL while it blocks in %s: a C extension or driver that does not release it around blocking work (Py_BEGIN_ALLOW_THREADS), or a ctypes.PyDLL call, which keeps it. No other thread can run Python until the call returns. Release the GIL around the call (ctypes.CDLL does; a C extension wraps it in Py_BEGIN_ALLOW_THREADS … Py_END_ALLOW_THREADS), and give it a timeout; only the call's return or a restart frees this one.", call)
 		}
 		return holderHint(as[0])
 	case classify.CauseSpinning:
@@ -746,7 +753,7 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 		t := w.actor(r)
 		if t != nil {
 			if l := w.lock(t.WaitsFor); l != nil && l.Holder != nil {
-				parts = append(parts, fmt.Sprintf("%s waits for %s %s %sheld by %s", threadName(t), l.Kind, l.Address, surely(l), threadName(w.actor(*l.Holder))))
+				parts = append(parts, fmt.Sprintf("%s waits for %s %s %sheld by %s", threadName(t), lockKindWord(l.Kind), l.Address, surely(l), threadName(w.actor(*l.Holder))))
 				continue
 			}
 		}

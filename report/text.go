@@ -37,7 +37,7 @@ func Text(w io.Writer, r *Report, p Palette) error {
 			if l.Holder != nil {
 				holder = heldBy(l) + " " + paint(p.Bold, threadLabel(r, *l.Holder))
 			}
-			fmt.Fprintf(&b, "  %s %s  %s; %d waiting: %s\n", l.Kind, l.Address, holder, len(l.Waiters), refList(l.Waiters))
+			fmt.Fprintf(&b, "  %s %s  %s; %d waiting: %s\n", lockKindWord(l.Kind), l.Address, holder, len(l.Waiters), refList(l.Waiters))
 			fmt.Fprintf(&b, "    %s\n", paint(p.Dim, "basis: "+l.Basis))
 		}
 	}

@@ -583,6 +583,8 @@ func (w *words) basisText(l *classify.Lock) string {
 		return fmt.Sprintf("inferred: the waiters wait in Rust's std Mutex::lock (a futex word, no owner recorded), called from %s; of the %d threads of pid %d that could hold it, %s is the one whose stack stands in %s too", b.Frame, b.Value, b.PID, w.actorLabel(*l.Holder), b.Frame)
 	case classify.BasisRustNoOwner:
 		return fmt.Sprintf("the waiters wait in Rust's std Mutex::lock, which records no owner, and %d threads could hold it: its holder is not named", b.Value)
+	case classify.BasisGILFlag:
+		return fmt.Sprintf("exact: py-spy read %s as the GIL's holder from the interpreter in every sample; the waiters wake every 5 ms to ask for it (the interpreter's switch interval) and run no Python", w.actorLabel(*l.Holder))
 	case classify.BasisJavaSameClass:
 		return fmt.Sprintf("inferred: the waiters' %s is named by its identity hash (the JSON thread dump's, which has the virtual threads), the holders' by address (the text dump's); every virtual thread waits for it, and %s is the one thread that holds a synchronizer of that class unclaimed by other waiters", b.Address, w.actorLabel(*l.Holder))
 	case classify.BasisJavaNoOwner:
@@ -787,4 +789,14 @@ func classWord(a *classify.Actor) string {
 		return "waiting"
 	}
 	return a.Class.String()
+}
+
+// lockKindWord is how a lock's kind reads before its address: the GIL
+// (kind gil, address GIL) is "the GIL".
+func lockKindWord[K ~uint8 | ~string](kind K) string {
+	s := fmt.Sprint(kind)
+	if s == "gil" {
+		return "the"
+	}
+	return s
 }

@@ -497,3 +497,53 @@ func TestPythonPoolLostTask(t *testing.T) {
 		}
 	})
 }
+
+// A C call that blocks holding the GIL (ctypes.PyDLL's read of a pipe
+// nobody writes): the other thread, which wants the GIL to run Python,
+// wakes every 5 ms to ask and gets nowhere. It was "working … woke 400
+// times: slow, not stopped"; it is blocked behind main, which holds the
+// GIL (exact, py-spy's flag) and is itself blocked in read, with the
+// GIL's hint.
+func TestPythonGILHeldByABlockedCall(t *testing.T) {
+	needPySpy(t)
+	for _, ver := range []string{"3.8", "3.9", "3.10", "3.11", "3.12", "3.13"} {
+		t.Run("python"+ver, func(t *testing.T) {
+			py := pyenvPython(t, ver)
+			v := testvictim.StartCmd(t, exec.Command(py, testvictim.Script(t, "py_gil_held.py")))
+			out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+			var r struct {
+				Verdict   string `json:"verdict"`
+				Summary   string `json:"summary"`
+				HintBasis string `json:"hint_basis"`
+				Locks     []struct {
+					Kind   string `json:"kind"`
+					Holder *struct {
+						TID int `json:"tid"`
+					} `json:"holder"`
+					Waiters []struct {
+						TID int `json:"tid"`
+					} `json:"waiters"`
+				} `json:"locks"`
+			}
+			if err := jsonUnmarshal(out, &r); err != nil {
+				t.Fatalf("exit %d: %v\n%s", code, err, stderr)
+			}
+			if code != ExitBlocked || r.Verdict != "blocked" {
+				t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, r.Verdict, r.Summary, stderr)
+			}
+			want := fmt.Sprintf("tid %d (MainThread) holds the GIL and is blocked in read", v.PID)
+			if !strings.Contains(r.Summary, want) || r.HintBasis != "gil-held-blocked" {
+				t.Errorf("summary %q, hint %s: want %q, hint gil-held-blocked", r.Summary, r.HintBasis, want)
+			}
+			found := false
+			for _, l := range r.Locks {
+				if l.Kind == "gil" && l.Holder != nil && l.Holder.TID == v.PID && len(l.Waiters) == 1 && l.Waiters[0].TID == v.TID("worker") {
+					found = true
+				}
+			}
+			if !found {
+				t.Errorf("locks %+v: want the GIL held by main, the worker waiting", r.Locks)
+			}
+		})
+	}
+}
