@@ -207,13 +207,14 @@ const minGILWakes = 50
 // go, so none of them ran Python code during the run, and their wakes,
 // every 5 ms on one futex with no CPU, are asks for the GIL, no progress.
 // Behind a spinning holder they wait (not idle: the GIL is a lock);
-// behind a blocked one (a C call that blocks without releasing the GIL)
-// they are blocked, and the GIL is a lock it holds that they wait for.
+// behind a blocked or parked one (a C call that blocks or sleeps without
+// releasing the GIL) they are blocked, and the GIL is a lock it holds
+// that they wait for.
 func (p *proc) gilWaiters(hist []*history) {
 	var holder *Actor
 	for _, h := range hist {
 		t := p.byTID[h.tid]
-		if t == nil || t.Class != ClassSpinning && t.Class != ClassBlocked || len(h.readings) < 2 {
+		if t == nil || t.Class != ClassSpinning && t.Class != ClassBlocked && t.Class != ClassIdle || len(h.readings) < 2 {
 			continue
 		}
 		held := true
