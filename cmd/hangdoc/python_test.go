@@ -486,6 +486,31 @@ func TestPythonPoolLostTask(t *testing.T) {
 			if !strings.Contains(c.Summary, "waits on it for a task, so none runs the task whose result it awaits") || !strings.Contains(c.Hint, "never reruns") {
 				t.Errorf("summary %q, hint %q: want every worker waiting for a task, and the lost task's hint", c.Summary, c.Hint)
 			}
+			// The pool's task handler waits in queue.SimpleQueue.get, which
+			// is C: its native frames name it, a wait for work.
+			var th struct {
+				Threads []struct {
+					Class string `json:"class"`
+					Stack []struct {
+						Func string `json:"func"`
+					} `json:"stack"`
+				} `json:"threads"`
+			}
+			if err := jsonUnmarshal(out, &th); err != nil {
+				t.Fatal(err)
+			}
+			handlers := 0
+			for _, x := range th.Threads {
+				if len(x.Stack) > 0 && strings.HasSuffix(x.Stack[0].Func, "_handle_tasks") {
+					handlers++
+					if x.Class != "idle" {
+						t.Errorf("the pool's task handler: class %s, want idle (SimpleQueue.get)", x.Class)
+					}
+				}
+			}
+			if handlers != 1 {
+				t.Errorf("%d threads in the pool's _handle_tasks, want 1", handlers)
+			}
 		})
 	}
 	t.Run("worker-runs-its-task", func(t *testing.T) {
