@@ -313,13 +313,7 @@ func alive(pid int) bool {
 // turn, are not a C call.
 func TestPythonSpinsInC(t *testing.T) {
 	needPySpy(t)
-	for _, ver := range []string{"3.8", "3.9", "3.10", "3.11", "3.12", "3.13"} {
-		t.Run("python"+ver, func(t *testing.T) {
-			py := pyenvPython(t, ver)
-			v := testvictim.StartCmd(t, exec.Command(py, testvictim.Script(t, "py_re_spin.py")))
-			pythonSpins(t, v, "regex")
-		})
-	}
+	eachPython(t, "py_re_spin.py", nil, func(t *testing.T, v *testvictim.Victim) { pythonSpins(t, v, "regex") })
 	t.Run("python-loop", func(t *testing.T) {
 		pythonSpins(t, testvictim.StartPython(t, "py_re_spin.py", "python"), "python")
 	})
@@ -344,12 +338,7 @@ func pythonSpins(t *testing.T, v *testvictim.Victim, mode string) {
 			} `json:"native_stack"`
 		} `json:"threads"`
 	}
-	if err := jsonUnmarshal(out, &r); err != nil {
-		t.Fatalf("exit %d: %v\n%s", code, err, stderr)
-	}
-	if code != ExitSpinning || r.Verdict != "spinning" {
-		t.Fatalf("exit %d verdict %q (%s), want spinning\n%s", code, r.Verdict, r.Summary, stderr)
-	}
+	wantVerdict(t, out, stderr, code, &r, ExitSpinning, "spinning")
 	if err := oncpu.Probe(); err != nil {
 		return // the refusal's note is TestVictimSpinHolder's
 	}
@@ -469,50 +458,46 @@ func pythonNativeFrames(t *testing.T, v *testvictim.Victim) {
 // worker still runs its task (py_nobody pool: it sleeps) is not that.
 func TestPythonPoolLostTask(t *testing.T) {
 	needPySpy(t)
-	for _, ver := range []string{"3.8", "3.9", "3.10", "3.11", "3.12", "3.13"} {
-		t.Run("python"+ver, func(t *testing.T) {
-			py := pyenvPython(t, ver)
-			v := testvictim.StartCmd(t, exec.Command(py, testvictim.Script(t, "py_nobody.py"), "poollost"))
-			out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "300ms", "--samples", "2")
-			c := tdecode(t, out)
-			if c.Verdict != "blocked" {
-				t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
+	eachPython(t, "py_nobody.py", []string{"poollost"}, func(t *testing.T, v *testvictim.Victim) {
+		out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "300ms", "--samples", "2")
+		c := tdecode(t, out)
+		if c.Verdict != "blocked" {
+			t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, c.Verdict, c.Summary, stderr)
+		}
+		for _, w := range v.TIDs("workers") {
+			if !strings.Contains(c.Summary, strconv.Itoa(w)) {
+				t.Errorf("summary %q does not name worker %d", c.Summary, w)
 			}
-			for _, w := range v.TIDs("workers") {
-				if !strings.Contains(c.Summary, strconv.Itoa(w)) {
-					t.Errorf("summary %q does not name worker %d", c.Summary, w)
+		}
+		if !strings.Contains(c.Summary, "waits on it for a task, so none runs the task whose result it awaits") || !strings.Contains(c.Hint, "never reruns") {
+			t.Errorf("summary %q, hint %q: want every worker waiting for a task, and the lost task's hint", c.Summary, c.Hint)
+		}
+		// The pool's task handler waits in queue.SimpleQueue.get, which
+		// is C: its native frames name it, a wait for work.
+		var th struct {
+			Threads []struct {
+				Class string `json:"class"`
+				Stack []struct {
+					Func string `json:"func"`
+				} `json:"stack"`
+			} `json:"threads"`
+		}
+		if err := jsonUnmarshal(out, &th); err != nil {
+			t.Fatal(err)
+		}
+		handlers := 0
+		for _, x := range th.Threads {
+			if len(x.Stack) > 0 && strings.HasSuffix(x.Stack[0].Func, "_handle_tasks") {
+				handlers++
+				if x.Class != "idle" {
+					t.Errorf("the pool's task handler: class %s, want idle (SimpleQueue.get)", x.Class)
 				}
 			}
-			if !strings.Contains(c.Summary, "waits on it for a task, so none runs the task whose result it awaits") || !strings.Contains(c.Hint, "never reruns") {
-				t.Errorf("summary %q, hint %q: want every worker waiting for a task, and the lost task's hint", c.Summary, c.Hint)
-			}
-			// The pool's task handler waits in queue.SimpleQueue.get, which
-			// is C: its native frames name it, a wait for work.
-			var th struct {
-				Threads []struct {
-					Class string `json:"class"`
-					Stack []struct {
-						Func string `json:"func"`
-					} `json:"stack"`
-				} `json:"threads"`
-			}
-			if err := jsonUnmarshal(out, &th); err != nil {
-				t.Fatal(err)
-			}
-			handlers := 0
-			for _, x := range th.Threads {
-				if len(x.Stack) > 0 && strings.HasSuffix(x.Stack[0].Func, "_handle_tasks") {
-					handlers++
-					if x.Class != "idle" {
-						t.Errorf("the pool's task handler: class %s, want idle (SimpleQueue.get)", x.Class)
-					}
-				}
-			}
-			if handlers != 1 {
-				t.Errorf("%d threads in the pool's _handle_tasks, want 1", handlers)
-			}
-		})
-	}
+		}
+		if handlers != 1 {
+			t.Errorf("%d threads in the pool's _handle_tasks, want 1", handlers)
+		}
+	})
 	t.Run("worker-runs-its-task", func(t *testing.T) {
 		v := testvictim.StartPython(t, "py_nobody.py", "pool")
 		out, _, _ := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "300ms", "--samples", "2")
@@ -531,44 +516,66 @@ func TestPythonPoolLostTask(t *testing.T) {
 // GIL's hint.
 func TestPythonGILHeldByABlockedCall(t *testing.T) {
 	needPySpy(t)
+	eachPython(t, "py_gil_held.py", nil, func(t *testing.T, v *testvictim.Victim) {
+		out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
+		var r struct {
+			Verdict   string `json:"verdict"`
+			Summary   string `json:"summary"`
+			HintBasis string `json:"hint_basis"`
+			Locks     []struct {
+				Kind   string `json:"kind"`
+				Holder *struct {
+					TID int `json:"tid"`
+				} `json:"holder"`
+				Waiters []struct {
+					TID int `json:"tid"`
+				} `json:"waiters"`
+			} `json:"locks"`
+		}
+		wantVerdict(t, out, stderr, code, &r, ExitBlocked, "blocked")
+		want := fmt.Sprintf("tid %d (MainThread) holds the GIL and is blocked in read", v.PID)
+		if !strings.Contains(r.Summary, want) || r.HintBasis != "gil-held-blocked" {
+			t.Errorf("summary %q, hint %s: want %q, hint gil-held-blocked", r.Summary, r.HintBasis, want)
+		}
+		found := false
+		for _, l := range r.Locks {
+			if l.Kind == "gil" && l.Holder != nil && l.Holder.TID == v.PID && len(l.Waiters) == 1 && l.Waiters[0].TID == v.TID("worker") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("locks %+v: want the GIL held by main, the worker waiting", r.Locks)
+		}
+	})
+}
+
+// wantVerdict decodes a JSON report into into and stops the test unless
+// it has the verdict and exit code wanted.
+func wantVerdict(t *testing.T, out, stderr string, code ExitCode, into any, wantCode ExitCode, verdict string) {
+	t.Helper()
+	var v struct {
+		Verdict string `json:"verdict"`
+		Summary string `json:"summary"`
+	}
+	if err := jsonUnmarshal(out, &v); err != nil {
+		t.Fatalf("exit %d: %v\n%s", code, err, stderr)
+	}
+	if err := jsonUnmarshal(out, into); err != nil {
+		t.Fatalf("exit %d: %v\n%s", code, err, stderr)
+	}
+	if code != wantCode || v.Verdict != verdict {
+		t.Fatalf("exit %d verdict %q (%s), want %s\n%s", code, v.Verdict, v.Summary, verdict, stderr)
+	}
+}
+
+// eachPython runs f on the victim script (with args) under each Python
+// of pyenv, 3.8–3.13, as a subtest per version.
+func eachPython(t *testing.T, script string, args []string, f func(t *testing.T, v *testvictim.Victim)) {
+	t.Helper()
 	for _, ver := range []string{"3.8", "3.9", "3.10", "3.11", "3.12", "3.13"} {
 		t.Run("python"+ver, func(t *testing.T) {
 			py := pyenvPython(t, ver)
-			v := testvictim.StartCmd(t, exec.Command(py, testvictim.Script(t, "py_gil_held.py")))
-			out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "500ms")
-			var r struct {
-				Verdict   string `json:"verdict"`
-				Summary   string `json:"summary"`
-				HintBasis string `json:"hint_basis"`
-				Locks     []struct {
-					Kind   string `json:"kind"`
-					Holder *struct {
-						TID int `json:"tid"`
-					} `json:"holder"`
-					Waiters []struct {
-						TID int `json:"tid"`
-					} `json:"waiters"`
-				} `json:"locks"`
-			}
-			if err := jsonUnmarshal(out, &r); err != nil {
-				t.Fatalf("exit %d: %v\n%s", code, err, stderr)
-			}
-			if code != ExitBlocked || r.Verdict != "blocked" {
-				t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, r.Verdict, r.Summary, stderr)
-			}
-			want := fmt.Sprintf("tid %d (MainThread) holds the GIL and is blocked in read", v.PID)
-			if !strings.Contains(r.Summary, want) || r.HintBasis != "gil-held-blocked" {
-				t.Errorf("summary %q, hint %s: want %q, hint gil-held-blocked", r.Summary, r.HintBasis, want)
-			}
-			found := false
-			for _, l := range r.Locks {
-				if l.Kind == "gil" && l.Holder != nil && l.Holder.TID == v.PID && len(l.Waiters) == 1 && l.Waiters[0].TID == v.TID("worker") {
-					found = true
-				}
-			}
-			if !found {
-				t.Errorf("locks %+v: want the GIL held by main, the worker waiting", r.Locks)
-			}
+			f(t, testvictim.StartCmd(t, exec.Command(py, append([]string{testvictim.Script(t, script)}, args...)...)))
 		})
 	}
 }
