@@ -94,6 +94,15 @@ func TestForeignStopsAreNoMovement(t *testing.T) {
 				{{tid: 1, name: "w", state: "S", call: lock, wchan: "futex_do_wait", stack: frameB}},
 				{{tid: 1, name: "w", state: "S", call: lock, wchan: "futex_do_wait", stack: frameB}}},
 			[][]model.ForeignStop{nil, {{Kind: model.ForeignRestart, TID: 1}}, nil}},
+		// The CI failure of TestDiagnosesAtOnceOfALockWait: another
+		// diagnosis's py-spy pause broke the lock wait, which the thread
+		// re-entered by another call (Python's lock retry, a new
+		// timeout): "5 threads are working … the waits move".
+		{"a wait read across another's stop",
+			[][]th{{{tid: 1, name: "w", state: "S", call: lock, wchan: "futex_do_wait"}},
+				{{tid: 1, name: "w", state: "S", call: futexWait(0x5556606ed830, 1), wchan: "futex_do_wait"}},
+				{{tid: 1, name: "w", state: "S", call: futexWait(0x5556606ed830, 1), wchan: "futex_do_wait"}}},
+			[][]model.ForeignStop{claim, claim, claim}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -634,20 +634,21 @@ func (p *proc) thread(h *history, opts Options) Actor {
 	// caught in someone else's passing stop is no wait of the thread's,
 	// nor is one on a CPU or a run queue just after another may have
 	// stopped the process (the stop woke it; on a loaded machine it waits
-	// a while to re-enter its call); and a stack read across such an
-	// interval is no evidence that it moved.
+	// a while to re-enter its call); and a wait or a stack read across
+	// such an interval is no evidence that it moved (the other's stop
+	// broke its call, which it re-entered by another path).
 	stackMoved, waitMoved := false, false
 	passing := passingStops(h.readings)
-	base := -1
+	prev, crossed := -1, false // the last reading counted; a foreign interval since
 	for i, r := range h.readings {
+		crossed = crossed || i > 0 && h.foreign[i]
 		if passing[i] || h.foreign[i] && r.State == model.StateRunning {
 			continue
 		}
-		if base < 0 {
-			base = i
-		} else if !sameWait(r, h.readings[base]) {
+		if prev >= 0 && !crossed && !sameWait(r, h.readings[prev]) {
 			waitMoved = true
 		}
+		prev, crossed = i, false
 	}
 	ref, across := -1, false // the last reading with a stack; a foreign interval since
 	for i, r := range h.readings {
