@@ -912,11 +912,9 @@ func (w *words) ownPipes(as []*classify.Actor) bool {
 	return own
 }
 
-// blockedHint is the hint for threads blocked with no holder, cycle or
-// stop to name: by what they wait on. ownPipes: their pipe reads lead
-// back to their own process.
-// poolIdleText is "; every worker of its pool (pids …) waits on it for
-// a task: none runs the task whose result it waits for", or "".
+// poolIdleText is "; every worker of its multiprocessing pool (pids …)
+// waits on it for a task, so none runs the task whose result it awaits",
+// or "".
 func poolIdleText(workers []int) string {
 	if len(workers) == 0 {
 		return ""
@@ -932,6 +930,9 @@ func poolIdleText(workers []int) string {
 	return fmt.Sprintf("; every worker of its multiprocessing pool (%s %s) waits on it for a task, so none runs the task whose result it awaits", noun, strings.Join(ps, ", "))
 }
 
+// blockedHint is the hint for threads blocked with no holder, cycle or
+// stop to name: by what they wait on. ownPipes: their pipe reads lead
+// back to their own process.
 func blockedHint(kinds []classify.KindCount, ownPipes bool) string {
 	switch {
 	case hasKind(kinds, model.WaitLoopBlocked):
