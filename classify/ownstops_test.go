@@ -137,6 +137,7 @@ func TestForeignStopsAreNoMovement(t *testing.T) {
 func TestRewaitsAreNoProgress(t *testing.T) {
 	lock := futexWait(0x7fae280b7c78, 0)
 	other := futexWait(0x7fae280b8c7c, 0)
+	write := call("write", 1, 0x7fca380e01a0, 65)
 	for _, tc := range []struct {
 		name  string
 		calls [3]model.Syscall
@@ -149,11 +150,20 @@ func TestRewaitsAreNoProgress(t *testing.T) {
 		{"wakes 20 times a second", [3]model.Syscall{lock, lock, lock}, [3]uint64{22, 42, 62}, [3]time.Duration{}, classify.ClassWorking, classify.WhySlow},
 		{"uses CPU between", [3]model.Syscall{lock, lock, lock}, [3]uint64{22, 23, 24}, [3]time.Duration{0, 30 * time.Millisecond, 60 * time.Millisecond}, classify.ClassWorking, classify.WhySlow},
 		{"waits on another futex", [3]model.Syscall{lock, other, lock}, [3]uint64{22, 23, 24}, [3]time.Duration{}, classify.ClassWorking, classify.WhySlow},
+		// Any wait, not only a futex's: a write to a full pipe woken twice
+		// (the CI failure of TestDiagnosesAtOnceOfALockWait: every thread
+		// of a hung writer "woke 2 times … slow, not stopped").
+		{"a pipe write woken twice", [3]model.Syscall{write, write, write}, [3]uint64{22, 23, 24}, [3]time.Duration{}, classify.ClassBlocked, classify.WhyRewaits},
+		{"a pipe write woken 20 times a second", [3]model.Syscall{write, write, write}, [3]uint64{22, 42, 62}, [3]time.Duration{}, classify.ClassWorking, classify.WhySlow},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var steps [][]th
 			for i := range tc.calls {
-				steps = append(steps, []th{{tid: 7, name: "abba-1", state: "S", call: tc.calls[i], wchan: "futex_do_wait", vol: tc.vol[i], cpu: tc.cpu[i]}})
+				wchan := "futex_do_wait"
+				if tc.calls[i].Name == "write" {
+					wchan = "anon_pipe_write"
+				}
+				steps = append(steps, []th{{tid: 7, name: "abba-1", state: "S", call: tc.calls[i], wchan: wchan, vol: tc.vol[i], cpu: tc.cpu[i], fd: "pipe:[9]"}})
 			}
 			d := Classify(run(nil, steps...), World{}, classify.DefaultOptions())
 			// A blocked thread's rule may be a later one's (alone, nobody

@@ -662,10 +662,12 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		ref, across = i, false
 	}
 	t.Moved = t.Moved || waitMoved || own > 0 || stackMoved
-	// Woken now and then, and back in the same futex wait every sample,
-	// with no CPU to speak of: a timed wait that keeps timing out (a JVM
-	// monitor's waiter rechecks about once a second), or a wake that
-	// found nothing to do. Its switches show no progress.
+	// Woken now and then, and back in the same wait every sample (a futex,
+	// a lock, a pipe), with no CPU to speak of: a timed wait that keeps
+	// timing out (a JVM monitor's waiter rechecks about once a second), a
+	// wake that found nothing to do, or a wait broken by a stop of
+	// someone else's that the sampler could not see. Its switches show no
+	// progress.
 	rewaits := !waitMoved && !stackMoved && own > 0 && share < 0.005 &&
 		float64(own) <= maxRewaits*elapsed.Seconds()+1
 	one := len(h.readings) == 1
@@ -717,7 +719,7 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		t.Class, t.Why = ClassWorking, Why{Rule: WhyRunnable, N: t.Seen}
 	case kind.Idle():
 		t.Class, t.Why = ClassIdle, Why{Rule: WhyParked, Kind: kind}
-	case rewaits && kind == model.WaitFutex && !one:
+	case rewaits && !one:
 		t.Class, t.Why = ClassBlocked, Why{Rule: WhyRewaits, Kind: kind, N: int(own)}
 	case t.Moved:
 		t.Class, t.Why = ClassWorking, Why{Rule: WhySlow, Kind: kind, N: int(own)}
@@ -744,7 +746,7 @@ func (p *proc) thread(h *history, opts Options) Actor {
 }
 
 // maxRewaits bounds the wakes per second of a thread that goes back to
-// the same futex wait each time for its switches to count as no progress.
+// the same wait each time for its switches to count as no progress.
 const maxRewaits = 2
 
 // sameStack compares two stacks as a loop sees them: the innermost frame by
