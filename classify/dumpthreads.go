@@ -168,15 +168,46 @@ func pyBelow(stack []model.Frame, k int) int {
 // frame: the libc or interpreter function it waits in, when one is known
 // to wait.
 func nativeWait(stack []model.Frame) (model.WaitKind, string) {
-	for _, f := range stack {
-		if !native(f) {
-			break
-		}
+	n := pyTop(stack)
+	if n < 0 {
+		n = len(stack)
+	}
+	return nativeWaitIn(stack[:n])
+}
+
+// nativeWaitIn names the wait of native frames (innermost first): a
+// library call no Python frame names (nativeLibraryWaits, wherever it
+// stands: it says what the primitive under it waits for), else the
+// innermost function known to wait.
+func nativeWaitIn(frames []model.Frame) (model.WaitKind, string) {
+	if k, fn := nativeLibraryWait(frames); k != model.WaitNone {
+		return k, fn
+	}
+	for _, f := range frames {
 		if k, ok := nativeWaits[f.Func]; ok {
 			return k, f.Func
 		}
 	}
 	return model.WaitNone, ""
+}
+
+// nativeLibraryWait names the wait of native frames by a library call
+// among them (nativeLibraryWaits); WaitNone for none.
+func nativeLibraryWait(frames []model.Frame) (model.WaitKind, string) {
+	for _, f := range frames {
+		if k, ok := nativeLibraryWaits[f.Func]; ok {
+			return k, f.Func
+		}
+	}
+	return model.WaitNone, ""
+}
+
+// nativeLibraryWaits are Python library calls that are C, so that no
+// Python frame names them: queue.SimpleQueue.get (a multiprocessing
+// pool's task handler waits in it) waits in a lock acquire that is not a
+// Python lock's.
+var nativeLibraryWaits = map[string]model.WaitKind{
+	"_queue_SimpleQueue_get_impl": model.WaitQueue, "_queue_SimpleQueue_get": model.WaitQueue,
 }
 
 // nativeWaits are the C functions a native stack waits in, by name.

@@ -72,30 +72,30 @@ func profileOf(readings []model.Thread) *CPUProfile {
 	top := map[string]*FuncShare{}
 	on := map[string]int{} // by function: samples with it on their stack
 	lines := map[string][2]int{}
-	if counted {
-		// Counted over every stack caught, those not kept too: a loop
-		// that never takes the same path twice spreads over more stacks
-		// than are kept.
-		for _, c := range funcs {
-			if c.Leaf > 0 {
-				if t := top[c.Func]; t != nil {
-					t.Samples += c.Leaf
-				} else {
-					top[c.Func] = &FuncShare{Func: c.Func, File: c.File, Samples: c.Leaf}
-				}
-			}
-			on[c.Func] += c.OnStack
-			if c.FirstLine > 0 {
-				l, ok := lines[c.Func]
-				if !ok || c.FirstLine < l[0] {
-					l[0] = c.FirstLine
-				}
-				l[1] = max(l[1], c.LastLine)
-				lines[c.Func] = l
+	if !counted {
+		// A recording from before Funcs: the kept stacks are all there is.
+		funcs = model.CountFuncs(stacks)
+	}
+	// Counted over every stack caught, those not kept too: a loop that
+	// never takes the same path twice spreads over more stacks than are
+	// kept.
+	for _, c := range funcs {
+		if c.Leaf > 0 {
+			if t := top[c.Func]; t != nil {
+				t.Samples += c.Leaf
+			} else {
+				top[c.Func] = &FuncShare{Func: c.Func, File: c.File, Samples: c.Leaf}
 			}
 		}
-	} else {
-		countStacks(stacks, top, on)
+		on[c.Func] += c.OnStack
+		if c.FirstLine > 0 {
+			l, ok := lines[c.Func]
+			if !ok || c.FirstLine < l[0] {
+				l[0] = c.FirstLine
+			}
+			l[1] = max(l[1], c.LastLine)
+			lines[c.Func] = l
+		}
 	}
 	for _, t := range top {
 		p.Top = append(p.Top, *t)
@@ -137,43 +137,6 @@ func profileOf(readings []model.Thread) *CPUProfile {
 	// Its lines: every line the loop's function was caught at.
 	if l, ok := lines[p.Loop.Func]; ok {
 		p.Loop.Line, p.LastLine = l[0], l[1]
-		return p
-	}
-	for _, s := range stacks {
-		for _, f := range s.Frames {
-			if f.Func != p.Loop.Func || f.Line == 0 {
-				continue
-			}
-			if p.Loop.Line == 0 || f.Line < p.Loop.Line {
-				p.Loop.Line = f.Line
-			}
-			p.LastLine = max(p.LastLine, f.Line)
-			break
-		}
 	}
 	return p
-}
-
-// countStacks counts the functions of the stacks kept (a profile without
-// Funcs: a recording from before them): innermost (top) and on a stack
-// (on), by function.
-func countStacks(stacks []model.CPUStack, top map[string]*FuncShare, on map[string]int) {
-	for _, s := range stacks {
-		if len(s.Frames) == 0 {
-			continue
-		}
-		f := s.Frames[0]
-		if t := top[f.Func]; t != nil {
-			t.Samples += s.N
-		} else {
-			top[f.Func] = &FuncShare{Func: f.Func, File: f.File, Samples: s.N}
-		}
-		seen := map[string]bool{}
-		for _, f := range s.Frames {
-			if !seen[f.Func] {
-				seen[f.Func] = true
-				on[f.Func] += s.N
-			}
-		}
-	}
 }

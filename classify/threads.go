@@ -875,10 +875,10 @@ func (p *proc) waitKind(t model.Thread) (kind model.WaitKind, resource string) {
 			// join, an event, a future.
 			return k, "futex:" + model.FutexKey(addr)
 		}
-		if t.Python != nil && slices.ContainsFunc(t.Native, func(f model.Frame) bool { return strings.HasPrefix(f.Func, "_queue_SimpleQueue_get") }) {
-			// queue.SimpleQueue.get is C: no Python frame names it, its
-			// native frames do (a multiprocessing pool's task handler).
-			return model.WaitQueue, "futex:" + model.FutexKey(addr)
+		if k, _ := nativeLibraryWait(t.Native); t.Python != nil && k != model.WaitNone {
+			// A library call that is C (queue.SimpleQueue.get): no Python
+			// frame names it, its native frames do.
+			return k, "futex:" + model.FutexKey(addr)
 		}
 		if p.runtime == model.RuntimeGo {
 			// An M the Go scheduler parked until a goroutine is runnable:

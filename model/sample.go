@@ -1,6 +1,11 @@
 package model
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+)
 
 // Sample is one look at a process: process-wide facts and one entry per thread.
 // Samples serialise to JSON so a run can be recorded and replayed.
@@ -472,6 +477,53 @@ type FuncCount struct {
 	Leaf      int    `json:"leaf,omitempty"`
 	FirstLine int    `json:"first_line,omitempty"`
 	LastLine  int    `json:"last_line,omitempty"`
+}
+
+// CountFuncs counts the functions on stacks: on how many samples' stacks
+// each is, innermost on how many, and the lines it was caught at (its
+// innermost call on each stack); the most often on a stack first.
+func CountFuncs(stacks []CPUStack) []FuncCount {
+	type key struct{ fn, file string }
+	by := map[key]*FuncCount{}
+	for _, st := range stacks {
+		seen := map[key]bool{}
+		for i, f := range st.Frames {
+			k := key{f.Func, f.File}
+			c := by[k]
+			if c == nil {
+				c = &FuncCount{Func: f.Func, File: f.File}
+				by[k] = c
+			}
+			if i == 0 {
+				c.Leaf += st.N
+			}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			c.OnStack += st.N
+			if f.Line > 0 {
+				if c.FirstLine == 0 || f.Line < c.FirstLine {
+					c.FirstLine = f.Line
+				}
+				c.LastLine = max(c.LastLine, f.Line)
+			}
+		}
+	}
+	out := make([]FuncCount, 0, len(by))
+	for _, c := range by {
+		out = append(out, *c)
+	}
+	slices.SortFunc(out, func(a, b FuncCount) int {
+		if c := cmp.Compare(b.OnStack, a.OnStack); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.Leaf, a.Leaf); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Func+"\x00"+a.File, b.Func+"\x00"+b.File)
+	})
+	return out
 }
 
 // CPUStack is one stack of an on-CPU profile, innermost frame first,

@@ -71,7 +71,7 @@ func (w *words) summary(c classify.Cause) string {
 				h.Ref.Goroutine, spinWhere(h), surely(l), l.ID, plural(len(l.Waiters), "goroutine waits", "goroutines wait"))
 		}
 		return fmt.Sprintf("%s spins%s (%s) while %sholding %s %s; %s for it",
-			threadName(h), spinIn(h), w.cpuWords(h), surely(l), lockKindWord(l.Kind), l.Address, plural(len(l.Waiters), "thread waits", "threads wait"))
+			threadName(h), spinIn(h), w.cpuWords(h), surely(l), lockKindWord(l.Kind.String()), l.Address, plural(len(l.Waiters), "thread waits", "threads wait"))
 	case classify.CauseHolderBlocked:
 		h, l := as[0], w.lock(c.Lock)
 		if goroutines {
@@ -95,7 +95,7 @@ func (w *words) summary(c classify.Cause) string {
 			what += " on " + h.Resource
 		}
 		return fmt.Sprintf("%s %sholds %s %s and is %s; %s for the lock%s",
-			threadName(h), surely(l), lockKindWord(l.Kind), l.Address, what, plural(len(l.Waiters), "thread waits", "threads wait"), w.beyond(h.Ref))
+			threadName(h), surely(l), lockKindWord(l.Kind.String()), l.Address, what, plural(len(l.Waiters), "thread waits", "threads wait"), w.beyond(h.Ref))
 	case classify.CauseSpinning:
 		if goroutines {
 			if len(as) > 1 {
@@ -421,7 +421,7 @@ func (w *words) hint(c classify.Cause) string {
 			return goBlockedHint(c.Kinds)
 		}
 		if len(c.PoolIdle) > 0 {
-			return "A multiprocessing pool waits for the result of a task that no worker has: every worker waits for a task. A worker died while it ran the task (killed — by the OOM killer? look in dmesg or the journal for its pid — or os._exit, a crash in C), and multiprocessing.Pool replaces a dead worker but never reruns or fails its task. Find why it died; use concurrent.futures.ProcessPoolExecutor, which fails the task with BrokenProcessPool, or pass a timeout to get(). Only a restart frees this call."
+			return "A multiprocessing pool waits for the result of a task that no worker has: every worker waits for a task. Most likely a worker died while it ran the task (killed — by the OOM killer? look in dmesg or the journal for its pid — or os._exit, a crash in C), and multiprocessing.Pool replaces a dead worker but never reruns or fails its task. Find why it died; use concurrent.futures.ProcessPoolExecutor, which fails the task with BrokenProcessPool, or pass a timeout to get(). Only a restart frees this call."
 		}
 		return blockedHint(c.Kinds, w.ownPipes(as))
 	case classify.CauseIdle:
@@ -753,7 +753,7 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 		t := w.actor(r)
 		if t != nil {
 			if l := w.lock(t.WaitsFor); l != nil && l.Holder != nil {
-				parts = append(parts, fmt.Sprintf("%s waits for %s %s %sheld by %s", threadName(t), lockKindWord(l.Kind), l.Address, surely(l), threadName(w.actor(*l.Holder))))
+				parts = append(parts, fmt.Sprintf("%s waits for %s %s %sheld by %s", threadName(t), lockKindWord(l.Kind.String()), l.Address, surely(l), threadName(w.actor(*l.Holder))))
 				continue
 			}
 		}

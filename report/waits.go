@@ -132,7 +132,7 @@ func (w *words) detail(wt *classify.Wait) string {
 			s += fmt.Sprintf(", %sheld by tid %d", surely(l), wt.To.TID)
 		}
 	case wt.Kind == model.WaitLock && l != nil && l.Holder != nil:
-		s = fmt.Sprintf("waits for %s %s %sheld by tid %d", lockKindWord(l.Kind), l.Address, surely(l), l.Holder.TID)
+		s = fmt.Sprintf("waits for %s %s %sheld by tid %d", lockKindWord(l.Kind.String()), l.Address, surely(l), l.Holder.TID)
 	case wt.Kind == model.WaitLock && l != nil:
 		s = fmt.Sprintf("waits on futex %s with %d other threads; holder unknown", l.Address, len(l.Waiters)-1)
 	case wt.Kind == model.WaitThreadExit && wt.Joined > 0:

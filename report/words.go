@@ -793,10 +793,9 @@ func classWord(a *classify.Actor) string {
 
 // lockKindWord is how a lock's kind reads before its address: the GIL
 // (kind gil, address GIL) is "the GIL".
-func lockKindWord[K ~uint8 | ~string](kind K) string {
-	s := fmt.Sprint(kind)
-	if s == "gil" {
+func lockKindWord(kind string) string {
+	if kind == classify.LockGIL.String() {
 		return "the"
 	}
-	return s
+	return kind
 }

@@ -453,51 +453,15 @@ const (
 	keptLeaves = 16
 )
 
-// funcCounts counts the functions on stacks: on how many samples' stacks
-// each is, innermost on how many, and the lines it was caught at (its
-// innermost call on each stack); the most often on a stack first, at
-// most keptFuncs.
+// funcCounts counts the functions on stacks (model.CountFuncs), the most
+// often on a stack first, at most keptFuncs of them plus the keptLeaves
+// most often innermost.
 func funcCounts(stacks []*model.CPUStack) []model.FuncCount {
-	type key struct{ fn, file string }
-	by := map[key]*model.FuncCount{}
-	for _, st := range stacks {
-		seen := map[key]bool{}
-		for i, f := range st.Frames {
-			k := key{f.Func, f.File}
-			c := by[k]
-			if c == nil {
-				c = &model.FuncCount{Func: f.Func, File: f.File}
-				by[k] = c
-			}
-			if i == 0 {
-				c.Leaf += st.N
-			}
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-			c.OnStack += st.N
-			if f.Line > 0 {
-				if c.FirstLine == 0 || f.Line < c.FirstLine {
-					c.FirstLine = f.Line
-				}
-				c.LastLine = max(c.LastLine, f.Line)
-			}
-		}
+	vals := make([]model.CPUStack, len(stacks))
+	for i, st := range stacks {
+		vals[i] = *st
 	}
-	out := make([]model.FuncCount, 0, len(by))
-	for _, c := range by {
-		out = append(out, *c)
-	}
-	slices.SortFunc(out, func(a, b model.FuncCount) int {
-		if c := cmp.Compare(b.OnStack, a.OnStack); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(b.Leaf, a.Leaf); c != 0 {
-			return c
-		}
-		return strings.Compare(a.Func+"\x00"+a.File, b.Func+"\x00"+b.File)
-	})
+	out := model.CountFuncs(vals)
 	if len(out) <= keptFuncs {
 		return out
 	}

@@ -336,10 +336,7 @@ func sameDump(a, b *model.Sample) bool {
 	if len(a.JavaDeadlocks) != len(b.JavaDeadlocks) {
 		return false
 	}
-	was := make(map[int]*model.Thread, len(a.Threads))
-	for i := range a.Threads {
-		was[a.Threads[i].TID] = &a.Threads[i]
-	}
+	was := byTID(a)
 	for i := range b.Threads {
 		now := &b.Threads[i]
 		w, ok := was[now.TID]
@@ -368,10 +365,7 @@ func still(prev, s *model.Sample) bool {
 		return false
 	}
 	stuck := deadlocked(prev)
-	was := make(map[int]*model.Thread, len(prev.Threads))
-	for i := range prev.Threads {
-		was[prev.Threads[i].TID] = &prev.Threads[i]
-	}
+	was := byTID(prev)
 	seen := 0
 	for i := range s.Threads {
 		now := &s.Threads[i]
@@ -450,13 +444,19 @@ func deadlocked(s *model.Sample) map[int]bool {
 	return stuck
 }
 
+// byTID indexes a sample's threads by tid.
+func byTID(s *model.Sample) map[int]*model.Thread {
+	m := make(map[int]*model.Thread, len(s.Threads))
+	for i := range s.Threads {
+		m[s.Threads[i].TID] = &s.Threads[i]
+	}
+	return m
+}
+
 // reuse gives s the stacks and Java facts of prev's dump, for threads
 // that proved still.
 func reuse(prev, s *model.Sample) {
-	was := make(map[int]*model.Thread, len(prev.Threads))
-	for i := range prev.Threads {
-		was[prev.Threads[i].TID] = &prev.Threads[i]
-	}
+	was := byTID(prev)
 	for i := range s.Threads {
 		w, ok := was[s.Threads[i].TID]
 		if !ok || w.Java == nil {
