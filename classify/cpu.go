@@ -108,9 +108,12 @@ func machineLoad(samples []model.Sample, host model.Host) *MachineLoad {
 func wantsMore(a *Actor) bool { return a.CPU.RunqueuePercent >= 20 }
 
 // wantsCPU reports a process with a thread that spins, or whose threads
-// wait for a CPU a good share of the time between them: a Go program's
+// wait for a CPU a good share of the time between them (a Go program's
 // work moves between its threads, each waiting for a part of the time
-// its cgroup's quota keeps them all off a CPU.
+// its cgroup's quota keeps them all off a CPU), or that used nearly all
+// its quota: a throttled process's threads need not show the wait at all
+// (under cgroup v1 a throttled Go program's threads read parked in its
+// scheduler's futex, with no run-queue delay).
 func (p *proc) wantsCPU() bool {
 	waited := 0.0
 	for i := range p.threads {
@@ -120,5 +123,9 @@ func (p *proc) wantsCPU() bool {
 		}
 		waited += t.CPU.RunqueuePercent
 	}
-	return waited >= 20
+	return waited >= 20 || p.throttle != nil && p.throttle.QuotaCores > 0 && processCPU(p)/100 >= quotaUsed*p.throttle.QuotaCores
 }
+
+// quotaUsed is the share of its CPU quota a throttled process must use
+// for its throttling to say it wants more.
+const quotaUsed = 0.8

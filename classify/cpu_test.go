@@ -51,6 +51,26 @@ func TestStarved(t *testing.T) {
 			t.Errorf("cpu block %+v", d.R.CPU)
 		}
 	})
+	t.Run("its quota used up, no thread seen waiting for a CPU", func(t *testing.T) {
+		// A Go program under cgroup v1, as the CI run read it: the
+		// threads park in the scheduler's futex between slices, with no
+		// run-queue delay, and between them use the whole quota.
+		a := []model.Frame{{Func: "main.work", File: "/src/main.go", Line: 10}}
+		b := []model.Frame{{Func: "main.work", File: "/src/main.go", Line: 12}}
+		f1, f2 := futexWait(0xc000080148, 0), futexWait(0xc000100148, 0)
+		worker := func() []model.Sample {
+			return run(nil,
+				[]th{{tid: 1, name: "w", state: "S", call: f1, wchan: "futex_do_wait", stack: a}, {tid: 2, name: "w", state: "S", call: f2, wchan: "futex_do_wait", stack: a}},
+				[]th{{tid: 1, name: "w", state: "S", cpu: 25 * time.Millisecond, call: f2, wchan: "futex_do_wait", stack: b}, {tid: 2, name: "w", state: "S", cpu: 25 * time.Millisecond, call: f1, wchan: "futex_do_wait", stack: b}},
+			)
+		}
+		if d := Classify(withQuota(worker(), 10), World{}, classify.DefaultOptions()); d.Cause.Rule != classify.CauseStarved {
+			t.Errorf("verdict %s (%s), want working: starved", d.Verdict, d.Summary)
+		}
+		if d := Classify(worker(), World{}, classify.DefaultOptions()); d.Cause.Rule == classify.CauseStarved {
+			t.Errorf("no quota, yet starved: %s", d.Summary)
+		}
+	})
 	t.Run("a quota that seldom throttles it: still spinning", func(t *testing.T) {
 		d := Classify(withQuota(spinner(), 1), World{}, classify.DefaultOptions())
 		if d.Verdict != classify.Spinning || strings.Contains(d.Summary, "machine is busy") {
