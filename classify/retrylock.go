@@ -30,10 +30,26 @@ type RetryLock struct {
 const (
 	minRetrySleepNS = int64(20e6)
 	maxRetrySleepNS = int64(1e9)
+	// maxRetryCPU bounds the CPU of a thread whose readings caught it
+	// between tries: a retry loop naps, it does not work.
+	maxRetryCPU = 5.0
 )
 
+// lastNap is the last reading that caught the thread in a retry-length
+// sleep.
+func lastNap(readings []model.Thread) (model.Thread, bool) {
+	passing := passingStops(readings)
+	for i := len(readings) - 1; i >= 0; i-- {
+		if ns := readings[i].SleepNS; !passing[i] && ns >= minRetrySleepNS && ns <= maxRetrySleepNS {
+			return readings[i], true
+		}
+	}
+	return model.Thread{}, false
+}
+
 // retryLock finds the record lock a process retries: every live thread is
-// idle, the ones asleep sleep briefly, and the last sample that looked (a
+// idle, or caught between tries (its waits move from a brief nap to other
+// calls, with next to no CPU), the ones asleep sleep briefly, and the last sample that looked (a
 // sample looks when a thread naps: one that caught the thread on its way
 // back to a CPU does not) shows another process's lock on a file the
 // process has open. Those threads become blocked behind the holder.
@@ -56,6 +72,17 @@ func (p *proc) retryLock() {
 		switch {
 		case t.Class == ClassExited:
 			continue
+		case t.Class == ClassWorking && t.CPU.Known && t.CPU.Percent < maxRetryCPU:
+			// Caught between tries as well as napping: its waits move
+			// from the nap to the database file's calls and back, with
+			// next to no CPU. Its wait is the nap.
+			if nap, ok := p.naps[t.Ref.TID]; ok {
+				p.waiting[t.Ref.TID] = nap
+				t.State, t.Wchan, t.Syscall, t.FD = nap.State, nap.Wchan, nap.Syscall, nap.FD
+				sleepers = append(sleepers, t)
+				continue
+			}
+			return
 		case t.Class != ClassIdle:
 			return
 		}

@@ -32,6 +32,19 @@ func TestRetryLock(t *testing.T) {
 		}
 		return ss
 	}
+	// Caught between tries in the middle sample: in the database file's
+	// read, its waits move, and its CPU stays near nothing.
+	between := func() []model.Sample {
+		ss := mk(100e6, []model.LockedFile{db}, nil)
+		ss[2].Threads[0].Syscall = call("pread64", 4, 0x7100, 100, 0)
+		ss[2].Threads[0].SleepNS = 0
+		ss[2].LockedFiles = nil // it did not look
+		ss[0].LockedFiles = []model.LockedFile{db}
+		ss[2].Threads[0].Wchan = "do_syscall_64"
+		ss[1].Threads[0].Voluntary += 3
+		ss[2].Threads[0].Voluntary += 6
+		return ss
+	}
 	worker := &th{tid: pid + 1, name: "worker", state: "R", cpu: 900e6, call: running}
 	tests := []struct {
 		name    string
@@ -39,6 +52,7 @@ func TestRetryLock(t *testing.T) {
 		retry   bool
 	}{
 		{"sqlite busy", mk(100e6, []model.LockedFile{db}, nil), true},
+		{"caught between tries", between(), true},
 		{"a long sleep", mk(30e9, []model.LockedFile{db}, nil), false},
 		{"a runtime's nap", mk(5e6, []model.LockedFile{db}, nil), false},
 		{"no lock of another's", mk(100e6, nil, nil), false},
@@ -53,6 +67,7 @@ func TestRetryLock(t *testing.T) {
 					w = &d.Waits[i]
 				}
 			}
+			t.Logf("%s: %s %s", tt.name, d.Verdict, d.Summary)
 			if !tt.retry {
 				if w != nil && w.Kind == model.WaitLockRetry {
 					t.Fatalf("wait %+v, want no lock-retry", *w)

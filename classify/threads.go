@@ -85,8 +85,11 @@ type proc struct {
 	live    map[int]bool
 	// waiting is each thread's last wait, from lastWaiting.
 	waiting map[int]model.Thread
-	locks   []Lock
-	lockOf  map[int]*Lock // by waiter TID
+	// naps are the threads' last readings in a retry-length sleep
+	// (lastNap).
+	naps   map[int]model.Thread
+	locks  []Lock
+	lockOf map[int]*Lock // by waiter TID
 	// lockIndex finds locks by id (lockByID).
 	lockIndex lockIndex
 	waits     []Wait
@@ -135,7 +138,7 @@ type proc struct {
 // sample.
 func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Resource, sources map[string][]string, opts Options) *proc {
 	p := &proc{pid: samples[0].PID, samples: samples, sources: sources, byTID: map[int]*Actor{}, live: map[int]bool{},
-		waiting: map[int]model.Thread{}, lockOf: map[int]*Lock{}, runtime: rt, res: res}
+		waiting: map[int]model.Thread{}, naps: map[int]model.Thread{}, lockOf: map[int]*Lock{}, runtime: rt, res: res}
 	hist := histories(samples)
 	last := samples[len(samples)-1]
 	p.locks = append(findLocks(p.pid, last), fileLocks(p.pid, last, res)...)
@@ -153,6 +156,9 @@ func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Reso
 	}
 	for _, h := range hist {
 		p.waiting[h.tid] = lastWaiting(h.readings)
+		if nap, ok := lastNap(h.readings); ok {
+			p.naps[h.tid] = nap
+		}
 	}
 	p.threads = make([]Actor, 0, len(hist))
 	for _, h := range hist {

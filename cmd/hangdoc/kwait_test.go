@@ -65,7 +65,7 @@ func kwDiagnose(t *testing.T, pid, samples int) kwReport {
 		t.Fatalf("%v\n%s\n%s", err, out, stderr)
 	}
 	if code != ExitBlocked || r.Verdict != "blocked" {
-		t.Fatalf("exit %d verdict %q (%s), want blocked\n%s", code, r.Verdict, r.Summary, stderr)
+		t.Fatalf("exit %d verdict %q (%s), want blocked\n%s\n%s", code, r.Verdict, r.Summary, out, stderr)
 	}
 	return r
 }
