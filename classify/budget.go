@@ -40,7 +40,7 @@ func byShape(gs [][]model.Goroutine) [][]model.Goroutine {
 			}
 			r := *g
 			r.Twins = slices.Clone(g.Twins)
-			r.WaitChans, r.ChanRefs = nil, nil
+			r.WaitChans, r.ChanRefs, r.WaitLock, r.HeldLocks = nil, nil, "", nil
 			index[h] = append(index[h], len(folded))
 			folded = append(folded, r)
 		}

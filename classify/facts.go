@@ -497,6 +497,7 @@ const (
 	BasisOnlyCandidate // inferred: the one actor holding a lock none other is named for
 	BasisUnseen        // inferred: nothing seen holds it; the one actor whose stack is not seen may
 	BasisArgAddress    // inferred: no source; the one frame that prints the lock's Address among its arguments
+	BasisStackWord     // inferred: the one goroutine not waiting for it whose stack refers to the lock's Address (a memory read)
 	BasisReaders       // a sync.RWMutex held for reading, by Lock.Readers
 	BasisCandidates    // several hold it as far as the evidence goes: Ranked
 	BasisNoCandidate   // nobody is seen holding it

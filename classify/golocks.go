@@ -31,6 +31,22 @@ func mutexAddress(stack []model.Frame) string {
 	return ""
 }
 
+// waitLockAddr is the address of the lock a waiter waits for: its Lock
+// frame's receiver where the dump prints it, else the memory reader's
+// semaphore's.
+func waitLockAddr(g *Actor) string {
+	if a := mutexAddress(g.Stack); a != "" {
+		return a
+	}
+	return g.GoLock
+}
+
+// syncLockFunc reports a sync lock's own method: a frame above it calls
+// Lock or RLock.
+func syncLockFunc(fn string) bool {
+	return strings.HasPrefix(fn, "sync.(*Mutex).") || strings.HasPrefix(fn, "sync.(*RWMutex).") || strings.HasPrefix(fn, "internal/sync.(*Mutex).")
+}
+
 // firstArg is a frame's first argument word when the runtime vouches for
 // it: "(0xc000012088, 0x1)" → "0xc000012088"; "" for "0x0?" or "...".
 func firstArg(args string) string {
@@ -314,7 +330,7 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 	for i := range gs {
 		g := &gs[i]
 		if g.Aside == AsideNone && g.Class == ClassBlocked && (g.Wait == model.WaitMutex || g.Wait == model.WaitRWMutex) {
-			if a := mutexAddress(g.Stack); a != "" {
+			if a := waitLockAddr(g); a != "" {
 				waited[a] = true
 			}
 		}
@@ -337,6 +353,7 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 			continue
 		}
 		waiting := g.Class == ClassBlocked && (g.Wait == model.WaitMutex || g.Wait == model.WaitRWMutex)
+		first := len(holds) // this goroutine's holds start here
 		// The waiter's frame is the one that calls the lock: the
 		// program's own, or the standard library's (sync.(*Once).doSlow's
 		// o.m.Lock()).
@@ -371,7 +388,7 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 				h := lockRef{fn: f.Func, line: f.Line, recv: recv, stale: stale[f.File]}
 				if k == wk && waiting {
 					w := h
-					if a := mutexAddress(g.Stack); a != "" {
+					if a := waitLockAddr(g); a != "" {
 						w.keys = []string{"addr:" + a}
 						h.waitAddr = a
 					}
@@ -381,7 +398,7 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 				if g.Class != ClassIdle || g.Wait == model.WaitSleep {
 					own := ""
 					if waiting {
-						own = mutexAddress(g.Stack)
+						own = waitLockAddr(g)
 					}
 					args := argAddresses(f.Args, waited, own)
 					if siteFns[f.Func] || len(args) > 0 {
@@ -394,7 +411,7 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 			if k == wk && waiting {
 				if c, ok := fn.lockingAt(f.Line); ok {
 					w := namer.ref(g, k, src, fn, c.expr, c.op == "RLock")
-					if a := mutexAddress(g.Stack); a != "" && !slices.Contains(w.keys, "addr:"+a) {
+					if a := waitLockAddr(g); a != "" && !slices.Contains(w.keys, "addr:"+a) {
 						w.keys = append([]string{"addr:" + a}, w.keys...)
 					}
 					waits = append(waits, lockWait{a: g, frame: k, lock: w})
@@ -402,17 +419,45 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 					// No Lock call at the line: the lock is named by
 					// where it is taken.
 					w := lockRef{fn: f.Func, line: f.Line, read: g.GoWait.Kind == model.GoRWMutexRead}
-					if a := mutexAddress(g.Stack); a != "" {
+					if a := waitLockAddr(g); a != "" {
 						w.keys = []string{"addr:" + a}
 					}
 					waits = append(waits, lockWait{a: g, frame: k, lock: w})
 				}
 			}
-			for _, c := range fn.heldAt(f.Line) {
+			// The frame waits in a lock's Lock at this line, or stands at
+			// the line in another call or operation.
+			inLock := k > 0 && syncLockFunc(g.Stack[k-1].Func)
+			for _, c := range fn.heldAt(f.Line, !inLock) {
 				if g.Wait == model.WaitCond && src.condLock(c.expr) {
 					continue // Cond.Wait unlocks its lock while it waits
 				}
 				holds = append(holds, lockHold{a: g, frame: k, lock: namer.ref(g, k, src, fn, c.expr, c.op == "RLock")})
+			}
+		}
+		// A memory read's evidence: the locks others wait for that its
+		// stack refers to, but the one it waits for itself. Which of its
+		// frames holds one is not known: its own innermost stands for it.
+		if len(g.HeldLocks) > 0 {
+			own := ""
+			if waiting {
+				own = waitLockAddr(g)
+			}
+			var keys []string
+			for _, a := range g.HeldLocks {
+				if a != own && waited[a] {
+					keys = append(keys, "word:"+a)
+				}
+			}
+			if len(keys) > 0 {
+				// Its frames' locks from the source carry them too: the
+				// address held and a lock call on the path.
+				for i := first; i < len(holds); i++ {
+					if holds[i].lock.sourced {
+						holds[i].lock.keys = append(slices.Clip(holds[i].lock.keys), keys...)
+					}
+				}
+				holds = append(holds, lockHold{a: g, frame: u, lock: lockRef{fn: g.Stack[u].Func, line: g.Stack[u].Line, keys: keys}})
 			}
 		}
 	}

@@ -296,6 +296,7 @@ type readingKey struct {
 	created         *model.Frame
 	creator         int64
 	labels          string
+	lock            string // the lock waited for, by address
 }
 
 // goHistories gathers each goroutine's readings, lowest id first, folding
@@ -353,7 +354,7 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 			}
 			fold.sizes[n][sizeKey{g.State, si}] += 1 + len(g.Twins)
 			key := readingKey{state: g.State, minutes: g.WaitMinutes, thread: g.Thread, locked: g.LockedToThread,
-				frames: len(st), creator: g.CreatorID}
+				frames: len(st), creator: g.CreatorID, lock: g.WaitLock}
 			if len(st) > 0 {
 				key.stack = &st[0]
 			}
@@ -371,7 +372,7 @@ func goHistories(gs [][]model.Goroutine, sources []model.Format) ([]*goHistory, 
 			// Channel evidence (a memory reader's, Delve's) ties
 			// goroutines one by one: never folded, so never looked up.
 			rk := kinds
-			if g.WaitChans == nil && g.ChanRefs == nil && g.HeldChans == nil {
+			if g.WaitChans == nil && g.ChanRefs == nil && g.HeldChans == nil && g.HeldLocks == nil {
 				if k, ok := readings[key]; ok {
 					rk = k
 				} else {
@@ -668,7 +669,8 @@ func (s *goScene) goroutine(h *goHistory) Actor {
 	last := h.lastWaiting()
 	g := Actor{
 		Kind: ActorGoroutine, Ref: Ref{PID: s.p.pid, Goroutine: h.id},
-		GoState: last.State, GoWait: model.ParseGoWait(last.State), WaitMinutes: last.WaitMinutes, Thread: last.Thread,
+		GoState: last.State, GoWait: model.ParseGoWait(last.State), GoLock: last.WaitLock, HeldLocks: last.HeldLocks,
+		WaitMinutes: last.WaitMinutes, Thread: last.Thread,
 		Seen: len(h.readings), Stack: last.Stack, CreatedBy: last.CreatedBy, CreatorID: last.CreatorID,
 		Wait: goWait(last),
 	}

@@ -276,11 +276,15 @@ func (f *goFunc) hasLockAt(line int) bool {
 }
 
 // heldAt is the locks the function holds at line: locked before it and not
-// unlocked since, a deferred unlock keeping them held.
-func (f *goFunc) heldAt(line int) []lockCall {
+// unlocked since, a deferred unlock keeping them held. With sameLine (the
+// frame stands at line in something other than a lock's Lock: `mu.RLock();
+// <-never`), the calls at the line itself count too: the line's Lock
+// returned, and an Unlock on it has not run, as the frame is still there
+// (a line's calls are taken in order, which a line number cannot tell).
+func (f *goFunc) heldAt(line int, sameLine bool) []lockCall {
 	var held []lockCall
 	for _, c := range f.calls {
-		if c.line >= line || c.deferred {
+		if c.line > line || c.line == line && !sameLine || c.deferred {
 			continue
 		}
 		switch c.op {

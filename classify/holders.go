@@ -171,22 +171,27 @@ type candidate struct {
 	basis BasisKind
 	site  bool // matched by site, not by name
 	arg   bool // matched by an argument word, with no source
+	word  bool // matched by a word of its stack (a memory read)
 }
 
 // argMatch: the hold's frame, read without its source, prints among its
 // arguments the address the waiters wait on ("arg:0x…" against
-// "addr:0x…").
-func argMatch(w, h lockRef) bool {
+// "addr:0x…"), or its goroutine's stack refers to it ("word:0x…", a
+// memory read's).
+func argMatch(w, h lockRef) (arg, word bool) {
 	for _, wk := range w.keys {
 		a, ok := strings.CutPrefix(wk, "addr:")
 		if !ok {
 			continue
 		}
 		if slices.Contains(h.keys, "arg:"+a) {
-			return true
+			return true, false
+		}
+		if slices.Contains(h.keys, "word:"+a) {
+			return false, true
 		}
 	}
-	return false
+	return false, false
 }
 
 // Bounds on the holder search, so that it stays linear in the holds
@@ -256,6 +261,7 @@ func (x *holdIndex) candidates(n int32, w lockWait) []int32 {
 		}
 		if a, ok := strings.CutPrefix(k, "addr:"); ok {
 			all(x.byKey["arg:"+a])
+			all(x.byKey["word:"+a])
 		}
 	}
 	site := !w.lock.sourced && w.lock.fn != ""
@@ -341,8 +347,15 @@ func findHolders(pid int, groups []*lockGroup, holds []lockHold, unseen []*Actor
 				matched[i] = true
 				continue
 			}
-			if argMatch(first.lock, h.lock) {
-				cands = append(cands, candidate{hold: h, basis: BasisInferred, arg: true})
+			if arg, word := argMatch(first.lock, h.lock); arg || word {
+				// Its stack refers to the lock, and the source shows
+				// the frame locked the expression the waiters lock:
+				// probable; the address alone: inferred.
+				b := BasisInferred
+				if word && h.lock.sourced && first.lock.sourced && h.lock.text != "" && h.lock.text == first.lock.text {
+					b = BasisProbable
+				}
+				cands = append(cands, candidate{hold: h, basis: b, arg: arg, word: word})
 				matched[i] = true
 			}
 		}
@@ -488,6 +501,9 @@ func pickHolder(l *Lock, g *lockGroup, cands []candidate, seen *seenActors, n in
 			b.Rule = BasisSameSite
 		case c.arg:
 			b.Rule = BasisArgAddress
+			b.Address = l.Address
+		case c.word:
+			b.Rule = BasisStackWord
 			b.Address = l.Address
 		}
 		b.Frame, b.Line, b.HeldExpr = c.hold.a.Stack[c.hold.frame].Func, c.hold.a.Stack[c.hold.frame].Line, c.hold.lock.text

@@ -232,14 +232,17 @@ func transfer(a, b *sync.Mutex) {
 	}
 	for _, tc := range []struct {
 		line int
+		same bool // the frame stands at the line past its calls
 		want []string
 	}{
-		{15, nil}, // at the Lock itself: not yet held
-		{18, []string{"Lock s.mu", "RLock s.inner.rw"}}, // a deferred Unlock keeps s.mu held
-		{21, []string{"Lock s.mu", "Lock global"}},      // RUnlock released the read lock
+		{15, false, nil}, // at the Lock itself: not yet held
+		{15, true, []string{"Lock s.mu"}},
+		{18, false, []string{"Lock s.mu", "RLock s.inner.rw"}}, // a deferred Unlock keeps s.mu held
+		{19, true, []string{"Lock s.mu"}},                      // past the line's RUnlock
+		{21, false, []string{"Lock s.mu", "Lock global"}},      // RUnlock released the read lock
 	} {
-		if got := exprs(put.heldAt(tc.line)); !slices.Equal(got, tc.want) {
-			t.Errorf("Put held at line %d: %q, want %q", tc.line, got, tc.want)
+		if got := exprs(put.heldAt(tc.line, tc.same)); !slices.Equal(got, tc.want) {
+			t.Errorf("Put held at line %d (same line %v): %q, want %q", tc.line, tc.same, got, tc.want)
 		}
 	}
 	if c, ok := put.lockingAt(20); !ok || c.expr != "global" {
@@ -262,8 +265,8 @@ func transfer(a, b *sync.Mutex) {
 		t.Errorf("b in transfer: scope %d, index %d, want parameter 1", sc, i)
 	}
 	lit := g.funcAt(31)
-	if lit == tr || !slices.Equal(exprs(lit.heldAt(31)), []string{"Lock local"}) {
-		t.Errorf("the literal's locks: %q", exprs(lit.heldAt(31)))
+	if lit == tr || !slices.Equal(exprs(lit.heldAt(31, false)), []string{"Lock local"}) {
+		t.Errorf("the literal's locks: %q", exprs(lit.heldAt(31, false)))
 	}
 	if sc, _ := lit.scopeOf(g, "a"); sc != scopeUnknown {
 		t.Errorf("a captured by a literal: scope %d, want unknown (its value is not in the literal's frame)", sc)

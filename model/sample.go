@@ -399,6 +399,17 @@ type Goroutine struct {
 	// enough, so a goroutine listed here may not use the channel; one not
 	// listed cannot reach it that way.
 	HeldChans []string `json:"held_chans,omitempty"`
+	// WaitLock is the address of the sync.Mutex or sync.RWMutex a
+	// goroutine blocked in Lock or RLock waits for ("0xc000012080"), read
+	// from the runtime's semaphore table by the memory reader: the
+	// address a dump prints as the Lock frame's receiver.
+	WaitLock string `json:"wait_lock,omitempty"`
+	// HeldLocks are the locks some goroutine of the sample waits for
+	// (their WaitLock) that this goroutine's stack refers to, as the
+	// channel scan finds HeldChans: the lock's address as a word, or a
+	// word pointing into the heap object the lock is part of. A
+	// candidate's evidence, never proof that it holds the lock.
+	HeldLocks []string `json:"held_locks,omitempty"`
 	// Twins are the ids of the other goroutines of the sample that read
 	// exactly like this one (state, wait, stack with its argument words,
 	// labels, creator): a source that reads a pile of identical

@@ -623,7 +623,7 @@ func (w *words) basisText(l *classify.Lock) string {
 	case classify.BasisOwnerGone:
 		reason = fmt.Sprintf("its __owner %d is not a live thread of pid %d (an owner that exited, or not a mutex)", b.Owner, b.PID)
 	case classify.BasisSameObject, classify.BasisSameExpr, classify.BasisSameSite, classify.BasisOnlyCandidate, classify.BasisUnseen, classify.BasisArgAddress,
-		classify.BasisReaders, classify.BasisCandidates, classify.BasisNoCandidate:
+		classify.BasisStackWord, classify.BasisReaders, classify.BasisCandidates, classify.BasisNoCandidate:
 		return w.frameBasis(l)
 	}
 	return fmt.Sprintf("%d threads wait on the same futex word; %s, so no holder is named", b.Waiters, reason)
@@ -695,6 +695,9 @@ func (w *words) frameBasis(l *classify.Lock) string {
 	case classify.BasisArgAddress:
 		s = fmt.Sprintf("inferred: %s is the only goroutine that does not wait for it whose frame %s prints its address %s among its arguments, and the runtime records no owner (the waiters take %s); the program's source would show whether %s locked it",
 			w.actorLabel(*l.Holder), shortFunc(b.Frame), b.Address, where, shortFunc(b.Frame))
+	case classify.BasisStackWord:
+		s = fmt.Sprintf("inferred: %s is the only goroutine not waiting for it whose stack refers to its address %s (a word of its stack, or of an object the stack points to, read from memory), and the runtime records no owner (the waiters take %s); the program's source would show where it locked it",
+			w.actorLabel(*l.Holder), b.Address, where)
 	case classify.BasisReaders:
 		var names []string
 		for _, r := range l.Readers {

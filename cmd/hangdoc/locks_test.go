@@ -28,6 +28,9 @@ type reportLock struct {
 	Readers []struct {
 		Goroutine int64 `json:"goroutine"`
 	} `json:"readers"`
+	Waiters []struct {
+		Goroutine int64 `json:"goroutine"`
+	} `json:"waiters"`
 	BasisKind string `json:"basis_kind"`
 	Basis     string `json:"basis"`
 }
@@ -60,7 +63,7 @@ type corpusBuild struct {
 }
 
 // buildCorpusGo builds a Go victim of the corpus's own module with this
-// machine's Go.
+// machine's Go, or the toolchain a "GOTOOLCHAIN=go1.N.0" flag names.
 func buildCorpusGo(t *testing.T, name string, flags ...string) string {
 	t.Helper()
 	root, err := testvictim.RepoRoot()
@@ -77,10 +80,18 @@ func buildCorpusGo(t *testing.T, name string, flags ...string) string {
 			return
 		}
 		b.path = filepath.Join(dir, name)
-		args := append([]string{"build", "-o", b.path}, flags...)
+		toolchain := "GOTOOLCHAIN=local"
+		args := []string{"build", "-o", b.path}
+		for _, f := range flags {
+			if strings.HasPrefix(f, "GOTOOLCHAIN=") {
+				toolchain = f // fetched through the module proxy
+			} else {
+				args = append(args, f)
+			}
+		}
 		cmd := exec.Command("go", append(args, "./"+name)...)
 		cmd.Dir = filepath.Join(root, "testdata", "corpus", "victims", "go")
-		cmd.Env = append(os.Environ(), "GOTOOLCHAIN=local", "GOFLAGS=")
+		cmd.Env = append(os.Environ(), toolchain, "GOFLAGS=")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.err = err
 			t.Logf("%s", out)
@@ -142,6 +153,57 @@ func TestGoLockHoldersLive(t *testing.T) {
 				}
 			}
 			if tc.cycle && len(r.Cycles) == 0 {
+				t.Errorf("no cycle: %s", r.Summary)
+			}
+		})
+	}
+}
+
+// TestGoLockIdentityFromMemory: goroutines read from memory, with no
+// pprof and no stop. The lock each waits for is known by its address (the
+// semaphore it is parked on): one RWMutex taken by three closures is one
+// lock. Its holder is the goroutine whose stack refers to that address
+// and whose code takes a lock: probable with the source (the same
+// expression locked on the path, here earlier on the line the holder waits
+// at), inferred without it (-trimpath: no file is found), where the abba
+// pair becomes a deadlock with both holders named.
+func TestGoLockIdentityFromMemory(t *testing.T) {
+	tests := []struct {
+		victim  string
+		flags   []string
+		verdict string
+		holders []string // ready-line keys naming the holders
+		waiters int      // of the one lock, when there is one
+		basis   string
+	}{
+		{victim: "rwclosures", verdict: "blocked", holders: []string{"holder"}, waiters: 3, basis: "probable"},
+		{victim: "rwclosures", flags: []string{"-trimpath"}, verdict: "blocked", holders: []string{"holder"}, waiters: 3, basis: "inferred"},
+		{victim: "rwclosures", flags: []string{"-trimpath", "GOTOOLCHAIN=go1.22.0"}, verdict: "blocked", holders: []string{"holder"}, waiters: 3, basis: "inferred"},
+		{victim: "abba", flags: []string{"-trimpath"}, verdict: "deadlock", holders: []string{"alice", "bob"}, basis: "inferred"},
+		{victim: "abba", flags: []string{"-trimpath", "GOTOOLCHAIN=go1.22.0"}, verdict: "deadlock", holders: []string{"alice", "bob"}, basis: "inferred"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.victim+strings.Join(tc.flags, ""), func(t *testing.T) {
+			t.Parallel()
+			v := testvictim.Start(t, buildCorpusGo(t, tc.victim, tc.flags...))
+			out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms")
+			var r lockReport
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("exit %d, %v: %s\n%s", code, err, out, stderr)
+			}
+			if r.Verdict != tc.verdict || r.Sampling.StackSource != "memory" {
+				t.Errorf("verdict %s from %s (%s), want %s from memory; notes %v", r.Verdict, r.Sampling.StackSource, r.Summary, tc.verdict, r.Sampling.Notes)
+			}
+			if tc.waiters > 0 && (len(r.Locks) != 1 || len(r.Locks[0].Waiters) != tc.waiters) {
+				t.Errorf("locks %+v, want one with %d waiters", r.Locks, tc.waiters)
+			}
+			for _, key := range tc.holders {
+				id := int64(v.Int(key))
+				if basis, ok := holderOf(r, id); !ok || basis != tc.basis {
+					t.Errorf("goroutine %d (%s) holds no lock with basis %q: locks %+v", id, key, tc.basis, r.Locks)
+				}
+			}
+			if tc.verdict == "deadlock" && len(r.Cycles) == 0 {
 				t.Errorf("no cycle: %s", r.Summary)
 			}
 		})

@@ -139,6 +139,56 @@ type scanner struct {
 	read     map[uint64]bool     // objects read
 	size     map[uint64]uint64   // object → its size
 	ptrs     int                 // words that may be pointers, so far
+	// The locks waited for: which wanted texts are locks, and the heap
+	// objects they are part of (by base).
+	isLock map[string]bool
+	lockIn map[uint64][]string
+}
+
+// lockObjects finds the heap objects the locks are part of: a word that
+// points anywhere into one refers to its lock (a struct with a mutex
+// field, an object with no pointers at all). A lock outside the heap (a
+// global) is referred to by its own address only.
+func (s *scanner) lockObjects(locks map[uint64]string) {
+	if !s.heap || len(locks) == 0 {
+		return
+	}
+	addrs := make([]uint64, 0, len(locks))
+	for a := range locks {
+		addrs = append(addrs, a)
+	}
+	for a, o := range s.resolve(addrs) {
+		s.lockIn[o.base] = appendNew(s.lockIn[o.base], locks[a])
+	}
+}
+
+// intoLocks adds to held the locks of the objects the words ptrs point
+// into.
+func (s *scanner) intoLocks(held []string, ptrs []uint64, objs map[uint64]scanObj) []string {
+	if len(s.lockIn) == 0 {
+		return held
+	}
+	for _, p := range ptrs {
+		if o, ok := objs[p]; ok {
+			held = appendAll(held, s.lockIn[o.base])
+		}
+	}
+	return held
+}
+
+// split parts what a goroutine holds into channels and locks, each
+// sorted.
+func (s *scanner) split(held []string) (chans, locks []string) {
+	for _, h := range held {
+		if s.isLock[h] {
+			locks = append(locks, h)
+		} else {
+			chans = append(chans, h)
+		}
+	}
+	slices.Sort(chans)
+	slices.Sort(locks)
+	return chans, locks
 }
 
 // cut records the first reason the scan is not complete.
@@ -168,14 +218,30 @@ func (r *Reader) chanScan(ctx context.Context, gs []model.Goroutine, roots []sca
 			}
 		}
 	}
-	if len(want) == 0 {
+	locks := map[uint64]string{}
+	for _, g := range gs {
+		if a, err := strconv.ParseUint(strings.TrimPrefix(g.WaitLock, "0x"), 16, 64); err == nil && a != 0 {
+			locks[a] = g.WaitLock
+		}
+	}
+	if len(want) == 0 && len(locks) == 0 {
 		return nil
 	}
 	s := &scanner{r: r, want: want, res: &model.ChanScan{Depth: scanDepth, Complete: true}, deadline: time.Now().Add(scanTime),
 		arenas: map[uint64]uint64{}, pages: map[uint64]uint64{}, spans: map[uint64]spanInfo{},
-		chans: map[uint64][]string{}, children: map[uint64][]uint64{}, read: map[uint64]bool{}, size: map[uint64]uint64{}}
+		chans: map[uint64][]string{}, children: map[uint64][]uint64{}, read: map[uint64]bool{}, size: map[uint64]uint64{},
+		isLock: map[string]bool{}, lockIn: map[uint64][]string{}}
 	s.timers()
+	for a, text := range locks {
+		// The locks are looked for as the channels are; they are told
+		// apart at the end.
+		if _, ok := want[a]; !ok {
+			want[a] = text
+			s.isLock[text] = true
+		}
+	}
 	s.openHeap()
+	s.lockObjects(locks)
 	s.deadline = time.Now().Add(cmp.Or(r.scanTime, scanTime))
 	if deadline, ok := ctx.Deadline(); ok && deadline.Before(s.deadline) {
 		s.deadline = deadline
@@ -273,6 +339,7 @@ func (r *Reader) chanScan(ctx context.Context, gs []model.Goroutine, roots []sca
 		}
 		base := s.resolve(all)
 		for i := range objs {
+			held[i] = s.intoLocks(held[i], objs[i], base)
 			objs[i] = s.bases(objs[i], base)
 		}
 		level := s.unread(objs...)
@@ -287,6 +354,9 @@ func (r *Reader) chanScan(ctx context.Context, gs []model.Goroutine, roots []sca
 			}
 			base := s.resolve(flat)
 			for i, o := range level {
+				if in := s.intoLocks(nil, kids[i], base); len(in) > 0 {
+					s.chans[o] = appendAll(s.chans[o], in)
+				}
 				s.children[o] = s.bases(kids[i], base)
 			}
 			level = s.unread(func() [][]uint64 {
@@ -345,17 +415,34 @@ func appendAll(s []string, xs []string) []string {
 	return s
 }
 
-// finish fills the goroutines' HeldChans and the globals' channels.
+// finish fills the goroutines' HeldChans and HeldLocks and the globals'
+// channels.
 func (s *scanner) finish(gs []model.Goroutine, roots []scanRoot, held [][]string) *model.ChanScan {
+	names := map[string]bool{}
 	for i, rt := range roots {
 		if len(held[i]) > 0 {
-			slices.Sort(held[i])
-			gs[rt.out].HeldChans = held[i]
+			chans, locks := s.split(held[i])
+			gs[rt.out].HeldChans, gs[rt.out].HeldLocks = chans, locks
+			if len(locks) > 0 {
+				for _, f := range gs[rt.out].Stack {
+					names[f.Func] = true
+				}
+			}
+		}
+	}
+	if len(names) > 0 {
+		// Only a goroutine that takes a sync lock somewhere on its stack
+		// may hold one.
+		takes := s.r.lockTakers(names)
+		for _, rt := range roots {
+			g := &gs[rt.out]
+			if len(g.HeldLocks) > 0 && !slices.ContainsFunc(g.Stack, func(f model.Frame) bool { return takes[f.Func] }) {
+				g.HeldLocks = nil
+			}
 		}
 	}
 	if g := held[len(roots)]; len(g) > 0 {
-		slices.Sort(g)
-		s.res.Globals = g
+		s.res.Globals, _ = s.split(g)
 	}
 	if !s.res.Complete && s.res.Cut == "" {
 		s.res.Cut = "cut short"
@@ -605,7 +692,7 @@ func (s *scanner) readObjs(objs []uint64, depth int, more bool) [][]uint64 {
 		var held []string
 		held, p = s.words(q.Buf, nil, nil)
 		if len(held) > 0 {
-			s.chans[q.Addr] = held
+			s.chans[q.Addr] = appendAll(s.chans[q.Addr], held)
 		}
 		if more {
 			kids[at[k]] = p

@@ -421,6 +421,9 @@ func (c *chunkState) goroutine(g *gread, now int64) model.Goroutine {
 	l := &r.lay.G
 	out := model.Goroutine{ID: g.goid, State: r.state(g.status, g.reason), Thread: g.tid,
 		LockedToThread: field(g.b, l.LockedM) != 0, Labels: g.labels, WaitChans: g.waitChans}
+	if sema, ok := r.semas[g.addr]; ok && g.status == gWaiting {
+		out.WaitLock = lockOfSema(out.State, sema)
+	}
 	if ws := int64(field(g.b, l.WaitSince)); (g.status == gWaiting || g.status == gSyscall) && ws != 0 && now > ws {
 		out.WaitMinutes = int((now - ws) / int64(time.Minute))
 	}

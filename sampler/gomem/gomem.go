@@ -115,6 +115,13 @@ type Reader struct {
 	created   map[uint64]created // by gopc
 	chans     map[uint64][]string
 	phys      []physFrame
+	// semas are the semaphore words waiting gs are parked on (by g), read
+	// from the semaphore table before the gs (semaWaits).
+	semas map[uint64]uint64
+	// takes says which functions take a sync lock (lockcalls.go), and
+	// lockEntries are the lock functions' entries.
+	takes       map[string]bool
+	lockEntries map[uint64]bool
 
 	// The channel scan (chanscan.go): asked for, the goroutines of the
 	// read in progress, and the heap's layout, read once.
@@ -542,6 +549,8 @@ func (r *Reader) Goroutines(ctx context.Context) (gs []model.Goroutine, st Stats
 		return nil, st, fmt.Errorf("reading the goroutines of pid %d: %w", r.pid, err)
 	}
 	n := len(list) / 8
+	r.semas = r.semaWaits()
+	defer func() { r.semas = nil }()
 	out := make([]model.Goroutine, 0, n)
 	c := newChunkState(r)
 	var retry []uint64

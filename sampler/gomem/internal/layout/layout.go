@@ -48,6 +48,9 @@ type M struct {
 type Sudog struct {
 	Size        int
 	C, Waitlink Field
+	// The semaphore table's: the waiting g, the semaphore word (elem),
+	// and the treap's children (prev, next).
+	G, Elem, Prev, Next Field
 }
 
 // Module holds the fields of runtime.moduledata that are read.
@@ -240,7 +243,8 @@ func FromDWARF(d *dwarf.Data, arch string, ptrSize int) (Layout, error) {
 			Waiting: find(g, "waiting"), Labels: find(g, "labels"),
 		},
 		M:     M{Size: int(m.ByteSize), Procid: find(m, "procid"), Curg: find(m, "curg")},
-		Sudog: Sudog{Size: int(s.ByteSize), C: find(s, "c"), Waitlink: find(s, "waitlink")},
+		Sudog: Sudog{Size: int(s.ByteSize), C: find(s, "c"), Waitlink: find(s, "waitlink"),
+			G: find(s, "g"), Elem: find(s, "elem"), Prev: find(s, "prev"), Next: find(s, "next")},
 		Module: Module{
 			Size:     int(md.ByteSize),
 			PCHeader: find(md, "pcHeader"),
