@@ -55,6 +55,7 @@ var specialFuncs = []string{
 	"runtime.goexit", "runtime.sigpanic", "runtime.asyncPreempt", "runtime.debugCallV2",
 	"runtime.gopanic", "runtime.panicwrap", "runtime.forEachGRace", "runtime.allgadd",
 	"runtime.mstart", "runtime.rt0_go", "runtime.morestack", "runtime.mcall",
+	"runtime.semacquire1",
 }
 
 // heapLayout reads the runtime's heap layout from the file's DWARF, and
@@ -192,7 +193,7 @@ func openExe(path string) (*exe, error) {
 	}
 	e.refs = map[string][]uint64{}
 	text := f.Section(".text")
-	for _, name := range []string{"runtime.forEachGRace", "runtime.allgadd"} {
+	for _, name := range []string{"runtime.forEachGRace", "runtime.allgadd", "runtime.semacquire1"} {
 		fn, ok := e.funcs[name]
 		if !ok || text == nil || fn.entry < text.Addr || fn.end > text.Addr+text.Size || fn.end-fn.entry > 1<<16 {
 			continue

@@ -118,6 +118,9 @@ type Reader struct {
 	// semas are the semaphore words waiting gs are parked on (by g), read
 	// from the semaphore table before the gs (semaWaits).
 	semas map[uint64]uint64
+	// semtable and semStride are a stripped binary's semaphore table,
+	// once found.
+	semtable, semStride uint64
 	// takes says which functions take a sync lock (lockcalls.go), and
 	// lockEntries are the lock functions' entries.
 	takes       map[string]bool

@@ -251,7 +251,7 @@ func TestMatchesPprof(t *testing.T) {
 					// Before Go 1.26 dumps never print labels.
 					g.Labels = nil
 				}
-				g.WaitChans, g.Thread = nil, 0
+				g.WaitChans, g.Thread, g.WaitLock = nil, 0, ""
 				if d := cmp.Diff(want, g); d != "" {
 					t.Errorf("goroutine %d: dump (-) and reader (+) differ:\n%s", want.ID, d)
 				}
@@ -312,6 +312,21 @@ func checkRoles(t *testing.T, v *testvictim.Victim, lb build, got map[int64]mode
 	}
 	if a, b := got[roles["receiver"][0]].WaitChans, got[roles["holder"][0]].WaitChans; !cmp.Equal(a, b) {
 		t.Errorf("receiver and holder wait on %v and %v, the same channel", a, b)
+	}
+	// The mutex waiters' lock, from the semaphore table: the symbol's, or
+	// a stripped build's found by the code that indexes it.
+	if len(roles["waiter"]) != 3 {
+		t.Errorf("waiters %v, want 3", roles["waiter"])
+	}
+	for _, id := range roles["waiter"] {
+		if g := got[id]; g.WaitLock != v.Info["mu"] {
+			t.Errorf("waiter %d [%s] waits for lock %q, want mu at %s", id, g.State, g.WaitLock, v.Info["mu"])
+		}
+	}
+	for _, role := range []string{"receiver", "holder", "sleeper"} {
+		if g := got[roles[role][0]]; g.WaitLock != "" {
+			t.Errorf("%s goroutine %d [%s] waits for lock %q, want none", role, g.ID, g.State, g.WaitLock)
+		}
 	}
 	if sel := got[roles["selector"][0]]; len(sel.WaitChans) != 2 {
 		t.Errorf("selector waits on %v, want two channels", sel.WaitChans)

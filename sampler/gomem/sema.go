@@ -25,58 +25,109 @@ const semTabSize = 251
 const maxSemaSudogs = maxGoroutines
 
 // semaWaits reads the semaphore table: the semaphore word each waiting g
-// (by address) is parked on. Nil when the table cannot be found (no
-// symbol table) or read; the read goes on without lock addresses.
+// (by address) is parked on. Nil when the table cannot be found or read;
+// the read goes on without lock addresses.
+//
+// The table is runtime.semtable in the symbol table. A stripped binary has
+// none: its candidates are the globals runtime.semacquire1's code refers
+// to (it indexes the table, inlined), and the one taken is the first whose
+// semTabSize roots have zero padding and a waiter filed under its own
+// root, (elem>>3)%semTabSize; a table with no waiter proves nothing, and
+// is looked for again at the next read.
 func (r *Reader) semaWaits() map[uint64]uint64 {
 	s := r.lay.Sudog
-	sym, ok := r.exe.syms["runtime.semtable"]
-	if !ok || !s.G.OK() || !s.Elem.OK() || !s.Prev.OK() || !s.Next.OK() || !s.Waitlink.OK() {
+	if !s.G.OK() || !s.Elem.OK() || !s.Prev.OK() || !s.Next.OK() || !s.Waitlink.OK() {
 		return nil
 	}
-	stride := sym.Size / semTabSize
-	if stride < 24 || stride%8 != 0 || sym.Size%semTabSize != 0 {
-		return nil
+	if sym, ok := r.exe.syms["runtime.semtable"]; ok {
+		if sym.Size%semTabSize != 0 {
+			return nil
+		}
+		out, _ := r.walkSema(sym.Value+r.bias, sym.Size/semTabSize, false)
+		return out
 	}
-	table := make([]byte, sym.Size)
-	if err := r.read1(sym.Value+r.bias, table); err != nil {
-		return nil
+	if r.semtable != 0 {
+		out, _ := r.walkSema(r.semtable, r.semStride, false)
+		return out
 	}
-	// semaRoot is {lock mutex; treap *sudog; nwait}: the runtime's mutex
-	// is one word.
-	const treapOff = 8
+	stride := uint64(64) // internal/cpu.CacheLinePadSize
+	if r.exe.arch == "arm64" {
+		stride = 128
+	}
+	for _, a := range r.exe.refs["runtime.semacquire1"] {
+		if !r.exe.inSection(a, ".bss", ".noptrbss", ".data", ".noptrdata") {
+			continue
+		}
+		if out, ok := r.walkSema(a+r.bias, stride, true); ok {
+			r.semtable, r.semStride = a+r.bias, stride
+			return out
+		}
+	}
+	return nil
+}
+
+// walkSema walks the table at addr, its roots stride bytes apart; with
+// check, ok says the table looked like the runtime's (zero padding, and a
+// waiter under its own root).
+func (r *Reader) walkSema(addr, stride uint64, check bool) (out map[uint64]uint64, ok bool) {
+	s := r.lay.Sudog
+	if stride < 24 || stride%8 != 0 {
+		return nil, false
+	}
+	table := make([]byte, stride*semTabSize)
+	if err := r.read1(addr, table); err != nil {
+		return nil, false
+	}
+	// semaRoot is {lock mutex; treap *sudog; nwait uint32}: the runtime's
+	// mutex is one word.
+	const treapOff, rootSize = 8, 20
+	root := map[uint64]uint64{} // sudog → its root's index, for the check
 	var level []uint64
 	seen := map[uint64]bool{}
-	push := func(a uint64) {
+	push := func(a, i uint64) {
 		if a != 0 && a%8 == 0 && !seen[a] && len(seen) < maxSemaSudogs && r.maps.readable(a, uint64(s.Size)) {
 			seen[a] = true
 			level = append(level, a)
+			if check {
+				root[a] = i
+			}
 		}
 	}
 	for i := uint64(0); i < semTabSize; i++ {
-		push(field(table[i*stride:], layout.Field{Off: treapOff, Size: 8}))
+		e := table[i*stride : (i+1)*stride]
+		if check {
+			for _, b := range e[rootSize:] {
+				if b != 0 {
+					return nil, false
+				}
+			}
+		}
+		push(field(e, layout.Field{Off: treapOff, Size: 8}), i)
 	}
-	out := map[uint64]uint64{}
+	out = map[uint64]uint64{}
 	var sr spanReader
 	for len(level) > 0 {
 		cur := level
 		level = nil
 		views, err := sr.read(r.mem, r.maps, cur, s.Size)
 		if err != nil {
-			return out
+			return out, false
 		}
-		for _, b := range views {
+		for k, b := range views {
 			if b == nil {
 				continue
 			}
+			i := root[cur[k]]
 			if g, elem := field(b, s.G), field(b, s.Elem); g != 0 && elem != 0 && elem%4 == 0 {
 				out[g] = elem
+				ok = ok || check && (elem>>3)%semTabSize == i
 			}
-			push(field(b, s.Prev))
-			push(field(b, s.Next))
-			push(field(b, s.Waitlink))
+			push(field(b, s.Prev), i)
+			push(field(b, s.Next), i)
+			push(field(b, s.Waitlink), i)
 		}
 	}
-	return out
+	return out, ok || !check
 }
 
 // lockOfSema is the address of the sync lock a goroutine waits for, from

@@ -30,7 +30,7 @@
 // Once every goroutine is where it should be (checked with runtime.Stack)
 // it prints
 //
-//	ready pid=P pprof=ADDR holder=G waiters=G,G,G sender=G ... spinner_tid=T syscall_tid=T
+//	ready pid=P pprof=ADDR mu=0x… holder=G waiters=G,G,G sender=G ... spinner_tid=T syscall_tid=T
 //
 // where each G is a goroutine id; then it stays until killed.
 //
@@ -151,7 +151,7 @@ func main() {
 	wait(*n, extra)
 
 	idsMu.Lock()
-	line := fmt.Sprintf("ready pid=%d pprof=%s", os.Getpid(), addr)
+	line := fmt.Sprintf("ready pid=%d pprof=%s mu=%p", os.Getpid(), addr, &mu)
 	roles := make([]string, 0, len(ids))
 	for r := range ids {
 		if r != "idle" {
