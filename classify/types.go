@@ -123,17 +123,17 @@ type Actor struct {
 	Vars        []model.FrameVars // the objects its frames name (py-spy --locals)
 
 	// A goroutine's evidence, at its last wait.
-	GoState     string       // the wait reason or status as the source printed it, for the report
-	GoWait      model.GoWait // GoState read: what rules match
+	GoState string       // the wait reason or status as the source printed it, for the report
+	GoWait  model.GoWait // GoState read: what rules match
 	// GoLock is the address of the lock it waits for, from the memory
 	// reader's semaphore table (Goroutine.WaitLock); HeldLocks the
 	// waited-for locks its stack refers to (Goroutine.HeldLocks).
-	GoLock    string
-	HeldLocks []string
-	WaitMinutes int          // the runtime's stamp, a lower bound
-	Thread      int          // the OS thread it ran on, when the source said
-	Aside       Aside        // not the program's story, and why
-	Group       int          // its index in Diagnosis.Groups
+	GoLock      string
+	HeldLocks   []string
+	WaitMinutes int   // the runtime's stamp, a lower bound
+	Thread      int   // the OS thread it ran on, when the source said
+	Aside       Aside // not the program's story, and why
+	Group       int   // its index in Diagnosis.Groups
 	CreatedBy   *model.Frame
 	CreatorID   int64 // the goroutine that started it, when the source says
 

@@ -45,7 +45,7 @@ type exe struct {
 var wantSyms = []string{
 	"runtime.allglen", "runtime.allgptr", "runtime.allgs", "runtime.firstmoduledata",
 	"runtime.waitReasonStrings", "runtime.gStatusStrings", "go:func.*",
-	"runtime.mheap_",    // the channel scan's way to heap objects
+	"runtime.mheap_",   // the channel scan's way to heap objects
 	"runtime.semtable", // the lock waits' semaphores (sema.go)
 }
 

@@ -242,7 +242,7 @@ func FromDWARF(d *dwarf.Data, arch string, ptrSize int) (Layout, error) {
 			GoPC: find(g, "gopc"), StartPC: find(g, "startpc"),
 			Waiting: find(g, "waiting"), Labels: find(g, "labels"),
 		},
-		M:     M{Size: int(m.ByteSize), Procid: find(m, "procid"), Curg: find(m, "curg")},
+		M: M{Size: int(m.ByteSize), Procid: find(m, "procid"), Curg: find(m, "curg")},
 		Sudog: Sudog{Size: int(s.ByteSize), C: find(s, "c"), Waitlink: find(s, "waitlink"),
 			G: find(s, "g"), Elem: find(s, "elem"), Prev: find(s, "prev"), Next: find(s, "next")},
 		Module: Module{
