@@ -143,6 +143,49 @@ func BenchmarkGoroutines(b *testing.B) {
 	}
 }
 
+// BenchmarkLockIdentity is lock identity's cost on server-shaped input:
+// 5,000 connections, each with its own mutex that one goroutine holds
+// while parked and another waits for (10,000 goroutines and more), beside
+// the same read without it: the read alone, then the last read's scan
+// (channels alone, then channels and locks).
+func BenchmarkLockIdentity(b *testing.B) {
+	v := startVictim(b, testvictim.ModuleBuild{LDFlags: strip}, "-locks", "5000")
+	for _, tc := range []struct {
+		name        string
+		locks, scan bool
+	}{{"read-alone", false, false}, {"read-with-locks", true, false}, {"scan-alone", false, true}, {"scan-with-locks", true, true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			r := openReader(b, v.PID)
+			r.noLocks = !tc.locks
+			r.ScanChannels(tc.scan)
+			runtime.GC()
+			cpu0 := cpuTime()
+			held, waiting := 0, 0
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				gs, _, err := r.Goroutines(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				held, waiting = 0, 0
+				for _, g := range gs {
+					if len(g.HeldLocks) > 0 {
+						held++
+					}
+					if g.WaitLock != "" {
+						waiting++
+					}
+				}
+			}
+			b.StopTimer()
+			if tc.locks && waiting < 5000 || tc.locks && tc.scan && held < 5000 {
+				b.Fatalf("%d goroutines wait for a known lock, %d hold one: want 5000 each", waiting, held)
+			}
+			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/1000/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
 // BenchmarkOpen is the cost of Open: reading the executable, finding the
 // runtime's variables.
 func BenchmarkOpen(b *testing.B) {

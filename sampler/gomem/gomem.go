@@ -121,6 +121,9 @@ type Reader struct {
 	// semtable and semStride are a stripped binary's semaphore table,
 	// once found.
 	semtable, semStride uint64
+	// noLocks, set by a benchmark, reads without lock identity: the
+	// baseline it is measured against.
+	noLocks bool
 	// takes says which functions take a sync lock (lockcalls.go), and
 	// lockEntries are the lock functions' entries.
 	takes       map[string]bool
@@ -552,7 +555,9 @@ func (r *Reader) Goroutines(ctx context.Context) (gs []model.Goroutine, st Stats
 		return nil, st, fmt.Errorf("reading the goroutines of pid %d: %w", r.pid, err)
 	}
 	n := len(list) / 8
-	r.semas = r.semaWaits()
+	if !r.noLocks {
+		r.semas = r.semaWaits()
+	}
 	defer func() { r.semas = nil }()
 	out := make([]model.Goroutine, 0, n)
 	c := newChunkState(r)

@@ -18,6 +18,9 @@
 //   - with -churn K, K pairs of goroutines handing a token back and forth
 //     for ever and a spawner of short-lived goroutines (gs that move,
 //     die and are reused while they are read);
+//   - with -locks N, N connections, each with its own mutex, which one
+//     goroutine holds parked in a channel receive and another waits for
+//     (server-shaped input for the lock identity's benchmark);
 //   - with -rawsleep D, a goroutine locked to its thread that loops in
 //     raw nanosleep(D) calls: status running, its thread in a syscall.
 //
@@ -90,6 +93,7 @@ func main() {
 	servePprof := flag.Bool("pprof", false, "serve net/http/pprof and /heartbeat on 127.0.0.1:0")
 	rawSleep := flag.Duration("rawsleep", 0, "run a goroutine looping in raw nanosleep calls of this length")
 	churn := flag.Int("churn", 0, "pairs of goroutines that ping-pong on channels for ever, and a spawner of short-lived goroutines")
+	locks := flag.Int("locks", 0, "connections whose own mutex one goroutine holds while parked and another waits for (for benchmarks)")
 	fork := flag.Bool("fork", false, "run the victim as a child and relay its ready line with target=PID (Delve refuses a test's own child)")
 	flag.Parse()
 	if *fork {
@@ -140,6 +144,8 @@ func main() {
 	if *churn > 0 {
 		go spawner()
 	}
+
+	lockPairs(*locks)
 
 	var extra []string
 	if *rawSleep > 0 {
@@ -534,4 +540,49 @@ func goid() int64 {
 func fatal(err error) {
 	fmt.Fprintf(os.Stderr, "error: %v\n", err)
 	os.Exit(1)
+}
+
+// conn is a connection of -locks: its own mutex and objects.
+type conn struct {
+	id  int
+	buf []byte
+	mu  sync.Mutex
+}
+
+// lockPairs starts n holders and n waiters, each pair on its own conn,
+// and returns once every waiter is parked in Lock.
+func lockPairs(n int) {
+	if n == 0 {
+		return
+	}
+	for i := 0; i < n; i++ {
+		c := &conn{id: i, buf: make([]byte, 64+i%512)}
+		held := make(chan struct{})
+		go func() {
+			c.mu.Lock()
+			close(held)
+			<-never
+			c.mu.Unlock()
+		}()
+		<-held
+		go func() {
+			c.mu.Lock()
+			c.buf[0]++
+			c.mu.Unlock()
+		}()
+	}
+	deadline := time.Now().Add(120 * time.Second)
+	for time.Now().Before(deadline) {
+		k := 0
+		for _, st := range goroutineStates() {
+			if st == "sync.Mutex.Lock" {
+				k++
+			}
+		}
+		if k >= n+3 {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	fatal(fmt.Errorf("the -locks waiters did not all park in Lock"))
 }
