@@ -203,6 +203,16 @@ func TestGoLockIdentityFromMemory(t *testing.T) {
 					t.Errorf("goroutine %d (%s) holds no lock with basis %q: locks %+v", id, key, tc.basis, r.Locks)
 				}
 			}
+			// The words say what the basis rests on.
+			want := "whose stack refers to its address"
+			if tc.basis == "probable" {
+				want = "held for reading by goroutine " + v.Info["holder"]
+			}
+			for _, l := range r.Locks {
+				if !strings.Contains(l.Basis, want) {
+					t.Errorf("lock %s: basis %q lacks %q", l.ID, l.Basis, want)
+				}
+			}
 			if tc.verdict == "deadlock" && len(r.Cycles) == 0 {
 				t.Errorf("no cycle: %s", r.Summary)
 			}
