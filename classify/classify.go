@@ -59,7 +59,7 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 	threads := p.layer(ActorThread)
 	tv, tc, tcause := p.ladder(threads, d.Cycles, g, opts)
 	if tcause.Rule == CauseBlocked && slices.ContainsFunc(tcause.Kinds, func(k KindCount) bool { return k.Kind == model.WaitPoolResult }) {
-		tcause.PoolIdle = g.poolWaitsForTasks()
+		tcause.PoolIdle, tcause.PoolLate = g.poolWaitsForTasks()
 	}
 	d.Verdict, d.Confidence, d.Cause = tv, tc, tcause
 	ev := threadEvidence(p, g, &d, tv, tcause)

@@ -152,6 +152,10 @@ type Cause struct {
 	// blocked wait for its result has every one of them waiting on the
 	// target for a task: none runs the task whose result is awaited.
 	PoolIdle []int
+	// PoolLate are those of them that started later than the pool's
+	// first worker: the pool started them to replace a worker that
+	// exited (one that died, or one retired by maxtasksperchild).
+	PoolLate []PoolWorker
 	// Throttle is the cgroup quota that starves the process (CauseStarved).
 	Throttle *Throttle
 	// GC is the JVM's collector over the run (CauseGCThrash).
@@ -181,6 +185,14 @@ type Cause struct {
 	// ends (every other thread waits), so the process is blocked, not
 	// idle: it waits for workers who wait for work nobody is left to put.
 	Joiners []Ref
+}
+
+// PoolWorker is a pool's worker that started after the pool's first.
+type PoolWorker struct {
+	PID int
+	// AfterMS is how much later it started, in milliseconds (the
+	// kernel's start times count in 10 ms ticks).
+	AfterMS int64
 }
 
 // Throttle is what a cgroup's CPU quota did to a process over the run.

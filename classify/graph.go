@@ -704,30 +704,48 @@ func (g *graph) cpuSince(before, after model.Proc) float64 {
 // queue's lock). Then no worker runs a task, and the result awaited is of
 // a task no worker has: its worker died running it. nil otherwise, or
 // when the target has no such child.
-func (g *graph) poolWaitsForTasks() []int {
+func (g *graph) poolWaitsForTasks() ([]int, []PoolWorker) {
 	var workers []int
+	var starts []uint64
 	for _, f := range g.rec.Family {
 		if f.PPID != g.target {
 			continue
 		}
 		p := g.procs[f.PID]
 		if p == nil || len(p.samples) == 0 || len(p.threads) == 0 {
-			return nil // a child not sampled: it may be running the task
+			return nil, nil // a child not sampled: it may be running the task
 		}
 		for i := range p.threads {
 			if c := p.threads[i].Class; c == ClassWorking || c == ClassSpinning {
-				return nil
+				return nil, nil
 			}
 		}
 		kt := p.keyThread()
 		w := p.waitOf(kt.Ref.TID)
 		if w == nil || !g.waitsOnTarget(w) {
-			return nil
+			return nil, nil
 		}
 		workers = append(workers, f.PID)
+		starts = append(starts, f.StartTicks)
 	}
-	return workers
+	// A pool starts its workers together; one that started later
+	// replaced one that exited.
+	var late []PoolWorker
+	if len(starts) > 1 && !slices.Contains(starts, 0) {
+		first := slices.Min(starts)
+		for i, st := range starts {
+			if st-first >= minLateTicks {
+				late = append(late, PoolWorker{PID: workers[i], AfterMS: int64(st-first) * 10})
+			}
+		}
+	}
+	return workers, late
 }
+
+// minLateTicks is how much later than the pool's first worker (in 10 ms
+// ticks) a worker must have started to be a replacement: a pool forks its
+// workers one after another, a few milliseconds apart.
+const minLateTicks = 5
 
 // waitsOnTarget reports a worker's wait for the target: a pipe read that
 // only the target writes, or a futex word the target maps too.

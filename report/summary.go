@@ -192,9 +192,9 @@ func (w *words) summary(c classify.Cause) string {
 			return fmt.Sprintf("%s is blocked for the whole run and %s; no thread uses CPU", threadName(as[0]), w.fifoText(wt))
 		}
 		if len(as) == 1 {
-			return fmt.Sprintf("%s is blocked, %s, for the whole run; no thread uses CPU%s%s", threadName(as[0]), blockedText(as[0]), w.beyond(as[0].Ref), poolIdleText(c.PoolIdle))
+			return fmt.Sprintf("%s is blocked, %s, for the whole run; no thread uses CPU%s%s", threadName(as[0]), blockedText(as[0]), w.beyond(as[0].Ref), poolIdleText(c.PoolIdle, c.PoolLate))
 		}
-		return fmt.Sprintf("%s blocked (%s); no thread uses CPU%s", plural(len(as), "thread is", "threads are"), kindsText(c.Kinds), poolIdleText(c.PoolIdle))
+		return fmt.Sprintf("%s blocked (%s); no thread uses CPU%s", plural(len(as), "thread is", "threads are"), kindsText(c.Kinds), poolIdleText(c.PoolIdle, c.PoolLate))
 	case classify.CauseIdle:
 		if goroutines {
 			return fmt.Sprintf("all goroutines are parked waiting for work (%s): whatever feeds the program stopped", w.groupTitle(c.Group))
@@ -419,6 +419,9 @@ func (w *words) hint(c classify.Cause) string {
 		}
 		if goroutines {
 			return goBlockedHint(c.Kinds)
+		}
+		if len(c.PoolLate) > 0 {
+			return "A multiprocessing pool waits for the result of a task that no worker has: every worker waits for a task, and one of them (pid " + fmt.Sprint(c.PoolLate[0].PID) + ") replaced a worker that exited. That worker most likely died while it ran the task (killed — by the OOM killer? look in dmesg or the journal — or os._exit, a crash in C; a worker retired by maxtasksperchild loses nothing), and multiprocessing.Pool replaces a dead worker but never reruns or fails its task. Find why it died; use concurrent.futures.ProcessPoolExecutor, which fails the task with BrokenProcessPool, or pass a timeout to get(). Only a restart frees this call."
 		}
 		if len(c.PoolIdle) > 0 {
 			return "A multiprocessing pool waits for the result of a task that no worker has: every worker waits for a task. Most likely a worker died while it ran the task (killed — by the OOM killer? look in dmesg or the journal for its pid — or os._exit, a crash in C), and multiprocessing.Pool replaces a dead worker but never reruns or fails its task. Find why it died; use concurrent.futures.ProcessPoolExecutor, which fails the task with BrokenProcessPool, or pass a timeout to get(). Only a restart frees this call."
@@ -915,7 +918,7 @@ func (w *words) ownPipes(as []*classify.Actor) bool {
 // poolIdleText is "; every worker of its multiprocessing pool (pids …)
 // waits on it for a task, so none runs the task whose result it awaits",
 // or "".
-func poolIdleText(workers []int) string {
+func poolIdleText(workers []int, late []classify.PoolWorker) string {
 	if len(workers) == 0 {
 		return ""
 	}
@@ -927,7 +930,11 @@ func poolIdleText(workers []int) string {
 	if len(workers) == 1 {
 		noun = "pid"
 	}
-	return fmt.Sprintf("; every worker of its multiprocessing pool (%s %s) waits on it for a task, so none runs the task whose result it awaits", noun, strings.Join(ps, ", "))
+	s := fmt.Sprintf("; every worker of its multiprocessing pool (%s %s) waits on it for a task, so none runs the task whose result it awaits", noun, strings.Join(ps, ", "))
+	for _, l := range late {
+		s += fmt.Sprintf("; pid %d started %s after the pool's first worker: the pool started it to replace a worker that exited", l.PID, msText(l.AfterMS))
+	}
+	return s
 }
 
 // blockedHint is the hint for threads blocked with no holder, cycle or

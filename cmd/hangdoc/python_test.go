@@ -472,6 +472,13 @@ func TestPythonPoolLostTask(t *testing.T) {
 		if !strings.Contains(c.Summary, "waits on it for a task, so none runs the task whose result it awaits") || !strings.Contains(c.Hint, "never reruns") {
 			t.Errorf("summary %q, hint %q: want every worker waiting for a task, and the lost task's hint", c.Summary, c.Hint)
 		}
+		// The worker that took the lost task's place started later than
+		// the pool's first: the pool replaced one that exited.
+		late := "pid " + v.Info["replacement"] + " started "
+		if !strings.Contains(c.Summary, late) || !strings.Contains(c.Summary, "to replace a worker that exited") ||
+			!strings.Contains(c.Hint, "(pid "+v.Info["replacement"]+") replaced a worker that exited") {
+			t.Errorf("summary %q, hint %q: want worker %s named as a replacement", c.Summary, c.Hint, v.Info["replacement"])
+		}
 		// The pool's task handler waits in queue.SimpleQueue.get, which
 		// is C: its native frames name it, a wait for work.
 		var th struct {

@@ -16,7 +16,8 @@ for a thread stuck itself. By the first argument:
     pool       a multiprocessing.Pool result whose worker process is
                blocked (it sleeps for ever);
     poollost   multiprocessing.Pool(2).map() of four tasks, the first of
-               which kills its worker (SIGKILL, as the OOM killer would):
+               which kills its worker after 0.3 s (SIGKILL, as the OOM
+               killer would):
                the pool starts a new worker, the task is lost with the
                old one, and map() waits for its result for ever while
                both workers wait for tasks;
@@ -28,7 +29,7 @@ Worker deaths are unlogged (threading.excepthook prints nothing).
 Ready line (from a reporter thread, which then ends), once the main
 thread waits where it should (in futex, or nanosleep for asyncio) and the
 workers that die are gone from /proc/P/task:
-    ready pid=P mode=M [worker=TID] [joiner=TID] [lost=PID workers=PID,PID]
+    ready pid=P mode=M [worker=TID] [joiner=TID] [lost=PID workers=PID,PID replacement=PID]
 worker is the joined thread (join, eventjoin) or the executor's worker
 (future); joiner the thread that joins it (eventjoin).
 
@@ -182,6 +183,7 @@ def pool():
 
 def lost_task(i):
     if i == 0:
+        time.sleep(0.3)  # the task runs a while before the kill
         os.kill(os.getpid(), signal.SIGKILL)
     return i
 
@@ -214,7 +216,8 @@ def poollost():
             ok, line = check()
             if not ok:
                 return ok, line
-            return True, line + " lost=%d workers=%s" % (gone[0], victim.tids_field(now))
+            late = [c for c in now if c not in first]
+            return True, line + " lost=%d workers=%s replacement=%d" % (gone[0], victim.tids_field(now), late[0])
 
         victim.report(lost)
         p.map(lost_task, range(4))
