@@ -80,6 +80,7 @@ var hintRows = []hintRow{
 	{"go-holder-mutex-chain", "The holder waits for another mutex"},
 	{"go-holder-blocked", "One goroutine holds the mutex the others want and is itself"},
 	{"asyncio-loop-blocked", "A coroutine makes a synchronous call"},
+	{"pool-lost-worker", "A multiprocessing pool lost a task with a worker that exited"},
 	{"pool-lost-task", "A multiprocessing pool waits for the result of a task that no worker has"},
 	{"pool-result", "A multiprocessing pool's worker process does not finish"},
 	{"future", "A future's result never comes"},
