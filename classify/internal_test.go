@@ -561,3 +561,32 @@ func TestJavaSameClass(t *testing.T) {
 		t.Fatalf("locks %+v: a virtual thread that does not wait may hold it; want no holder", locks)
 	}
 }
+
+// TestPyUnwrap: self.acquire() in a class whose acquire() takes
+// self.lock holds self.lock (logging.Handler before 3.13); another class's
+// acquire, or another expression, is itself.
+func TestPyUnwrap(t *testing.T) {
+	src := strings.Split(`class Handler:
+    def acquire(self):
+        if self.lock:
+            self.lock.acquire()
+
+    def handle(self, record):
+        self.acquire()
+        try:
+            self.emit(record)
+        finally:
+            self.release()
+
+class Other:
+    def handle(self):
+        self.acquire()
+        work()
+`, "\n")
+	if got := pyHeldAt(src, 9, pyFuncAt(src, 9)); !slices.Equal(got, []string{"self.lock"}) {
+		t.Errorf("Handler.handle holds %q at line 9, want self.lock", got)
+	}
+	if got := pyHeldAt(src, 16, pyFuncAt(src, 16)); !slices.Equal(got, []string{"self"}) {
+		t.Errorf("Other.handle holds %q at line 16, want self", got)
+	}
+}

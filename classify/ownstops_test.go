@@ -19,6 +19,8 @@ func TestOwnStopsAreNoMovement(t *testing.T) {
 	retried.Args[2] = 987
 	futexT := model.Syscall{Nr: 202, Name: "futex", Args: [6]uint64{0x5e1e20, 128, 0, 0xc000010000}}
 	futexRestart := model.Syscall{Nr: 219, Name: "restart_syscall", Args: futexT.Args}
+	pipeWrite := model.Syscall{Nr: 1, Name: "write", Args: [6]uint64{4, 0x7f0000001c00, 0x1001}}
+	pipeRest := model.Syscall{Nr: 1, Name: "write", Args: [6]uint64{4, 0x55d000000270, 1}}
 	tests := []struct {
 		name  string
 		calls []model.Syscall
@@ -27,6 +29,9 @@ func TestOwnStopsAreNoMovement(t *testing.T) {
 		{"poll resumed as restart_syscall", []model.Syscall{poll, restart, restart}, []uint64{10, 12, 14}},
 		{"poll re-entered with a new timeout", []model.Syscall{poll, retried, poll}, []uint64{10, 11, 13}},
 		{"timed futex resumed", []model.Syscall{futexT, futexRestart, futexRestart}, []uint64{3, 5, 7}},
+		// A write to a full pipe broken part-way returns what it wrote;
+		// the rest is written again, from another buffer (Python's).
+		{"pipe write broken and resumed", []model.Syscall{pipeWrite, pipeRest, pipeRest}, []uint64{3, 5, 7}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,6 +60,24 @@ func TestOwnStopsAreNoMovement(t *testing.T) {
 	)
 	if d := Classify(samples, World{}, classify.DefaultOptions()); !d.Threads[0].Moved {
 		t.Errorf("20 switches of its own, no pause: not moved (%s)", d.Summary)
+	}
+	// Without a pause, a shorter write is a write of its own; and a
+	// longer one, or one on another descriptor, is another write.
+	other := pipeRest
+	other.Args[0] = 5
+	for _, next := range []model.Syscall{pipeRest, pipeWrite, other} {
+		steps := [][]th{{{tid: 1, name: "main", state: "S", call: pipeRest, wchan: "anon_pipe_write", vol: 3}},
+			{{tid: 1, name: "main", state: "S", call: next, wchan: "anon_pipe_write", vol: 3}}}
+		if next == pipeRest {
+			steps[0][0].call = pipeWrite
+		}
+		samples := run(nil, steps...)
+		if next != pipeRest {
+			samples[0].Paused = true
+		}
+		if d := Classify(samples, World{}, classify.DefaultOptions()); !d.Threads[0].Moved {
+			t.Errorf("write %v then %v (paused %v): not moved (%s)", steps[0][0].call.Args[:3], next.Args[:3], samples[0].Paused, d.Summary)
+		}
 	}
 }
 

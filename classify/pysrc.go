@@ -158,10 +158,43 @@ func pyHeldIn(lines []string, code []pyLine, line int, f *pyFunc) []string {
 				released[m[1]]--
 				continue
 			}
-			held = append(held, m[1])
+			held = append(held, pyUnwrap(lines, f, m[1]))
 		}
 	}
 	return held
+}
+
+// pyUnwrap names the lock a method of the frame's own class takes for it:
+// self.acquire() in a class whose acquire() is `self.lock.acquire()`
+// (logging.Handler before Python 3.13) takes self.lock. Any other
+// expression is itself.
+func pyUnwrap(lines []string, f *pyFunc, expr string) string {
+	if expr != "self" || f.class == "" {
+		return expr
+	}
+	for i, l := range lines {
+		m := pyDefRE.FindStringSubmatch(l)
+		if m == nil || m[2] != "acquire" || !strings.HasPrefix(strings.TrimSpace(m[3]), "self") {
+			continue
+		}
+		if g := pyFuncAt(lines, i+2); g == nil || g.from != i+1 || g.class != f.class {
+			continue
+		}
+		in := len(m[1])
+		for _, b := range lines[i+1:] {
+			if strings.TrimSpace(b) == "" {
+				continue
+			}
+			if indentOf(b) <= in {
+				break
+			}
+			if a := pyAcquireRE.FindStringSubmatch(b); a != nil && strings.HasPrefix(a[1], "self.") {
+				return a[1]
+			}
+		}
+		return expr
+	}
+	return expr
 }
 
 // pyInlineHeld is what a frame holds at a one-line `with X: call()` while

@@ -651,7 +651,7 @@ func (p *proc) thread(h *history, opts Options) Actor {
 		if passing[i] || h.foreign[i] && r.State == model.StateRunning {
 			continue
 		}
-		if prev >= 0 && !crossed && !sameWait(r, h.readings[prev]) {
+		if prev >= 0 && !crossed && !sameWait(r, h.readings[prev]) && !(pausedIn(h.paused, prev, i) && resumedWait(h.readings[prev], r)) {
 			waitMoved = true
 		}
 		prev, crossed = i, false
@@ -778,6 +778,21 @@ func sameWait(a, b model.Thread) bool {
 		return a.State == b.State
 	}
 	return a.State == b.State && a.Wchan == b.Wchan && model.SameWait(a.Syscall, b.Syscall)
+}
+
+// resumedWait: b is a's read or write called again for the rest after a
+// break (model.ResumedTransfer), in the same state and kernel function.
+// Across a pause of hangdoc's own, the pause explains the break: a
+// blocking pipe or socket transfer returns early only when broken.
+func resumedWait(a, b model.Thread) bool {
+	return a.State == b.State && a.Wchan == b.Wchan && model.ResumedTransfer(a.Syscall, b.Syscall)
+}
+
+// pausedIn reports a stack source's pause of the process between readings
+// i and j (i < j): a stop of hangdoc's own, which breaks a blocking call
+// part-way.
+func pausedIn(paused []bool, i, j int) bool {
+	return slices.Contains(paused[i:j], true)
 }
 
 // memory reads the RSS of every sample and names its trend.

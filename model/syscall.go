@@ -155,6 +155,20 @@ func SameWait(a, b Syscall) bool {
 	return true
 }
 
+// ResumedTransfer reports b as what may be the rest of a's transfer: a
+// blocking read or write broken part-way (a stop or a signal makes it
+// return what it moved so far) and called again for the rest — the same
+// call on the same descriptor, for fewer bytes. Its buffer may be another
+// (Python's buffered writer writes a remainder from its own buffer).
+func ResumedTransfer(a, b Syscall) bool {
+	switch a.Name {
+	case "read", "write", "sendto", "recvfrom":
+	default:
+		return false
+	}
+	return b.Name == a.Name && a.Args[0] == b.Args[0] && b.Args[2] > 0 && b.Args[2] < a.Args[2]
+}
+
 // Resumed names the call of a reading that shows restart_syscall, from an
 // earlier reading of the same thread whose registers held the same
 // arguments. It returns sc unchanged when it is not restart_syscall or

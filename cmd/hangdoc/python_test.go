@@ -586,3 +586,24 @@ func eachPython(t *testing.T, script string, args []string, f func(t *testing.T,
 		})
 	}
 }
+
+// A logging handler's lock, taken inside the standard library, held by a
+// thread whose write to a full pipe blocks: the holder is named from the
+// library's own source, exactly (Handler.acquire() wraps self.lock.acquire()
+// before 3.13; a with-block from 3.13). The py-spy pauses break the
+// blocked write part-way and Python writes the rest again: that is no
+// movement, so the verdict is blocked, never working.
+func TestPythonLoggingLock(t *testing.T) {
+	needPySpy(t)
+	eachPython(t, "py_log_lock.py", nil, func(t *testing.T, v *testvictim.Victim) {
+		out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "300ms", "--samples", "3")
+		c := pydecode(t, out)
+		if code != ExitBlocked || c.Verdict != "blocked" {
+			t.Fatalf("exit %d verdict %q (%s), want blocked\n%s\n%s", code, c.Verdict, c.Summary, out, stderr)
+		}
+		basis, waiters := c.heldBy(v.TID("writer"))
+		if !strings.HasPrefix(basis, "exact: ") || !strings.Contains(basis, "self.lock") || !slices.Equal(waiters, []int{v.TID("other")}) {
+			t.Errorf("writer %d holds with basis %q, waited for by %v: want self.lock, exact, waited for by %d", v.TID("writer"), basis, waiters, v.TID("other"))
+		}
+	})
+}
