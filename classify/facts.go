@@ -513,6 +513,7 @@ const (
 	BasisReaders       // a sync.RWMutex held for reading, by Lock.Readers
 	BasisCandidates    // several hold it as far as the evidence goes: Ranked
 	BasisNoCandidate   // nobody is seen holding it
+	BasisCopiedLock    // the waiters lock a copy their frame made (a mutex field of a value receiver): nobody holds it
 	// File locks.
 	BasisFileLock // /proc/locks shows the lock held (File), by PID when it says; else by the only other process with the file open
 	// Java monitors and j.u.c locks, from a JVM thread dump.

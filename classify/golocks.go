@@ -411,6 +411,7 @@ func (s *goScene) mutexes(sources map[string][]string) []Lock {
 			if k == wk && waiting {
 				if c, ok := fn.lockingAt(f.Line); ok {
 					w := namer.ref(g, k, src, fn, c.expr, c.op == "RLock")
+					w.copied = src.copiedLock(fn, c.expr)
 					if a := waitLockAddr(g); a != "" && !slices.Contains(w.keys, "addr:"+a) {
 						w.keys = append([]string{"addr:" + a}, w.keys...)
 					}

@@ -25,6 +25,10 @@ type goFile struct {
 	// followed): Loader.cache → Cache.
 	fieldType map[string]map[string]string
 	globals   map[string]bool
+	// lockFields are the struct fields ("Counter.mu") that are a
+	// sync.Mutex or sync.RWMutex held in the struct itself, not behind a
+	// pointer: a copy of the struct copies the lock.
+	lockFields map[string]bool
 	// calls are the calls in the file, by line: what the callee's
 	// arguments were, as its caller wrote them.
 	calls map[int][]goCall
@@ -43,6 +47,9 @@ type goFunc struct {
 	from, to int // its lines
 	recv     string
 	recvType string   // the receiver's type name, without '*'
+	// recvValue: the receiver is a value, not a pointer: the method has
+	// a copy of it.
+	recvValue bool
 	params   []string // receiver first, for a method
 	locals   map[string]bool
 	calls    []lockCall
@@ -65,7 +72,7 @@ func parseGo(lines []string) *goFile {
 		return nil
 	}
 	g := &goFile{fset: fset, file: f, firstField: map[string]string{}, fieldType: map[string]map[string]string{},
-		globals: map[string]bool{}, calls: map[int][]goCall{}}
+		globals: map[string]bool{}, calls: map[int][]goCall{}, lockFields: map[string]bool{}}
 	for _, d := range f.Decls {
 		switch d := d.(type) {
 		case *ast.GenDecl:
@@ -85,8 +92,12 @@ func parseGo(lines []string) *goFile {
 						}
 						types := map[string]string{}
 						for _, fl := range st.Fields.List {
+							_, ptr := fl.Type.(*ast.StarExpr)
 							for _, n := range fl.Names {
 								types[n.Name] = embeddedName(fl.Type)
+								if !ptr && isSyncLock(fl.Type) {
+									g.lockFields[sp.Name.Name+"."+n.Name] = true
+								}
 							}
 							if len(fl.Names) == 0 {
 								types[embeddedName(fl.Type)] = embeddedName(fl.Type)
@@ -103,6 +114,27 @@ func parseGo(lines []string) *goFile {
 		}
 	}
 	return g
+}
+
+// isSyncLock: the type is sync.Mutex or sync.RWMutex.
+func isSyncLock(e ast.Expr) bool {
+	se, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	pkg, ok := se.X.(*ast.Ident)
+	return ok && pkg.Name == "sync" && (se.Sel.Name == "Mutex" || se.Sel.Name == "RWMutex")
+}
+
+// copiedLock reports expr, locked in fn, as a mutex field of fn's value
+// receiver (c.mu in func (c Counter) Get): the method locks the copy its
+// call made, in whatever state the original was then (go vet: copylocks).
+func (g *goFile) copiedLock(fn *goFunc, expr string) bool {
+	if fn == nil || fn.recv == "" || fn.recv == "_" || !fn.recvValue {
+		return false
+	}
+	root, field, ok := strings.Cut(expr, ".")
+	return ok && root == fn.recv && g.lockFields[fn.recvType+"."+field]
 }
 
 // embeddedName is the field name of an embedded type: sync.Mutex → Mutex.
@@ -128,6 +160,8 @@ func (g *goFile) addFunc(recv *ast.FieldList, typ *ast.FuncType, body *ast.Block
 			fn.recv = r.Names[0].Name
 		}
 		fn.recvType = embeddedName(r.Type)
+		_, ptr := r.Type.(*ast.StarExpr)
+		fn.recvValue = !ptr
 		fn.params = append(fn.params, fn.recv)
 	}
 	if typ.Params != nil {

@@ -42,6 +42,9 @@ type lockRef struct {
 	// the source was there but does not match the stack.
 	recv, waitAddr string
 	stale          bool
+	// copied: the lock is a copy the waiting frame made (a mutex field of
+	// its value receiver): nothing else holds it, nothing unlocks it.
+	copied bool
 }
 
 func exactKey(k string) bool { return strings.HasPrefix(k, "addr:") || strings.HasPrefix(k, "obj:") }
@@ -329,6 +332,13 @@ func findHolders(pid int, groups []*lockGroup, holds []lockHold, unseen []*Actor
 				l.ReadWaiters = append(l.ReadWaiters, w.a.Refs()...)
 			}
 		}
+		if first.lock.copied {
+			// No one holds a copy made while the original was locked.
+			l.Basis = Basis{Rule: BasisCopiedLock, WaitFunc: first.lock.fn, WaitLine: first.lock.line, Expr: first.lock.text, Sourced: true, Waiters: len(g.waits)}
+			locks = append(locks, l)
+			todo = append(todo, pending{l: &locks[len(locks)-1], g: g})
+			continue
+		}
 		var cands []candidate
 		for _, i := range index.candidates(int32(n+1), first) {
 			h := &holds[i]
@@ -377,7 +387,7 @@ func findHolders(pid int, groups []*lockGroup, holds []lockHold, unseen []*Actor
 		}
 	}
 	for _, p := range todo {
-		if p.l.Holder != nil || len(p.l.Basis.Ranked) > 0 {
+		if p.l.Holder != nil || len(p.l.Basis.Ranked) > 0 || p.l.Basis.Rule == BasisCopiedLock {
 			continue
 		}
 		waiters := make(map[*Actor]bool, len(p.g.waits))

@@ -590,3 +590,42 @@ class Other:
 		t.Errorf("Other.handle holds %q at line 16, want self", got)
 	}
 }
+
+// TestCopiedLock: a mutex field of a value receiver is a copy; of a
+// pointer receiver, behind a pointer field, or not the receiver's, it is
+// not.
+func TestCopiedLock(t *testing.T) {
+	src := strings.Split(`package p
+
+import "sync"
+
+type C struct {
+	mu  sync.Mutex
+	rw  sync.RWMutex
+	ptr *sync.Mutex
+}
+
+func (c C) Get() { c.mu.Lock() }
+
+func (c C) Read() { c.rw.RLock() }
+
+func (c C) Via() { c.ptr.Lock() }
+
+func (c *C) Put() { c.mu.Lock() }
+
+func (c C) Other(d *C) { d.mu.Lock() }
+`, "\n")
+	g := parseGo(src)
+	if g == nil {
+		t.Fatal("does not parse")
+	}
+	for _, tc := range []struct {
+		line int
+		expr string
+		want bool
+	}{{11, "c.mu", true}, {13, "c.rw", true}, {15, "c.ptr", false}, {17, "c.mu", false}, {19, "d.mu", false}} {
+		if got := g.copiedLock(g.funcAt(tc.line), tc.expr); got != tc.want {
+			t.Errorf("%s at line %d: copied %v, want %v", tc.expr, tc.line, got, tc.want)
+		}
+	}
+}

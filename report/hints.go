@@ -19,6 +19,7 @@ var hintRows = []hintRow{
 	{"stopped-traced", "Detach the tracer"},
 	{"stopped-job-control", "Continue it: fg"},
 	{"stopped-signal", "Continue it: kill -CONT"},
+	{"go-copied-lock", "A goroutine locks a copy of a mutex"},
 	{"go-self-deadlock", "A goroutine locks a sync.Mutex it already holds"},
 	{"go-cycle", "Goroutines wait on each other"},
 	{"python-self-deadlock", "A thread waits for a lock it already holds"},

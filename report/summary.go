@@ -249,11 +249,19 @@ func (w *words) blockedLead(c classify.Cause, total int) string {
 	}
 	for i := range w.d.Goroutines {
 		a := &w.d.Goroutines[i]
-		if a.Group != c.Group || a.WaitsFor == "" || g.Count >= total {
+		if a.Group != c.Group || a.WaitsFor == "" {
 			continue
 		}
-		if l := w.lock(a.WaitsFor); l != nil {
-			return fmt.Sprintf("first %s, which wait for %s, whose holder the stacks do not name", groupTitle(g), l.ID)
+		l := w.lock(a.WaitsFor)
+		verb := "wait"
+		if g.Count == 1 {
+			verb = "waits"
+		}
+		switch {
+		case l != nil && l.Basis.Rule == classify.BasisCopiedLock:
+			return fmt.Sprintf("first %s, which %s for %s, a copy of %s that %s's value receiver made (go vet: copylocks): nothing can unlock it", groupTitle(g), verb, l.ID, l.Basis.Expr, shortFunc(l.Basis.WaitFunc))
+		case l != nil && g.Count < total:
+			return fmt.Sprintf("first %s, which %s for %s, whose holder the stacks do not name", groupTitle(g), verb, l.ID)
 		}
 	}
 	return ""
@@ -416,6 +424,9 @@ func (w *words) hint(c classify.Cause) string {
 	case classify.CauseBlocked:
 		if goroutines && c.Handler != "" {
 			return "Requests in flight do not return: their handler waits for something that does not come. Find who should answer what " + c.Handler + " waits for, and give the handler a way out (select on r.Context().Done(), a deadline) so a stuck request ends instead of piling up."
+		}
+		if goroutines && slices.ContainsFunc(w.d.Locks, func(l classify.Lock) bool { return l.Basis.Rule == classify.BasisCopiedLock }) {
+			return "A goroutine locks a copy of a mutex: a method with a value receiver copies the struct, its mutex with it, locked if the original was locked at the call, and nothing ever unlocks the copy. Give the method a pointer receiver (func (c *T) …) and never copy a struct that holds a lock; go vet's copylocks check finds every such copy. Only a restart frees the waiters."
 		}
 		if goroutines {
 			return goBlockedHint(c.Kinds)

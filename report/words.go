@@ -623,7 +623,7 @@ func (w *words) basisText(l *classify.Lock) string {
 	case classify.BasisOwnerGone:
 		reason = fmt.Sprintf("its __owner %d is not a live thread of pid %d (an owner that exited, or not a mutex)", b.Owner, b.PID)
 	case classify.BasisSameObject, classify.BasisSameExpr, classify.BasisSameSite, classify.BasisOnlyCandidate, classify.BasisUnseen, classify.BasisArgAddress,
-		classify.BasisStackWord, classify.BasisReaders, classify.BasisCandidates, classify.BasisNoCandidate:
+		classify.BasisStackWord, classify.BasisReaders, classify.BasisCandidates, classify.BasisNoCandidate, classify.BasisCopiedLock:
 		return w.frameBasis(l)
 	}
 	return fmt.Sprintf("%d threads wait on the same futex word; %s, so no holder is named", b.Waiters, reason)
@@ -716,6 +716,8 @@ func (w *words) frameBasis(l *classify.Lock) string {
 		s = fmt.Sprintf("no single holder: %s could hold it, strongest first (the waiters take %s)", strings.Join(names, "; "), where)
 	case classify.BasisNoCandidate:
 		s = fmt.Sprintf("no holder is named: no frame of any stack holds it (the waiters take %s); the holder took it in code that is not on a stack now, or a path returned without unlocking", where)
+	case classify.BasisCopiedLock:
+		s = fmt.Sprintf("nobody holds it: it is a copy (the waiters take %s, a mutex field of %s's value receiver, copied with the struct at each call, locked if the original was locked then; go vet: copylocks), and nothing unlocks a copy", where, shortFunc(b.WaitFunc))
 	}
 	if b.Self {
 		s += "; the holder is itself one of the waiters: it waits for a lock it already holds, a self-deadlock"

@@ -220,6 +220,33 @@ func TestGoLockIdentityFromMemory(t *testing.T) {
 	}
 }
 
+// TestGoCopiedLock: a method with a value receiver locks its copy of a
+// struct's mutex, copied while another goroutine held the original. The
+// copy has no holder and nothing unlocks it: no holder is named (the
+// original's holder is not this lock's), and the report says why.
+func TestGoCopiedLock(t *testing.T) {
+	for _, flags := range [][]string{nil, {"GOTOOLCHAIN=go1.22.0"}} {
+		t.Run(strings.Join(append([]string{"host"}, flags...), ""), func(t *testing.T) {
+			t.Parallel()
+			v := testvictim.Start(t, buildCorpusGo(t, "copylock", flags...))
+			out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms")
+			var r struct {
+				lockReport
+				Hint string `json:"hint"`
+			}
+			if err := json.Unmarshal([]byte(out), &r); err != nil {
+				t.Fatalf("exit %d, %v: %s\n%s", code, err, out, stderr)
+			}
+			if r.Verdict != "blocked" || !strings.Contains(r.Summary, "a copy of c.mu") || !strings.Contains(r.Hint, "locks a copy of a mutex") {
+				t.Errorf("verdict %s (%s), hint %q: want blocked on a copy of c.mu", r.Verdict, r.Summary, r.Hint)
+			}
+			if len(r.Locks) != 1 || r.Locks[0].Holder != nil || !strings.Contains(r.Locks[0].Basis, "it is a copy") {
+				t.Errorf("locks %+v: want one, a copy, with no holder", r.Locks)
+			}
+		})
+	}
+}
+
 func TestPythonLockHoldersLive(t *testing.T) {
 	root, err := testvictim.RepoRoot()
 	if err != nil {
