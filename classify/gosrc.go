@@ -46,14 +46,14 @@ type goCall struct {
 type goFunc struct {
 	from, to int // its lines
 	recv     string
-	recvType string   // the receiver's type name, without '*'
+	recvType string // the receiver's type name, without '*'
 	// recvValue: the receiver is a value, not a pointer: the method has
 	// a copy of it.
 	recvValue bool
-	params   []string // receiver first, for a method
-	locals   map[string]bool
-	calls    []lockCall
-	outer    *goFunc // the function a literal is in
+	params    []string // receiver first, for a method
+	locals    map[string]bool
+	calls     []lockCall
+	outer     *goFunc // the function a literal is in
 }
 
 // lockCall is a call X.Lock(), X.RLock(), X.Unlock() or X.RUnlock().
