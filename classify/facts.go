@@ -447,7 +447,9 @@ type Basis struct {
 	// waiters; Ranked are the candidates, strongest first, at most
 	// maxRanked of them, and Unranked how many more there are.
 	Expr, HeldExpr string
-	Sourced, Self  bool
+	// ReadLock: the waiters take it with RLock.
+	ReadLock      bool
+	Sourced, Self bool
 	// Reentry, for a self-deadlock: the calls from the frame that holds
 	// the lock to the one that waits for it, outermost first.
 	Reentry []model.Frame

@@ -334,7 +334,7 @@ func findHolders(pid int, groups []*lockGroup, holds []lockHold, unseen []*Actor
 		}
 		if first.lock.copied {
 			// No one holds a copy made while the original was locked.
-			l.Basis = Basis{Rule: BasisCopiedLock, WaitFunc: first.lock.fn, WaitLine: first.lock.line, Expr: first.lock.text, Sourced: true, Waiters: len(g.waits)}
+			l.Basis = Basis{Rule: BasisCopiedLock, WaitFunc: first.lock.fn, WaitLine: first.lock.line, Expr: first.lock.text, ReadLock: first.lock.read, Sourced: true, Waiters: len(g.waits)}
 			locks = append(locks, l)
 			todo = append(todo, pending{l: &locks[len(locks)-1], g: g})
 			continue
@@ -457,7 +457,7 @@ type seenActors struct {
 // seen.
 func pickHolder(l *Lock, g *lockGroup, cands []candidate, seen *seenActors, n int32) Basis {
 	first := g.waits[0].lock
-	b := Basis{Rule: BasisNoCandidate, WaitFunc: first.fn, WaitLine: first.line, Expr: first.text, Sourced: first.sourced, Stale: first.stale, Waiters: len(g.waits)}
+	b := Basis{Rule: BasisNoCandidate, WaitFunc: first.fn, WaitLine: first.line, Expr: first.text, ReadLock: first.read, Sourced: first.sourced, Stale: first.stale, Waiters: len(g.waits)}
 	for _, k := range g.keys {
 		if f, ok := strings.CutPrefix(k, "futex:"); ok && len(g.waits) > 1 {
 			b.Futex = f

@@ -729,6 +729,32 @@ func (w *words) strandedHint(a *classify.Actor) string {
 	return "It waits for something no live thread or goroutine is left to do: the one that should have done it is gone. Find why it ended, and make it finish its part on every path."
 }
 
+// readersPart words a goroutine's step of a cycle through a sync.RWMutex
+// held for reading: a reader that read-locks it again behind a queued
+// writer, or the writer that waits for the readers. "" for another lock.
+func readersPart(g *classify.Actor, l *classify.Lock) string {
+	if l == nil || len(l.Readers) == 0 {
+		return ""
+	}
+	var readers []string
+	for _, r := range l.Readers {
+		readers = append(readers, fmt.Sprint(r.Goroutine))
+	}
+	var writers []string
+	for _, r := range l.Waiters {
+		if !slices.Contains(l.ReadWaiters, r) {
+			writers = append(writers, fmt.Sprint(r.Goroutine))
+		}
+	}
+	switch {
+	case slices.Contains(l.Readers, g.Ref) && len(writers) > 0:
+		return fmt.Sprintf("goroutine %d (%s) holds %s for reading and read-locks it again, queued behind the writer (goroutine %s)", g.Ref.Goroutine, ownFunc(g.Stack), l.ID, strings.Join(writers, ", "))
+	case !slices.Contains(l.ReadWaiters, g.Ref):
+		return fmt.Sprintf("goroutine %d (%s) waits to lock %s for writing, held for reading by goroutine %s", g.Ref.Goroutine, ownFunc(g.Stack), l.ID, strings.Join(readers, ", "))
+	}
+	return ""
+}
+
 func (w *words) deadlockSummary(c classify.Cause) string {
 	cycle := w.d.Cycles[c.Cycle]
 	more := ""
@@ -741,6 +767,9 @@ func (w *words) deadlockSummary(c classify.Cause) string {
 			g := w.actor(r)
 			if l := w.lock(g.WaitsFor); l != nil && l.Holder != nil {
 				parts = append(parts, fmt.Sprintf("goroutine %d (%s) waits for %s, %sheld by goroutine %d", g.Ref.Goroutine, ownFunc(g.Stack), l.ID, surely(l), l.Holder.Goroutine))
+				continue
+			} else if p := readersPart(g, l); p != "" {
+				parts = append(parts, p)
 				continue
 			}
 			// Without a channel's evidence, the wait's kind: never an

@@ -657,7 +657,11 @@ func (w *words) frameBasis(l *classify.Lock) string {
 	b := l.Basis
 	where := fmt.Sprintf("%s at line %d", b.WaitFunc, b.WaitLine)
 	if b.Expr != "" {
-		where = fmt.Sprintf("%s.Lock() in %s at line %d", b.Expr, b.WaitFunc, b.WaitLine)
+		op := "Lock()"
+		if b.ReadLock {
+			op = "RLock()"
+		}
+		where = fmt.Sprintf("%s.%s in %s at line %d", b.Expr, op, b.WaitFunc, b.WaitLine)
 		if l.Kind == classify.LockPython {
 			where = fmt.Sprintf("%s in %s at line %d", b.Expr, shortFunc(b.WaitFunc), b.WaitLine)
 		}

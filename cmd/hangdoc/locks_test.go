@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -175,8 +176,13 @@ func TestGoLockIdentityFromMemory(t *testing.T) {
 		holders []string // ready-line keys naming the holders
 		waiters int      // of the one lock, when there is one
 		basis   string
+		summary string // in the summary, beside the words of the basis
 	}{
 		{victim: "rwclosures", verdict: "blocked", holders: []string{"holder"}, waiters: 3, basis: "probable"},
+		// A recursive read lock with a writer queued between: the reader
+		// waits for the writer, which waits for the reader.
+		{victim: "rlockwriter", verdict: "deadlock", holders: []string{"reader"}, waiters: 2, basis: "exact",
+			summary: "holds %s for reading and read-locks it again, queued behind the writer (goroutine {writer})"},
 		{victim: "rwclosures", flags: []string{"-trimpath"}, verdict: "blocked", holders: []string{"holder"}, waiters: 3, basis: "inferred"},
 		{victim: "rwclosures", flags: []string{"-trimpath", "GOTOOLCHAIN=go1.22.0"}, verdict: "blocked", holders: []string{"holder"}, waiters: 3, basis: "inferred"},
 		{victim: "abba", flags: []string{"-trimpath"}, verdict: "deadlock", holders: []string{"alice", "bob"}, basis: "inferred"},
@@ -205,8 +211,14 @@ func TestGoLockIdentityFromMemory(t *testing.T) {
 			}
 			// The words say what the basis rests on.
 			want := "whose stack refers to its address"
-			if tc.basis == "probable" {
-				want = "held for reading by goroutine " + v.Info["holder"]
+			if tc.basis != "inferred" {
+				want = "held for reading by goroutine " + v.Info[tc.holders[0]]
+			}
+			if tc.summary != "" && len(r.Locks) > 0 {
+				s := strings.ReplaceAll(fmt.Sprintf(tc.summary, r.Locks[0].ID), "{writer}", v.Info["writer"])
+				if !strings.Contains(r.Summary, s) {
+					t.Errorf("summary %q lacks %q", r.Summary, s)
+				}
 			}
 			for _, l := range r.Locks {
 				if !strings.Contains(l.Basis, want) {
