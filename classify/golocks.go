@@ -191,6 +191,13 @@ func (n goNamer) keys(g *Actor, k int, src *goFile, fn *goFunc, expr string, dep
 	case scopeLocal:
 		_ = root
 	}
+	// A variable by where it is declared: a local, or one a function
+	// literal captured (three closures of one function that lock its mu
+	// name one lock). Probable: each call of the declaring function has
+	// its own.
+	if d := fn.declaredIn(expr); d != nil && (d != fn || sc == scopeLocal) {
+		keys = append(keys, fmt.Sprintf("var:%s:%d:%s", f.File, d.from, expr))
+	}
 	return keys
 }
 

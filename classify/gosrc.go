@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"slices"
 	"strings"
 )
 
@@ -349,6 +350,19 @@ const (
 	scopeLocal
 	scopeGlobal
 )
+
+// declaredIn is the function whose variable expr's root is, from f
+// outward: f itself, or the function a literal captured it from; nil for a
+// global or a name not found.
+func (f *goFunc) declaredIn(expr string) *goFunc {
+	root, _, _ := strings.Cut(expr, ".")
+	for fn := f; fn != nil; fn = fn.outer {
+		if fn.recv == root || slices.Contains(fn.params, root) || fn.locals[root] {
+			return fn
+		}
+	}
+	return nil
+}
 
 func (f *goFunc) scopeOf(g *goFile, expr string) (scope, int) {
 	root, _, _ := strings.Cut(expr, ".")

@@ -169,6 +169,38 @@ expect_go() {
 		echo "note: handler goroutine $R_holder (/slow) holds the package-level mu and waits on a channel for a backend that never answers; handlers $R_waiters (/query) wait for mu; handler $R_chan (/events) waits on a channel with no sender; goroutine 1 is the idle accept loop"
 		echo "note: the handler goroutines (created by net/http.(*Server).Serve) are the program's; program-goroutines left out because net/http's own per-connection background readers are neither clearly the program's nor machinery"
 		;;
+	rwclosures)
+		echo "verdict: blocked"
+		echo "confidence: medium"
+		holder_lines "$R_holder" probable
+		echo "goroutines: $(goroutines "$f")"
+		echo "program-goroutines: 5"
+		echo "mentions: main.main.func1"
+		echo "producer: $producer"
+		echo "note: one sync.RWMutex mu, a local of main captured by three closures: goroutine $R_holder took mu.RLock() and waits on a channel on the same line; goroutine $R_writer queues in mu.Lock(); goroutines $R_waiters queue in mu.RLock() behind the writer. One lock: the same variable of main, wherever it is locked"
+		echo "note: probable: the same captured variable in source; the dump prints no lock address unstale"
+		;;
+	copylock)
+		echo "verdict: blocked"
+		echo "confidence: medium"
+		echo "goroutines: $(goroutines "$f")"
+		echo "program-goroutines: 3"
+		echo "mentions: main.Counter.Get"
+		echo "mentions: copylocks"
+		echo "producer: $producer"
+		echo "note: goroutine $R_copier locks c.mu in Counter.Get, a value receiver: its own copy of the struct, copied while goroutine $R_holder held the original; nothing can unlock the copy, and no holder may be named (the original's holder holds another lock)"
+		;;
+	rlockwriter)
+		echo "verdict: deadlock"
+		echo "confidence: medium"
+		echo "cycle: goroutine $R_reader, goroutine $R_writer"
+		echo "goroutines: $(goroutines "$f")"
+		echo "program-goroutines: 3"
+		echo "mentions: main.(*Cache).Len"
+		echo "mentions: read-locks it again"
+		echo "producer: $producer"
+		echo "note: goroutine $R_reader holds c.mu.RLock() in Stats and calls Len, which read-locks it again behind goroutine $R_writer, queued in c.mu.Lock() in Put: the writer waits for the reader, the reader for the writer"
+		;;
 	*) die "expect_go: no expectation for $v" ;;
 	esac
 	if [ $http = 1 ]; then

@@ -15,32 +15,6 @@
 LONG="lockelsewhere callerholds rwmutex abba abba-nol chansend poolnofeeder wgnodone sleeploop spinner"
 mkdir -p "$DUMPS"/go-{sigquit,pprof,crash,fatal,selfdump,labels,test,wrapped}
 
-# one_sigquit VICTIM TC BIN OUT [args]: run, wait for ready, SIGQUIT, write OUT and OUT.expect.
-one_sigquit() {
-	local v=$1 tc=$2 bin=$3 out=$4; shift 4
-	STDERR_TO=$out start "$v" "$bin" "$@"
-	sigquit
-	expect_go "$v" sigquit "$out" >"${out%.txt}.expect"
-	stop
-}
-
-# one_pprof VICTIM TC BIN OUT [SERIES]: run with -http, fetch debug=2 (SERIES times, a second apart).
-one_pprof() {
-	local v=$1 tc=$2 bin=$3 out=$4 series=${5:-} i
-	start "$v" "$bin" -http 127.0.0.1:0
-	if [ -n "$series" ]; then
-		for i in $(seq "$series"); do
-			[ "$i" -gt 1 ] && sleep 1
-			fetch "http://$R_addr/debug/pprof/goroutine?debug=2" "${out%.txt}.$i.txt"
-		done
-		expect_go "$v" pprof-debug2 "${out%.txt}.1.txt" "$series" >"${out%.txt}.expect"
-	else
-		fetch "http://$R_addr/debug/pprof/goroutine?debug=2" "$out"
-		expect_go "$v" pprof-debug2 "$out" >"${out%.txt}.expect"
-	fi
-	stop
-}
-
 # write_selfdump_expect FILE N [truncated]
 write_selfdump_expect() {
 	local f=$1 n=$2 cut=${3:-}
