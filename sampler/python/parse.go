@@ -36,6 +36,9 @@ type Dump struct {
 	// dump does not say.
 	Command string
 	Python  string // version, "" when unknown
+	// Interpreter is the interpreter's executable as py-spy's header
+	// names it ("/usr/bin/python3.11"), "" when unknown.
+	Interpreter string
 	// Threads in the order the dump prints them: py-spy's text puts
 	// MainThread first, its JSON and faulthandler last.
 	Threads []Thread
@@ -153,7 +156,7 @@ func stripANSI(b []byte) string {
 var (
 	pySpyProcessRE  = regexp.MustCompile(`^Process (\d+): `)
 	pySpyParentRE   = regexp.MustCompile(`^Parent Process (\d+): `)
-	pySpyPythonRE   = regexp.MustCompile(`^Python v(\d+\.\d+\S*)(?: \(.*\))?$`)
+	pySpyPythonRE   = regexp.MustCompile(`^Python v(\d+\.\d+\S*)(?: \((.*)\))?$`)
 	pySpyThreadRE   = regexp.MustCompile(`^Thread(?: (0[xX][0-9A-Fa-f]+|\d+))?(?: \((idle|active|active\+gil|gil)\))?(?:: "(.*)")?$`)
 	fhThreadRE      = regexp.MustCompile(`(Current thread|Thread) 0x([0-9a-fA-F]+)(?: \[(.*)\])? \(most recent call first\):$`)
 	fhTimeoutRE     = regexp.MustCompile(`Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!$`)
@@ -387,7 +390,7 @@ func parsePySpyTexts(b []byte) ([]Dump, error) {
 			if d == nil || d.Python != "" || len(d.Threads) > 0 {
 				d = p.newDump(FormatPySpyText)
 			}
-			d.Python = m[1]
+			d.Python, d.Interpreter = m[1], m[2]
 			continue
 		}
 		if m := pySpyParentRE.FindStringSubmatch(l); m != nil {

@@ -148,7 +148,9 @@ func TestCorpus(t *testing.T) {
 
 // ignoreCommand leaves py-spy's command line out of comparisons of whole
 // dumps: TestLiveSubprocesses checks it.
-var ignoreCommand = cmpopts.IgnoreFields(Dump{}, "Command")
+// ignoreCommand leaves out what the tables do not spell out: the command
+// line, and the interpreter's path (TestInterpreterPath checks it).
+var ignoreCommand = cmpopts.IgnoreFields(Dump{}, "Command", "Interpreter")
 
 // victimIDs is what testdata/live/victim.py records of itself.
 type victimIDs struct {
@@ -458,7 +460,7 @@ func TestLiveSubprocesses(t *testing.T) {
 	if len(dumps) != 2 {
 		t.Fatalf("Parse gave %d dumps, want 2", len(dumps))
 	}
-	if diff := cmp.Diff(want, dumps[1], noVars); diff != "" {
+	if diff := cmp.Diff(want, dumps[1], noVars, cmpopts.IgnoreFields(Dump{}, "Interpreter")); diff != "" {
 		t.Errorf("the child's dump (-want +got):\n%s\ninput:\n%s", diff, in)
 	}
 	// ParsePySpyText, for one dump, gives the first.
@@ -1122,5 +1124,22 @@ Thread 17205 (idle): "worker-1"
 	}
 	if len(d.Threads[0].Frames) != 2 {
 		t.Errorf("frames %+v: the variables are not frames", d.Threads[0].Frames)
+	}
+}
+
+// TestInterpreterPath: py-spy's header names the interpreter after its
+// version; a header without it names none.
+func TestInterpreterPath(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"Process 9: python3 a.py\nPython v3.11.7 (/opt/py/bin/python3.11)\n\nThread 9 (idle): \"MainThread\"\n    main (a.py:1)\n", "/opt/py/bin/python3.11"},
+		{"Process 9: python3 a.py\nPython v3.11.7\n\nThread 9 (idle): \"MainThread\"\n    main (a.py:1)\n", ""},
+	} {
+		d, err := ParsePySpyText([]byte(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Interpreter != tc.want {
+			t.Errorf("interpreter %q, want %q", d.Interpreter, tc.want)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,6 +120,9 @@ func ReadDumps(ctx context.Context, o DumpOptions) (model.Recording, error) {
 	read := o.ReadSource
 	if read == nil {
 		read = sampler.ReadLocalSource
+	}
+	if lib := pythonLib(rec.Target); lib != "" {
+		read = withStdlib(read, lib)
 	}
 	last := rec.Samples[len(rec.Samples)-1]
 	if r.stacks != nil {
@@ -613,6 +617,9 @@ func (r *dumpReader) python(path string, in io.Reader, saved time.Time) error {
 		if d.Python != "" && r.rec.Target.RuntimeVersion == "" {
 			r.rec.Target.RuntimeVersion = d.Python
 		}
+		if d.Interpreter != "" && r.rec.Target.Exe == "" {
+			r.rec.Target.Exe = d.Interpreter
+		}
 		if d.Parent != 0 && len(r.rec.Samples) > 0 {
 			// Another process of the same moment (py-spy --subprocesses).
 			r.peer(d, at)
@@ -842,4 +849,36 @@ func joinPaths(paths []string) string {
 		return paths[0]
 	}
 	return fmt.Sprintf("%s … %s, %d files", paths[0], paths[len(paths)-1], len(paths))
+}
+
+// pythonLib is the standard library's directory of the interpreter a
+// Python dump names (py-spy's header: "Python v3.11.7
+// (/opt/py/bin/python3.11)" → /opt/py/lib/python3.11), "" when it does
+// not name one.
+func pythonLib(t model.Target) string {
+	if t.Runtime != model.RuntimePython || !filepath.IsAbs(t.Exe) {
+		return ""
+	}
+	parts := strings.SplitN(t.RuntimeVersion, ".", 3)
+	if len(parts) < 2 {
+		return ""
+	}
+	return filepath.Join(filepath.Dir(filepath.Dir(t.Exe)), "lib", "python"+parts[0]+"."+parts[1])
+}
+
+// withStdlib reads a file read does not find, named by a relative path
+// (py-spy names the standard library's files so: "logging/__init__.py"),
+// from the interpreter's standard library on this machine, where the
+// library's own locks are read (a logging handler's, a queue's).
+func withStdlib(read func(string) ([]string, error), lib string) func(string) ([]string, error) {
+	return func(path string) ([]string, error) {
+		lines, err := read(path)
+		if err == nil || filepath.IsAbs(path) || strings.HasPrefix(path, "..") {
+			return lines, err
+		}
+		if l, lerr := read(filepath.Join(lib, path)); lerr == nil {
+			return l, nil
+		}
+		return lines, err
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -178,5 +180,35 @@ func TestExcerpt(t *testing.T) {
 				t.Errorf("%d samples, excerpt %v; want 1, excerpt %v", len(rec.Samples), len(rec.Samples) > 0 && rec.Samples[0].Excerpt, tc.excerpt)
 			}
 		})
+	}
+}
+
+// TestStdlibFromInterpreter: a py-spy dump names the standard library's
+// files by short names and its interpreter on its header line; the files
+// the reader does not find are read from that interpreter's lib/pythonX.Y
+// (here a fake one), and nowhere else.
+func TestStdlibFromInterpreter(t *testing.T) {
+	root := t.TempDir()
+	lib := filepath.Join(root, "lib", "python3.11", "logging")
+	if err := os.MkdirAll(lib, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(lib, "__init__.py"), []byte("class Handler:\n    pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dump := "Process 7: python3 app.py\nPython v3.11.7 (" + filepath.Join(root, "bin", "python3.11") + ")\n\n" +
+		"Thread 7 (idle): \"MainThread\"\n    Handler.acquire (logging/__init__.py:1)\n    main (app.py:3)\n"
+	rec, err := ReadDumps(context.Background(), DumpOptions{Paths: []string{"-"}, Stdin: strings.NewReader(dump), Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.Sources["logging/__init__.py"]; len(got) == 0 || got[0] != "class Handler:" {
+		t.Errorf("logging/__init__.py read as %q, want the interpreter's", got)
+	}
+	if got := rec.Sources["app.py"]; got != nil {
+		t.Errorf("app.py read as %q from somewhere: want nothing", got)
+	}
+	if rec.Target.Exe != filepath.Join(root, "bin", "python3.11") {
+		t.Errorf("target exe %q", rec.Target.Exe)
 	}
 }
