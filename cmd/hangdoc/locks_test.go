@@ -187,6 +187,7 @@ func TestGoLockIdentityFromMemory(t *testing.T) {
 		{victim: "rwclosures", flags: []string{"-trimpath", "GOTOOLCHAIN=go1.22.0"}, verdict: "blocked", holders: []string{"holder"}, waiters: 3, basis: "inferred"},
 		{victim: "abba", flags: []string{"-trimpath"}, verdict: "deadlock", holders: []string{"alice", "bob"}, basis: "inferred"},
 		{victim: "abba", flags: []string{"-trimpath", "GOTOOLCHAIN=go1.22.0"}, verdict: "deadlock", holders: []string{"alice", "bob"}, basis: "inferred"},
+		{victim: "abba", flags: []string{"-trimpath", "-ldflags=-s -w", "GOTOOLCHAIN=go1.27.0"}, verdict: "deadlock", holders: []string{"alice", "bob"}, basis: "inferred"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.victim+strings.Join(tc.flags, ""), func(t *testing.T) {
