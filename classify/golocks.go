@@ -31,14 +31,13 @@ func mutexAddress(stack []model.Frame) string {
 	return ""
 }
 
-// waitLockAddr is the address of the lock a waiter waits for: its Lock
-// frame's receiver where the dump prints it, else the memory reader's
-// semaphore's.
+// waitLockAddr is the address of the lock a waiter waits for (its
+// GoWait's), "" for a channel wait.
 func waitLockAddr(g *Actor) string {
-	if a := mutexAddress(g.Stack); a != "" {
-		return a
+	if g.GoWait.Chan() {
+		return ""
 	}
-	return g.GoLock
+	return g.GoWait.Addr
 }
 
 // syncLockFunc reports a sync lock's own method: a frame above it calls

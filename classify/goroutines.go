@@ -664,12 +664,28 @@ func sameGoStack(a, b []model.Frame) bool {
 	return true
 }
 
+// goWaitOf is a goroutine's wait, typed, with what it waits on where the
+// source says: the lock's address (the memory reader's, or the Lock
+// frame's receiver a dump prints), or its one channel.
+func goWaitOf(g model.Goroutine) model.GoWait {
+	w := model.ParseGoWait(g.State)
+	switch {
+	case g.WaitLock != "":
+		w.Addr = g.WaitLock
+	case w.Kind == model.GoMutex || w.Kind == model.GoRWMutexRead || w.Kind == model.GoRWMutexWrite || w.Kind == model.GoSemacquire:
+		w.Addr = mutexAddress(g.Stack)
+	case w.Chan() && len(g.WaitChans) == 1:
+		w.Addr = g.WaitChans[0]
+	}
+	return w
+}
+
 // goroutine classifies one goroutine from its readings.
 func (s *goScene) goroutine(h *goHistory) Actor {
 	last := h.lastWaiting()
 	g := Actor{
 		Kind: ActorGoroutine, Ref: Ref{PID: s.p.pid, Goroutine: h.id},
-		GoState: last.State, GoWait: model.ParseGoWait(last.State), GoLock: last.WaitLock, HeldLocks: last.HeldLocks,
+		GoState: last.State, GoWait: goWaitOf(last), HeldLocks: last.HeldLocks,
 		WaitMinutes: last.WaitMinutes, Thread: last.Thread,
 		Seen: len(h.readings), Stack: last.Stack, CreatedBy: last.CreatedBy, CreatorID: last.CreatorID,
 		Wait: goWait(last),
@@ -902,7 +918,7 @@ func accepting(stack []model.Frame) bool {
 func (s *goScene) idlePools() {
 	gs := s.p.goroutines
 	for _, g := range gs {
-		if g.Class == ClassWorking || g.Class == ClassSpinning || g.GoWait == (model.GoWait{Kind: model.GoChanSend}) {
+		if g.Class == ClassWorking || g.Class == ClassSpinning || g.GoWait.Is(model.GoChanSend) {
 			return
 		}
 	}
@@ -948,7 +964,7 @@ func (s *goScene) idlePools() {
 // request in flight (a handler that has not returned is not waiting for
 // work).
 func receiving(g Actor) bool {
-	return g.Class == ClassBlocked && (g.GoWait == model.GoWait{Kind: model.GoChanRecv} || g.GoWait == model.GoWait{Kind: model.GoSelect}) && g.WaitsFor == "" &&
+	return g.Class == ClassBlocked && (g.GoWait.Is(model.GoChanRecv) || g.GoWait.Is(model.GoSelect)) && g.WaitsFor == "" &&
 		len(g.Holds) == 0 && InFlight(g.Stack) < 0
 }
 

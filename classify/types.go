@@ -125,10 +125,8 @@ type Actor struct {
 	// A goroutine's evidence, at its last wait.
 	GoState string       // the wait reason or status as the source printed it, for the report
 	GoWait  model.GoWait // GoState read: what rules match
-	// GoLock is the address of the lock it waits for, from the memory
-	// reader's semaphore table (Goroutine.WaitLock); HeldLocks the
-	// waited-for locks its stack refers to (Goroutine.HeldLocks).
-	GoLock      string
+	// HeldLocks are the waited-for locks its stack refers to, from a
+	// memory read (Goroutine.HeldLocks).
 	HeldLocks   []string
 	WaitMinutes int   // the runtime's stamp, a lower bound
 	Thread      int   // the OS thread it ran on, when the source said

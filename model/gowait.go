@@ -39,6 +39,17 @@ type GoWait struct {
 	Durable bool
 	// OnCPU: "running", not runnable or preempted: on a thread now.
 	OnCPU bool
+	// Addr is what it waits on, where a source read it: the address of
+	// the sync.Mutex or RWMutex a lock wait waits for (the memory
+	// reader's semaphore, or a dump's Lock frame receiver), the channel of
+	// a send or receive ("0xc000020060"); "" when unknown.
+	Addr string
+}
+
+// Is reports a plain wait of kind k: no remark of the runtime's (nil
+// channel, leaked, durable), whatever its address.
+func (w GoWait) Is(k GoWaitKind) bool {
+	return w.Kind == k && !w.NilChan && !w.Leaked && !w.Durable && !w.OnCPU
 }
 
 // Chan reports a wait on a channel: a send, a receive or a select.

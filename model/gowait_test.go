@@ -41,3 +41,16 @@ func TestParseGoWait(t *testing.T) {
 		t.Error("ForGood: want select {} and nil channels only")
 	}
 }
+
+// TestGoWaitIs: a plain wait of a kind, whatever it waits on; a remark of
+// the runtime's makes it another.
+func TestGoWaitIs(t *testing.T) {
+	if w := (GoWait{Kind: GoChanRecv, Addr: "0xc000020060"}); !w.Is(GoChanRecv) || w.Is(GoChanSend) {
+		t.Errorf("%+v: Is(GoChanRecv) %v, Is(GoChanSend) %v", w, w.Is(GoChanRecv), w.Is(GoChanSend))
+	}
+	for _, w := range []GoWait{{Kind: GoChanRecv, NilChan: true}, {Kind: GoChanRecv, Leaked: true}, {Kind: GoChanRecv, Durable: true}} {
+		if w.Is(GoChanRecv) {
+			t.Errorf("%+v is a plain receive", w)
+		}
+	}
+}
