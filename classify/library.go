@@ -50,6 +50,9 @@ var pythonLibrary = []libRow{
 	{fn: "Semaphore.acquire", file: "threading.py", kind: model.WaitCondition},
 }
 
+// condEnter is the frame of a thread taking a threading.Condition's lock.
+var condEnter = libRow{fn: "Condition.__enter__", file: "threading.py"}
+
 // libraryWait names a wait from a stack by the table of its runtime: the
 // kind and the index of the frame that names it; WaitNone and -1 when no
 // row matches.
@@ -57,6 +60,12 @@ func libraryWait(rt model.Runtime, stack []model.Frame) (model.WaitKind, int) {
 	rows := goLibrary
 	if rt != model.RuntimeGo {
 		rows = pythonLibrary
+		if len(stack) > 0 && condEnter.match(stack[0]) {
+			// It takes a Condition's lock (`with self.not_empty:` in
+			// Queue.get): it waits for that lock's holder, not yet for
+			// what the call above waits for once it has the lock.
+			return model.WaitNone, -1
+		}
 	}
 	for _, r := range rows {
 		if i := slices.IndexFunc(stack, r.match); i >= 0 {

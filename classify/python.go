@@ -415,6 +415,9 @@ func (p *proc) poolJoiners(pool []Ref) []Ref {
 // dumps read from files: the innermost frames of the standard library say
 // it (a C call such as time.sleep or lock.acquire shows as its caller).
 func stackKind(stack []model.Frame) model.WaitKind {
+	if len(stack) > 0 && condEnter.match(stack[0]) {
+		return model.WaitPythonLock // a Condition's lock, taken
+	}
 	if k, _ := libraryWait(model.RuntimePython, stack); k != model.WaitNone {
 		return k
 	}

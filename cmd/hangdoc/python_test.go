@@ -607,3 +607,26 @@ func TestPythonLoggingLock(t *testing.T) {
 		}
 	})
 }
+
+// A queue.Queue's own mutex held by a thread that blocks: q.get() takes
+// that lock first (`with self.not_empty:`, a Condition over q.mutex), so
+// the getter waits for the holder's lock, not for an item. Blocked behind
+// the holder, never idle.
+func TestPythonQueueMutex(t *testing.T) {
+	needPySpy(t)
+	eachPython(t, "py_queue_mutex.py", nil, func(t *testing.T, v *testvictim.Victim) {
+		out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--interval", "300ms", "--samples", "2")
+		c := pydecode(t, out)
+		if code != ExitBlocked || c.Verdict != "blocked" {
+			t.Fatalf("exit %d verdict %q (%s), want blocked\n%s\n%s", code, c.Verdict, c.Summary, out, stderr)
+		}
+		for _, th := range c.Threads {
+			if th.TID == v.TID("getter") && th.Class != "blocked" {
+				t.Errorf("getter is %s, want blocked (it waits for the queue's lock)", th.Class)
+			}
+		}
+		if _, waiters := c.heldBy(v.TID("holder")); !slices.Equal(waiters, []int{v.TID("getter")}) {
+			t.Errorf("holder %d holds a lock waited for by %v, want the getter %d: %s", v.TID("holder"), waiters, v.TID("getter"), c.Summary)
+		}
+	})
+}
