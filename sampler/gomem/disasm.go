@@ -32,21 +32,28 @@ func dataRefs(arch string, code []byte, addr uint64) []uint64 {
 // refsAMD64 collects RIP-relative memory operands.
 func refsAMD64(code []byte, addr uint64) []uint64 {
 	var refs []uint64
+	eachAMD64(code, addr, func(inst x86asm.Inst, next uint64) {
+		for _, a := range inst.Args {
+			if m, ok := a.(x86asm.Mem); ok && m.Base == x86asm.RIP && m.Index == 0 {
+				refs = append(refs, uint64(int64(next)+m.Disp))
+			}
+		}
+	})
+	return refs
+}
+
+// eachAMD64 decodes code at addr instruction by instruction, with the
+// address of the next; a byte that does not decode is skipped.
+func eachAMD64(code []byte, addr uint64, f func(inst x86asm.Inst, next uint64)) {
 	for i := 0; i < len(code); {
 		inst, err := x86asm.Decode(code[i:], 64)
 		if err != nil || inst.Len == 0 {
 			i++
 			continue
 		}
-		next := addr + uint64(i) + uint64(inst.Len)
-		for _, a := range inst.Args {
-			if m, ok := a.(x86asm.Mem); ok && m.Base == x86asm.RIP && m.Index == 0 {
-				refs = append(refs, uint64(int64(next)+m.Disp))
-			}
-		}
+		f(inst, addr+uint64(i)+uint64(inst.Len))
 		i += inst.Len
 	}
-	return refs
 }
 
 // refsARM64 follows the three instruction forms the Go compiler uses to

@@ -80,20 +80,13 @@ func callTargets(arch string, code []byte, addr uint64) []uint64 {
 	var out []uint64
 	switch arch {
 	case "amd64":
-		for i := 0; i < len(code); {
-			inst, err := x86asm.Decode(code[i:], 64)
-			if err != nil || inst.Len == 0 {
-				i++
-				continue
-			}
-			next := addr + uint64(i) + uint64(inst.Len)
+		eachAMD64(code, addr, func(inst x86asm.Inst, next uint64) {
 			if inst.Op == x86asm.CALL {
 				if rel, ok := inst.Args[0].(x86asm.Rel); ok {
 					out = append(out, uint64(int64(next)+int64(rel)))
 				}
 			}
-			i += inst.Len
-		}
+		})
 	case "arm64":
 		for i := 0; i+4 <= len(code); i += 4 {
 			w := binary.LittleEndian.Uint32(code[i:])
