@@ -48,8 +48,12 @@ func (r *Reader) lockTakers(names map[string]bool) map[string]bool {
 		}
 	}
 	if len(want) > 0 {
-		for n, f := range r.exe.tab.funcByName(want...) {
-			r.takes[n] = r.callsLock(f)
+		found := r.exe.tab.funcByName(want...)
+		for _, n := range want {
+			// A name with no function of its own (inlined) takes no
+			// lock itself: its function's code is read for it.
+			f, ok := found[n]
+			r.takes[n] = ok && r.callsLock(f)
 		}
 	}
 	return r.takes
