@@ -629,3 +629,46 @@ func (c C) Other(d *C) { d.mu.Lock() }
 		}
 	}
 }
+
+// TestJavaHeldBefore: a monitor a thread held in an earlier dump, with the
+// same stack and state in every dump since, it holds still, though the
+// last dump misses its "- locked" line; a thread that moved since, or a
+// dump of another stack, adds nothing.
+func TestJavaHeldBefore(t *testing.T) {
+	a := model.JavaObject{Addr: "0x00000000ffd19c98", Class: "java.lang.Object"}
+	b := model.JavaObject{Addr: "0x00000000ffd19ca8", Class: "java.lang.Object"}
+	stack := []model.Frame{{Func: "SyncAbba.take", File: "SyncAbba.java", Line: 31}}
+	thread := func(tid int, st []model.Frame, locks ...model.JavaLock) model.Thread {
+		return model.Thread{TID: tid, Stack: st, Java: &model.JavaThread{Number: int64(tid), State: "BLOCKED (on object monitor)", Locks: locks}}
+	}
+	full := model.Sample{Threads: []model.Thread{
+		thread(1, stack, model.JavaLock{Kind: "waiting to lock", JavaObject: b}, model.JavaLock{Kind: "locked", JavaObject: a}),
+		thread(2, stack, model.JavaLock{Kind: "waiting to lock", JavaObject: a}, model.JavaLock{Kind: "locked", JavaObject: b}),
+	}}
+	missing := model.Sample{Threads: []model.Thread{
+		thread(1, stack, model.JavaLock{Kind: "waiting to lock", JavaObject: b}),
+		thread(2, stack, model.JavaLock{Kind: "waiting to lock", JavaObject: a}, model.JavaLock{Kind: "locked", JavaObject: b}),
+	}}
+	held := func(ss ...model.Sample) map[string]int {
+		out := map[string]int{}
+		for _, l := range javaLocks(7, javaHeldBefore(ss)) {
+			if l.Holder != nil {
+				addr, _, _ := strings.Cut(l.Address, " ")
+				out[addr] = l.Holder.TID
+			}
+		}
+		return out
+	}
+	if got := held(full, missing); got[a.Addr] != 1 || got[b.Addr] != 2 {
+		t.Errorf("holders %v: want a by 1 (from the earlier dump), b by 2", got)
+	}
+	if got := held(missing); got[a.Addr] != 0 {
+		t.Errorf("one dump that misses it: holders %v, want a unnamed", got)
+	}
+	moved := full
+	moved.Threads = slices.Clone(full.Threads)
+	moved.Threads[0] = thread(1, []model.Frame{{Func: "SyncAbba.take", File: "SyncAbba.java", Line: 25}}, model.JavaLock{Kind: "locked", JavaObject: a})
+	if got := held(moved, missing); got[a.Addr] != 0 {
+		t.Errorf("held at another line before: holders %v, want a unnamed", got)
+	}
+}

@@ -246,6 +246,60 @@ type javaHold struct {
 // "- locked <a>" (not one it waits on in Object.wait, which released it),
 // a "Locked ownable synchronizers" entry, the JSON dump's owner, the
 // JVM's own deadlock report.
+// javaHeldBefore is the last sample with what earlier dumps showed each
+// thread holding added to its lock lines: a monitor a thread held in a
+// dump whose stack and state are the very ones of the last dump, in every
+// dump since, it holds still (it leaves a synchronized block only by
+// moving on; a wait() shows as "waiting on"). A dump can miss a "- locked"
+// line that another of the same moment printed (JDK 17 did, once, for a
+// thread blocked entering its second monitor): the held monitor is not
+// dropped for that.
+func javaHeldBefore(samples []model.Sample) model.Sample {
+	last := samples[len(samples)-1]
+	if len(samples) < 2 {
+		return last
+	}
+	byTID := make(map[int]int, len(last.Threads))
+	for i, t := range last.Threads {
+		if t.Java != nil && !t.Exited {
+			byTID[t.TID] = i
+		}
+	}
+	out := last
+	out.Threads = slices.Clone(last.Threads)
+	still := map[int]bool{}
+	for tid := range byTID {
+		still[tid] = true
+	}
+	for k := len(samples) - 2; k >= 0 && len(still) > 0; k-- {
+		for _, t := range samples[k].Threads {
+			i, ok := byTID[t.TID]
+			if !ok || !still[t.TID] {
+				continue
+			}
+			lt := &out.Threads[i]
+			if t.Java == nil || t.Java.State != lt.Java.State || !slices.Equal(t.Stack, lt.Stack) {
+				still[t.TID] = false // it moved since: what it held then says nothing now
+				continue
+			}
+			for _, l := range t.Java.Locks {
+				if l.Kind != "locked" || l.Addr == "" || slices.ContainsFunc(lt.Java.Locks, func(m model.JavaLock) bool { return m.Addr == l.Addr }) {
+					continue
+				}
+				jt := *lt.Java
+				jt.Locks = append(slices.Clip(jt.Locks), l)
+				lt.Java = &jt
+			}
+		}
+		for tid := range still {
+			if !slices.ContainsFunc(samples[k].Threads, func(t model.Thread) bool { return t.TID == tid }) {
+				still[tid] = false
+			}
+		}
+	}
+	return out
+}
+
 func javaLocks(pid int, last model.Sample) []Lock {
 	holds := map[string]javaHold{}
 	byNumber := map[int64]int{}

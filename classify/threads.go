@@ -143,7 +143,7 @@ func newProc(samples []model.Sample, rt model.Runtime, res map[string]model.Reso
 	last := samples[len(samples)-1]
 	p.locks = append(findLocks(p.pid, last), fileLocks(p.pid, last, res)...)
 	if rt == model.RuntimeJava {
-		p.locks = append(p.locks, javaLocks(p.pid, last)...)
+		p.locks = append(p.locks, javaLocks(p.pid, javaHeldBefore(samples))...)
 		p.runtimeDeadlock = javaRuntimeDeadlock(last)
 	}
 	for i := range p.locks {
