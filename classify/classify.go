@@ -54,36 +54,15 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 	d.Orphans = g.orphans()
 	g.chains()
 
-	// One ladder, over the layer that tells the program's story: its
-	// goroutines when a source gave them, else its threads.
-	threads := p.layer(ActorThread)
-	tv, tc, tcause := p.ladder(threads, d.Cycles, g, opts)
-	if tcause.Rule == CauseBlocked && slices.ContainsFunc(tcause.Kinds, func(k KindCount) bool { return k.Kind == model.WaitPoolResult }) {
-		tcause.PoolIdle, tcause.PoolLate = g.poolWaitsForTasks()
-	}
-	d.Verdict, d.Confidence, d.Cause = tv, tc, tcause
-	ev := threadEvidence(p, g, &d, tv, tcause)
+	// One verdict step over both layers.
+	tv, tcause := p.decide(&d, g, opts)
+	d.Evidence = threadEvidence(p, g, &d, tv, tcause)
 	if p.gsamples != nil {
-		gl := p.layer(ActorGoroutine)
-		d.Verdict, d.Confidence, d.Cause = p.ladder(gl, d.Cycles, g, opts)
-		if d.Verdict == Idle && tv == Working && d.Confidence != High && processCPU(p) >= opts.BusyCPU*100 {
-			// Every dump caught the goroutines parked, but the threads use
-			// CPU and move: the work happens between the dumps.
-			d.Verdict, d.Confidence = Working, Medium
-			d.Cause = Cause{Rule: CauseThreadsWork, Layer: ActorGoroutine, CPU: processCPU(p), Group: -1}
-		}
-		if d.Cause.Rule == CauseBlocked && inSyscalls(p, d.Cause.Actors) && threadsKnowMore(tcause) {
-			// The goroutines are blocked in system calls: what they wait
-			// for is their threads' wait, which the kernel shows — a lock
-			// and its holder, a pipe and its reader.
-			d.Verdict, d.Confidence, d.Cause = tv, tc, tcause
-		}
-		ev = append(goEvidence(p, &d, gl), ev...)
+		d.Evidence = append(goEvidence(p, &d, p.layer(ActorGoroutine)), d.Evidence...)
 		if len(p.threads) > 0 {
-			ev = append(ev, Fact{Kind: FactLayer, Cause: &tcause})
+			d.Evidence = append(d.Evidence, Fact{Kind: FactLayer, Cause: &tcause})
 		}
 	}
-	d.Evidence = ev
 	d.Threads, d.Goroutines, d.Groups, d.Locks, d.Waits = p.threads, p.goroutines, p.groups, p.locks, p.waits
 	if d.Goroutines == nil {
 		d.Goroutines = []Actor{}
@@ -95,6 +74,38 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 		d.Waits = []Wait{}
 	}
 	return d
+}
+
+// decide is the one verdict step: the ladder over the layer that tells
+// the program's story — its goroutines when a source gave them, else its
+// threads — with what the other layer knows better: threads that work
+// between dumps that caught every goroutine parked; a thread's lock or
+// pipe behind goroutines blocked in system calls. It sets d's verdict,
+// confidence and cause, and returns the threads' own verdict and cause
+// (their evidence, and the layer's fact).
+func (p *proc) decide(d *Diagnosis, g *graph, opts Options) (Verdict, Cause) {
+	tv, tc, tcause := p.ladder(p.layer(ActorThread), d.Cycles, g, opts)
+	if tcause.Rule == CauseBlocked && slices.ContainsFunc(tcause.Kinds, func(k KindCount) bool { return k.Kind == model.WaitPoolResult }) {
+		tcause.PoolIdle, tcause.PoolLate = g.poolWaitsForTasks()
+	}
+	d.Verdict, d.Confidence, d.Cause = tv, tc, tcause
+	if p.gsamples == nil {
+		return tv, tcause
+	}
+	d.Verdict, d.Confidence, d.Cause = p.ladder(p.layer(ActorGoroutine), d.Cycles, g, opts)
+	if d.Verdict == Idle && tv == Working && d.Confidence != High && processCPU(p) >= opts.BusyCPU*100 {
+		// Every dump caught the goroutines parked, but the threads use
+		// CPU and move: the work happens between the dumps.
+		d.Verdict, d.Confidence = Working, Medium
+		d.Cause = Cause{Rule: CauseThreadsWork, Layer: ActorGoroutine, CPU: processCPU(p), Group: -1}
+	}
+	if d.Cause.Rule == CauseBlocked && inSyscalls(p, d.Cause.Actors) && threadsKnowMore(tcause) {
+		// The goroutines are blocked in system calls: what they wait
+		// for is their threads' wait, which the kernel shows — a lock
+		// and its holder, a pipe and its reader.
+		d.Verdict, d.Confidence, d.Cause = tv, tc, tcause
+	}
+	return tv, tcause
 }
 
 // inSyscalls reports goroutines that are mostly in system calls.
