@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hangdoc/hangdoc/internal/testvictim"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // TestJavaLiveAttach diagnoses hung JVMs live, on each installed JDK:
@@ -101,7 +102,8 @@ func TestJavaLiveAttach(t *testing.T) {
 				if tc.sigquit {
 					hd = append(hd, "--sigquit")
 				}
-				r := javaDiagnose(t, hd...)
+				rec := filepath.Join(t.TempDir(), "recording.json")
+				r := javaDiagnose(t, append(hd, "--record", rec)...)
 				wantUnharmed(t, v.PID)
 				if tc.refused != "" {
 					said := false
@@ -125,6 +127,7 @@ func TestJavaLiveAttach(t *testing.T) {
 				}
 				if r.Verdict != tc.verdict {
 					t.Errorf("verdict %s, want %s: %s; notes %q", r.Verdict, tc.verdict, r.Summary, r.Sampling.Notes)
+					logJavaLocks(t, rec)
 				}
 				r.wantHolders(t, v, tc.holders, tc.cycle)
 				if tc.once && !slices.ContainsFunc(r.Sampling.Notes, func(n string) bool { return strings.HasPrefix(n, "1 of 3 samples took no thread dump") }) {
@@ -205,7 +208,8 @@ func TestJavaWaitForChild(t *testing.T) {
 				if noStop {
 					hd = append(hd, "--no-stop")
 				}
-				r := javaDiagnose(t, hd...)
+				rec := filepath.Join(t.TempDir(), "recording.json")
+				r := javaDiagnose(t, append(hd, "--record", rec)...)
 				wantUnharmed(t, v.PID)
 				child := v.Info["child"]
 				if noStop {
@@ -292,4 +296,28 @@ func liveJava(t *testing.T, jdk, classes, victim, verdict string, holders []stri
 		t.Errorf("verdict %s, want %s: %s; notes %q", r.Verdict, verdict, r.Summary, r.Sampling.Notes)
 	}
 	r.wantHolders(t, v, holders, cycle)
+}
+
+// logJavaLocks logs, from a run's recording, each sample's Java lock lines
+// of the program's own threads: what the JVM's dumps said, when a verdict
+// is not the one wanted.
+func logJavaLocks(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Logf("no recording: %v", err)
+		return
+	}
+	var rec model.Recording
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Logf("recording: %v", err)
+		return
+	}
+	for i, s := range rec.Samples {
+		for _, th := range s.Threads {
+			if th.Java != nil && th.Java.Number > 0 && !th.Java.Daemon {
+				t.Logf("sample %d: tid %d %q %s: locks %+v; the JVM's deadlocks %+v", i, th.TID, th.Name, th.Java.State, th.Java.Locks, s.JavaDeadlocks)
+			}
+		}
+	}
 }
