@@ -177,45 +177,26 @@ func threadEvidence(p *proc, g *graph, d *Diagnosis, v Verdict, c Cause) []Fact 
 	var ev []Fact
 	run := &RunCounts{Samples: len(p.samples), Actors: len(p.threads)}
 	if len(p.samples) > 1 {
-		first, last := map[int]bool{}, map[int]bool{}
+		first, last := map[Ref]bool{}, map[Ref]bool{}
 		for _, t := range p.samples[0].Threads {
-			first[t.TID] = !t.Exited
+			first[Ref{PID: p.pid, TID: t.TID}] = !t.Exited
 		}
 		for _, t := range p.samples[len(p.samples)-1].Threads {
-			last[t.TID] = !t.Exited
+			last[Ref{PID: p.pid, TID: t.TID}] = !t.Exited
 		}
-		for _, t := range p.threads {
-			if !first[t.Ref.TID] {
-				run.Came++
-			}
-			if !last[t.Ref.TID] {
-				run.Went++
-			}
-		}
+		run.Came, run.Went, _ = cameWent(p.threads, first, last)
 	}
 	ev = append(ev, Fact{Kind: FactRun, Run: run})
 	if len(p.samples) < 2 {
 		ev = append(ev, Fact{Kind: FactOneSample})
 	}
-	seen := map[int]bool{}
-	add := func(t *Actor) {
-		if t == nil || t.Kind != ActorThread || seen[t.Ref.TID] {
-			return
-		}
-		seen[t.Ref.TID] = true
-		ev = append(ev, Fact{Kind: FactActor, Ref: t.Ref})
-	}
-	for _, cy := range d.Cycles {
-		for _, r := range cy {
-			add(p.actor(r))
-		}
-	}
-	add(holderOf(p, c))
+	var spinning []*Actor
 	for i := range p.threads {
 		if p.threads[i].Class == ClassSpinning {
-			add(&p.threads[i])
+			spinning = append(spinning, &p.threads[i])
 		}
 	}
+	add := storyActors(&ev, ActorThread, p, d, c, spinning)
 	type waitKey struct {
 		class       Class
 		wchan, lock string
@@ -273,6 +254,50 @@ func threadEvidence(p *proc, g *graph, d *Diagnosis, v Verdict, c Cause) []Fact 
 	return ev
 }
 
+// cameWent counts, over one layer's actors, those not in the first sample
+// (came), not in the last (went), and those that moved, each as many as it
+// stands for (a goroutine's twins came, went and moved together).
+func cameWent(actors []Actor, first, last map[Ref]bool) (came, went, moved int) {
+	for i := range actors {
+		a := &actors[i]
+		if !first[a.Ref] {
+			came += a.Count()
+		}
+		if !last[a.Ref] {
+			went += a.Count()
+		}
+		if a.Moved {
+			moved += a.Count()
+		}
+	}
+	return came, went, moved
+}
+
+// storyActors adds to ev, once each, the actors of one layer that tell the
+// story: the cycles' members, the holder the cause names, and the
+// spinning ones. It returns the function that adds more of that layer,
+// each once too.
+func storyActors(ev *[]Fact, kind ActorKind, p *proc, d *Diagnosis, c Cause, spinning []*Actor) func(*Actor) {
+	seen := map[Ref]bool{}
+	add := func(a *Actor) {
+		if a == nil || a.Kind != kind || seen[a.Ref] {
+			return
+		}
+		seen[a.Ref] = true
+		*ev = append(*ev, Fact{Kind: FactActor, Ref: a.Ref})
+	}
+	for _, cy := range d.Cycles {
+		for _, r := range cy {
+			add(p.actor(r))
+		}
+	}
+	add(holderOf(p, c))
+	for _, a := range spinning {
+		add(a)
+	}
+	return add
+}
+
 // goEvidence is what the goroutines say: how many there are and how they
 // moved, the goroutines that matter, the mutexes, the pile-ups and the
 // longest wait.
@@ -285,31 +310,20 @@ func goEvidence(p *proc, d *Diagnosis, l *layer) []Fact {
 		}
 	}
 	if len(gs) > 1 {
-		first, last := map[int64]bool{}, map[int64]bool{}
+		first, last := map[Ref]bool{}, map[Ref]bool{}
 		for _, g := range gs[0] {
-			first[g.ID] = true
+			first[Ref{PID: p.pid, Goroutine: g.ID}] = true
 			for _, id := range g.Twins {
-				first[id] = true
+				first[Ref{PID: p.pid, Goroutine: id}] = true
 			}
 		}
 		for _, g := range gs[len(gs)-1] {
-			last[g.ID] = true
+			last[Ref{PID: p.pid, Goroutine: g.ID}] = true
 			for _, id := range g.Twins {
-				last[id] = true
+				last[Ref{PID: p.pid, Goroutine: id}] = true
 			}
 		}
-		for _, g := range p.goroutines {
-			// Twins came, went and moved together.
-			if !first[g.Ref.Goroutine] {
-				run.Came += g.Count()
-			}
-			if !last[g.Ref.Goroutine] {
-				run.Went += g.Count()
-			}
-			if g.Moved {
-				run.Moved += g.Count()
-			}
-		}
+		run.Came, run.Went, run.Moved = cameWent(p.goroutines, first, last)
 	}
 	ev := []Fact{{Kind: FactGoroutines, Run: run}}
 	c := d.Cause
@@ -328,23 +342,7 @@ func goEvidence(p *proc, d *Diagnosis, l *layer) []Fact {
 	if len(forever) > 0 {
 		ev = append(ev, Fact{Kind: FactForever, Refs: forever})
 	}
-	seen := map[int64]bool{}
-	add := func(g *Actor) {
-		if g == nil || g.Kind != ActorGoroutine || seen[g.Ref.Goroutine] {
-			return
-		}
-		seen[g.Ref.Goroutine] = true
-		ev = append(ev, Fact{Kind: FactActor, Ref: g.Ref})
-	}
-	for _, cy := range d.Cycles {
-		for _, r := range cy {
-			add(p.actor(r))
-		}
-	}
-	add(holderOf(p, c))
-	for _, g := range l.byClass[ClassSpinning] {
-		add(g)
-	}
+	storyActors(&ev, ActorGoroutine, p, d, c, l.byClass[ClassSpinning])
 	for _, lk := range p.locks {
 		if lk.Kind == LockGoMutex || lk.Kind == LockGoRWMutex {
 			ev = append(ev, Fact{Kind: FactLock, Lock: lk.ID})
