@@ -672,3 +672,39 @@ func TestJavaHeldBefore(t *testing.T) {
 		t.Errorf("held at another line before: holders %v, want a unnamed", got)
 	}
 }
+
+// TestPyAlias: a Condition attribute built over another lock of the same
+// class is that lock; another class's, or a plain attribute, is itself.
+func TestPyAlias(t *testing.T) {
+	src := strings.Split(`import threading
+
+class Queue:
+    def __init__(self):
+        self.mutex = threading.Lock()
+        self.not_empty = threading.Condition(self.mutex)
+        self.done = threading.Condition()
+
+    def get(self):
+        with self.not_empty:
+            pass
+
+class Other:
+    def get(self):
+        with self.not_empty:
+            pass
+`, "\n")
+	in := pyFuncAt(src, 11)
+	for _, tc := range []struct {
+		f          *pyFunc
+		expr, want string
+	}{
+		{in, "self.not_empty", "self.mutex"},
+		{in, "self.done", "self.done"},
+		{in, "self.mutex", "self.mutex"},
+		{pyFuncAt(src, 16), "self.not_empty", "self.not_empty"},
+	} {
+		if got := pyAlias(src, tc.f, tc.expr); got != tc.want {
+			t.Errorf("%s in %s.%s: %q, want %q", tc.expr, tc.f.class, tc.f.name, got, tc.want)
+		}
+	}
+}

@@ -20,6 +20,8 @@ var (
 	pyClassRE   = regexp.MustCompile(`^(\s*)class\s+(\w+)`)
 	pyAssignRE  = regexp.MustCompile(`^([A-Za-z_]\w*)\s*(?::[^=]*)?=[^=]`)
 	pyIdentRE   = regexp.MustCompile(`^[A-Za-z_][\w.]*$`)
+	// A Condition over another lock: "self.not_empty = threading.Condition(self.mutex)".
+	pyCondOverRE = regexp.MustCompile(`^\s*self\.(\w+)\s*=\s*(?:threading\.)?Condition\(\s*self\.(\w+)\s*\)`)
 )
 
 // pyFunc is the function a line of a Python file is in.
@@ -306,4 +308,25 @@ func pyScope(lines []string, f *pyFunc, expr string) (scope, int) {
 		}
 	}
 	return scopeGlobal, 0
+}
+
+// pyAlias names the lock a Condition attribute is built over:
+// self.not_empty, in a class that sets `self.not_empty =
+// threading.Condition(self.mutex)` (queue.Queue), is self.mutex: taking
+// either takes the same lock. Any other expression is itself.
+func pyAlias(lines []string, f *pyFunc, expr string) string {
+	attr, ok := strings.CutPrefix(expr, "self.")
+	if !ok || f == nil || f.class == "" || strings.Contains(attr, ".") {
+		return expr
+	}
+	for i, l := range lines {
+		m := pyCondOverRE.FindStringSubmatch(l)
+		if m == nil || m[1] != attr {
+			continue
+		}
+		if g := pyFuncAt(lines, i+1); g != nil && g.class == f.class {
+			return "self." + m[2]
+		}
+	}
+	return expr
 }

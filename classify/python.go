@@ -238,6 +238,7 @@ func isLockMachinery(f model.Frame) bool {
 func (p *proc) pyLockRef(t *Actor, k int, lines []string, fn *pyFunc, expr string, at lockRef) lockRef {
 	r := at
 	r.text, r.sourced = expr, true
+	expr = pyAlias(lines, fn, expr) // a Condition is named by the lock it is built over
 	root, path, _ := strings.Cut(expr, ".")
 	if a := varAddr(t, k, root); a != "" {
 		if path == "" {
