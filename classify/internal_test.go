@@ -703,7 +703,7 @@ class Other:
 		{in, "self.mutex", "self.mutex"},
 		{pyFuncAt(src, 16), "self.not_empty", "self.not_empty"},
 	} {
-		if got := pyAlias(src, tc.f, tc.expr); got != tc.want {
+		if got := newPyFile(src).pyAlias(tc.f, tc.expr); got != tc.want {
 			t.Errorf("%s in %s.%s: %q, want %q", tc.expr, tc.f.class, tc.f.name, got, tc.want)
 		}
 	}

@@ -125,11 +125,12 @@ func pyLockingAt(lines []string, line int) []string {
 // line at module scope above it. Lines inside strings (docstrings) are not
 // code.
 func pyHeldAt(lines []string, line int, f *pyFunc) []string {
-	return pyHeldIn(lines, pyCodeLines(lines), line, f)
+	return newPyFile(lines).heldAt(line, f)
 }
 
-// pyHeldIn is pyHeldAt with the file's code lines (pyCodeLines) known.
-func pyHeldIn(lines []string, code []pyLine, line int, f *pyFunc) []string {
+// heldAt is pyHeldAt with the file read once (newPyFile).
+func (pf *pyFile) heldAt(line int, f *pyFunc) []string {
+	lines, code := pf.lines, pf.code
 	if f == nil || line < 1 || line > len(lines) {
 		return nil
 	}
@@ -160,7 +161,7 @@ func pyHeldIn(lines []string, code []pyLine, line int, f *pyFunc) []string {
 				released[m[1]]--
 				continue
 			}
-			held = append(held, pyUnwrap(lines, f, m[1]))
+			held = append(held, pf.pyUnwrap(f, m[1]))
 		}
 	}
 	return held
@@ -170,31 +171,12 @@ func pyHeldIn(lines []string, code []pyLine, line int, f *pyFunc) []string {
 // self.acquire() in a class whose acquire() is `self.lock.acquire()`
 // (logging.Handler before Python 3.13) takes self.lock. Any other
 // expression is itself.
-func pyUnwrap(lines []string, f *pyFunc, expr string) string {
+func (pf *pyFile) pyUnwrap(f *pyFunc, expr string) string {
 	if expr != "self" || f.class == "" {
 		return expr
 	}
-	for i, l := range lines {
-		m := pyDefRE.FindStringSubmatch(l)
-		if m == nil || m[2] != "acquire" || !strings.HasPrefix(strings.TrimSpace(m[3]), "self") {
-			continue
-		}
-		if g := pyFuncAt(lines, i+2); g == nil || g.from != i+1 || g.class != f.class {
-			continue
-		}
-		in := len(m[1])
-		for _, b := range lines[i+1:] {
-			if strings.TrimSpace(b) == "" {
-				continue
-			}
-			if indentOf(b) <= in {
-				break
-			}
-			if a := pyAcquireRE.FindStringSubmatch(b); a != nil && strings.HasPrefix(a[1], "self.") {
-				return a[1]
-			}
-		}
-		return expr
+	if x := pf.acquires[f.class]; x != "" {
+		return x
 	}
 	return expr
 }
@@ -314,19 +296,72 @@ func pyScope(lines []string, f *pyFunc, expr string) (scope, int) {
 // self.not_empty, in a class that sets `self.not_empty =
 // threading.Condition(self.mutex)` (queue.Queue), is self.mutex: taking
 // either takes the same lock. Any other expression is itself.
-func pyAlias(lines []string, f *pyFunc, expr string) string {
+func (pf *pyFile) pyAlias(f *pyFunc, expr string) string {
 	attr, ok := strings.CutPrefix(expr, "self.")
 	if !ok || f == nil || f.class == "" || strings.Contains(attr, ".") {
 		return expr
 	}
-	for i, l := range lines {
-		m := pyCondOverRE.FindStringSubmatch(l)
-		if m == nil || m[1] != attr {
-			continue
-		}
-		if g := pyFuncAt(lines, i+1); g != nil && g.class == f.class {
-			return "self." + m[2]
-		}
+	if x, ok := pf.conds[f.class+"."+attr]; ok {
+		return x
 	}
 	return expr
+}
+
+// pyFile is a Python source file as the lock rules read it, each thing
+// found once per file: its lines, which of them are code, and, per
+// class, the lock its acquire() method takes and the locks its Condition
+// attributes are built over.
+type pyFile struct {
+	lines []string
+	code  []pyLine
+	// acquires: class → the lock its acquire() takes ("self.lock"), ""
+	// for an acquire() that takes none of self's.
+	acquires map[string]string
+	// conds: "Class.attr" → the lock the Condition attribute is built
+	// over ("self.mutex").
+	conds map[string]string
+}
+
+// newPyFile reads a file's lines for the lock rules.
+func newPyFile(lines []string) *pyFile {
+	pf := &pyFile{lines: lines, code: pyCodeLines(lines), acquires: map[string]string{}, conds: map[string]string{}}
+	for i, l := range lines {
+		if strings.Contains(l, "Condition(") {
+			if m := pyCondOverRE.FindStringSubmatch(l); m != nil {
+				if g := pyFuncAt(lines, i+1); g != nil && g.class != "" {
+					pf.conds[g.class+"."+m[1]] = "self." + m[2]
+				}
+			}
+			continue
+		}
+		if !strings.Contains(l, "def acquire") {
+			continue
+		}
+		m := pyDefRE.FindStringSubmatch(l)
+		if m == nil || m[2] != "acquire" || !strings.HasPrefix(strings.TrimSpace(m[3]), "self") {
+			continue
+		}
+		g := pyFuncAt(lines, i+2)
+		if g == nil || g.from != i+1 || g.class == "" {
+			continue
+		}
+		if _, seen := pf.acquires[g.class]; seen {
+			continue // the class's first acquire() decides
+		}
+		pf.acquires[g.class] = ""
+		in := len(m[1])
+		for _, b := range lines[i+1:] {
+			if strings.TrimSpace(b) == "" {
+				continue
+			}
+			if indentOf(b) <= in {
+				break
+			}
+			if a := pyAcquireRE.FindStringSubmatch(b); a != nil && strings.HasPrefix(a[1], "self.") {
+				pf.acquires[g.class] = a[1]
+				break
+			}
+		}
+	}
+	return pf
 }

@@ -25,14 +25,14 @@ import (
 func (p *proc) pythonLocks(sources map[string][]string) {
 	var waits []lockWait
 	var holds []lockHold
-	codes := map[string][]pyLine{} // each source's lines classified, read once
-	codeOf := func(file string, lines []string) []pyLine {
-		c, ok := codes[file]
+	files := map[string]*pyFile{} // each source read for the rules once
+	fileOf := func(file string, lines []string) *pyFile {
+		pf, ok := files[file]
 		if !ok {
-			c = pyCodeLines(lines)
-			codes[file] = c
+			pf = newPyFile(lines)
+			files[file] = pf
 		}
-		return c
+		return pf
 	}
 	for i := range p.threads {
 		t := &p.threads[i]
@@ -76,7 +76,7 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 					// that is not a lock.
 					waiting = false
 				} else if items := pyLockingAt(lines, f.Line); len(items) > 0 {
-					w := p.pyLockRef(t, k, lines, fn, items[0], ref)
+					w := p.pyLockRef(t, k, fileOf(f.File, lines), fn, items[0], ref)
 					if addr, ok := model.FutexWait(t.Syscall); ok {
 						w.keys = append([]string{"futex:" + model.FutexKey(addr)}, w.keys...)
 					}
@@ -110,7 +110,7 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 				}
 				continue
 			}
-			held := pyHeldIn(lines, codeOf(f.File, lines), f.Line, fn)
+			held := fileOf(f.File, lines).heldAt(f.Line, fn)
 			if k != wait {
 				// Inside the body of a one-line `with X: call()`: the
 				// frame that is not waiting to enter it has entered it.
@@ -120,7 +120,7 @@ func (p *proc) pythonLocks(sources map[string][]string) {
 				if released[k] == x {
 					continue
 				}
-				holds = append(holds, lockHold{a: t, frame: k, lock: p.pyLockRef(t, k, lines, fn, x, ref)})
+				holds = append(holds, lockHold{a: t, frame: k, lock: p.pyLockRef(t, k, fileOf(f.File, lines), fn, x, ref)})
 			}
 		}
 	}
@@ -235,10 +235,11 @@ func isLockMachinery(f model.Frame) bool {
 
 // pyLockRef names a lock expression of a Python frame as exactly as its
 // source and py-spy's --locals allow.
-func (p *proc) pyLockRef(t *Actor, k int, lines []string, fn *pyFunc, expr string, at lockRef) lockRef {
+func (p *proc) pyLockRef(t *Actor, k int, pf *pyFile, fn *pyFunc, expr string, at lockRef) lockRef {
+	lines := pf.lines
 	r := at
 	r.text, r.sourced = expr, true
-	expr = pyAlias(lines, fn, expr) // a Condition is named by the lock it is built over
+	expr = pf.pyAlias(fn, expr) // a Condition is named by the lock it is built over
 	root, path, _ := strings.Cut(expr, ".")
 	if a := varAddr(t, k, root); a != "" {
 		if path == "" {
