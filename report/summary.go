@@ -259,7 +259,7 @@ func (w *words) blockedLead(c classify.Cause, total int) string {
 		}
 		switch {
 		case l != nil && l.Basis.Rule == classify.BasisCopiedLock:
-			return fmt.Sprintf("first %s, which %s for %s, a copy of %s that %s's value receiver made (go vet: copylocks): nothing can unlock it", groupTitle(g), verb, l.ID, l.Basis.Expr, shortFunc(l.Basis.WaitFunc))
+			return fmt.Sprintf("first %s, which %s for %s, a copy of %s that %s's value receiver made (go vet: copylocks), locked as it was copied: no stack holds it", groupTitle(g), verb, l.ID, l.Basis.Expr, shortFunc(l.Basis.WaitFunc))
 		case l != nil && g.Count < total:
 			return fmt.Sprintf("first %s, which %s for %s, whose holder the stacks do not name", groupTitle(g), verb, l.ID)
 		}

@@ -721,7 +721,7 @@ func (w *words) frameBasis(l *classify.Lock) string {
 	case classify.BasisNoCandidate:
 		s = fmt.Sprintf("no holder is named: no frame of any stack holds it (the waiters take %s); the holder took it in code that is not on a stack now, or a path returned without unlocking", where)
 	case classify.BasisCopiedLock:
-		s = fmt.Sprintf("nobody holds it: it is a copy (the waiters take %s, a mutex field of %s's value receiver, copied with the struct at each call, locked if the original was locked then; go vet: copylocks), and nothing unlocks a copy", where, shortFunc(b.WaitFunc))
+		s = fmt.Sprintf("no holder is named, as no stack holds it: it is a copy (the waiters take %s, a mutex field of %s's value receiver, copied with the struct at each call, locked if the original was locked then; go vet: copylocks); the original's holder holds another lock", where, shortFunc(b.WaitFunc))
 	}
 	if b.Self {
 		s += "; the holder is itself one of the waiters: it waits for a lock it already holds, a self-deadlock"

@@ -169,8 +169,8 @@ func BenchmarkLockIdentity(b *testing.B) {
 				}
 				held, waiting = 0, 0
 				for _, g := range gs {
-					if len(g.HeldLocks) > 0 {
-						held++
+					if len(g.HeldLocks) > 0 && g.WaitLock == "" {
+						held++ // a holder: a waiter's stack refers to its own lock too
 					}
 					if g.WaitLock != "" {
 						waiting++
