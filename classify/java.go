@@ -272,14 +272,16 @@ func javaHeldBefore(samples []model.Sample) model.Sample {
 		still[tid] = true
 	}
 	for k := len(samples) - 2; k >= 0 && len(still) > 0; k-- {
+		in := make(map[int]bool, len(samples[k].Threads))
 		for _, t := range samples[k].Threads {
+			in[t.TID] = true
 			i, ok := byTID[t.TID]
 			if !ok || !still[t.TID] {
 				continue
 			}
 			lt := &out.Threads[i]
 			if t.Java == nil || t.Java.State != lt.Java.State || !slices.Equal(t.Stack, lt.Stack) {
-				still[t.TID] = false // it moved since: what it held then says nothing now
+				delete(still, t.TID) // it moved since: what it held then says nothing now
 				continue
 			}
 			for _, l := range t.Java.Locks {
@@ -292,8 +294,8 @@ func javaHeldBefore(samples []model.Sample) model.Sample {
 			}
 		}
 		for tid := range still {
-			if !slices.ContainsFunc(samples[k].Threads, func(t model.Thread) bool { return t.TID == tid }) {
-				still[tid] = false
+			if !in[tid] {
+				delete(still, tid)
 			}
 		}
 	}
