@@ -18,15 +18,17 @@ import (
 func throttle(samples []model.Sample, target model.Target, host model.Host) *Throttle {
 	var first, last *model.Cgroup
 	var t0, t1 int
+	alone := true
 	for i := range samples {
 		c := samples[i].Cgroup
 		if c == nil || c.Limited == "" || c.PeriodUS <= 0 {
 			continue
 		}
 		if first == nil || c.Limited != first.Limited {
-			first, t0 = c, i
+			first, t0, alone = c, i, true
 		}
 		last, t1 = c, i
+		alone = alone && c.Alone
 	}
 	if first == nil || last == first || last.Periods < first.Periods || last.Throttled < first.Throttled {
 		return nil
@@ -35,7 +37,7 @@ func throttle(samples []model.Sample, target model.Target, host model.Host) *Thr
 		Cgroup: last.Limited, Version: last.Version,
 		QuotaCores: float64(last.QuotaUS) / float64(last.PeriodUS),
 		Periods:    last.Periods - first.Periods, Throttled: last.Throttled - first.Throttled,
-		PressurePercent: -1,
+		PressurePercent: -1, Alone: alone,
 	}
 	if last.ThrottledUS >= first.ThrottledUS {
 		t.ThrottledSeconds = float64(last.ThrottledUS-first.ThrottledUS) / 1e6
@@ -113,7 +115,13 @@ func wantsMore(a *Actor) bool { return a.CPU.RunqueuePercent >= 20 }
 // its cgroup's quota keeps them all off a CPU), or that used nearly all
 // its quota: a throttled process's threads need not show the wait at all
 // (under cgroup v1 a throttled Go program's threads read parked in its
-// scheduler's futex, with no run-queue delay).
+// scheduler's futex, with no run-queue delay), or that was alone under a
+// quota that throttled it: a period is throttled only when the quota ran
+// out with a task still runnable. The share of the quota used is no proof
+// by itself: on several CPUs each takes its slice of the quota, and a
+// process can be throttled on one while the slice another took goes
+// unused (a Go program on 2 CPUs under 0.05 cores used 0.02 of them while
+// throttled in every period, in a CI run).
 func (p *proc) wantsCPU() bool {
 	waited := 0.0
 	for i := range p.threads {
@@ -122,6 +130,9 @@ func (p *proc) wantsCPU() bool {
 			return true
 		}
 		waited += t.CPU.RunqueuePercent
+	}
+	if p.throttle.Significant() && p.throttle.Alone {
+		return true
 	}
 	return waited >= 20 || p.throttle != nil && p.throttle.QuotaCores > 0 && processCPU(p)/100 >= quotaUsed*p.throttle.QuotaCores
 }

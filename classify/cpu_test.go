@@ -71,6 +71,30 @@ func TestStarved(t *testing.T) {
 			t.Errorf("no quota, yet starved: %s", d.Summary)
 		}
 	})
+	t.Run("alone under a quota that throttles every period, less than the quota used", func(t *testing.T) {
+		// The CI run's Go program on 2 CPUs: each CPU takes its slice of
+		// the 0.05 cores, one is throttled while the other's goes unused,
+		// and the process uses 0.02 of them, throttled in every period.
+		a := []model.Frame{{Func: "main.work", File: "/src/main.go", Line: 10}}
+		b := []model.Frame{{Func: "main.work", File: "/src/main.go", Line: 12}}
+		f1, f2 := futexWait(0xc000080148, 0), futexWait(0xc000100148, 0)
+		worker := func(alone bool) []model.Sample {
+			s := withQuota(run(nil,
+				[]th{{tid: 1, name: "w", state: "S", call: f1, wchan: "futex_do_wait", stack: a}, {tid: 2, name: "w", state: "S", call: f2, wchan: "futex_do_wait", stack: a}},
+				[]th{{tid: 1, name: "w", state: "S", cpu: 8 * time.Millisecond, call: f2, wchan: "futex_do_wait", stack: b}, {tid: 2, name: "w", state: "S", cpu: 8 * time.Millisecond, call: f1, wchan: "futex_do_wait", stack: b}},
+			), 10)
+			for i := range s {
+				s[i].Cgroup.Alone = alone
+			}
+			return s
+		}
+		if d := Classify(worker(true), World{}, classify.DefaultOptions()); d.Cause.Rule != classify.CauseStarved || !strings.Contains(strings.Join(d.Evidence, "\n"), "the only process in it") {
+			t.Errorf("alone: verdict %s (%s), want working: starved, and evidence that says alone\n%s", d.Verdict, d.Summary, strings.Join(d.Evidence, "\n"))
+		}
+		if d := Classify(worker(false), World{}, classify.DefaultOptions()); d.Cause.Rule == classify.CauseStarved {
+			t.Errorf("sharing its cgroup, 0.016 of 0.05 cores used, yet starved: %s", d.Summary)
+		}
+	})
 	t.Run("a quota that seldom throttles it: still spinning", func(t *testing.T) {
 		d := Classify(withQuota(spinner(), 1), World{}, classify.DefaultOptions())
 		if d.Verdict != classify.Spinning || strings.Contains(d.Summary, "machine is busy") {

@@ -205,6 +205,9 @@ type Throttle struct {
 	Periods, Throttled uint64
 	Percent            float64
 	ThrottledSeconds   float64
+	// Alone says the process was the only one the quota governs, in every
+	// sample that read it: its throttling is its own demand for CPU.
+	Alone bool
 	// PressurePercent is the cgroup's CPU pressure (PSI "some") over the
 	// run, in percent of the time; -1 when the kernel gives none.
 	PressurePercent float64

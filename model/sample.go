@@ -125,6 +125,10 @@ type Cgroup struct {
 	Periods     uint64 `json:"nr_periods"`
 	Throttled   uint64 `json:"nr_throttled"`
 	ThrottledUS uint64 `json:"throttled_us"`
+	// Alone says the process is the only one its quota governs: the
+	// limiting cgroup is its own, has no child cgroup, and its
+	// cgroup.procs lists it alone. Its throttling is then its own demand.
+	Alone bool `json:"alone,omitempty"`
 	// Pressure is the cgroup's PSI (cgroup v2): the total time some task
 	// stalled on each resource, µs; nil without it.
 	Pressure *Pressure `json:"pressure,omitempty"`

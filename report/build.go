@@ -164,7 +164,7 @@ func cpuBlock(t *classify.Throttle, m *classify.MachineLoad) *CPU {
 	c := &CPU{}
 	if t != nil {
 		c.Throttled = &Throttled{Cgroup: t.Cgroup, Version: t.Version, QuotaCores: t.QuotaCores, Periods: t.Periods, Throttled: t.Throttled,
-			Percent: t.Percent, ThrottledSeconds: t.ThrottledSeconds, Starved: t.Significant(), PressurePercent: pct(t.PressurePercent),
+			Percent: t.Percent, ThrottledSeconds: t.ThrottledSeconds, Starved: t.Significant(), Alone: t.Alone, PressurePercent: pct(t.PressurePercent),
 			GoMaxProcs: t.GoMaxProcs, GoMaxProcsFrom: t.GoMaxProcsFrom}
 	}
 	if m != nil {

@@ -89,6 +89,9 @@ func (w *words) fact(f classify.Fact) string {
 		t := w.d.Throttle
 		s := fmt.Sprintf("its cgroup %s (v%d) has a CPU quota of %s cores: throttled in %d of the run's %d periods (%.0f%%), %.1fs in all",
 			t.Cgroup, t.Version, cores(t.QuotaCores), t.Throttled, t.Periods, t.Percent, t.ThrottledSeconds)
+		if t.Alone {
+			s += "; the target is the only process in it"
+		}
 		if t.PressurePercent >= 0 {
 			s += fmt.Sprintf("; its CPU pressure: some task waited for a CPU %.0f%% of the time", t.PressurePercent)
 		}

@@ -475,6 +475,9 @@ type Throttled struct {
 	Percent          float64 `json:"throttled_percent"`
 	ThrottledSeconds float64 `json:"throttled_seconds"`
 	Starved          bool    `json:"starved"`
+	// Alone says the target was the only process the quota governs: its
+	// throttling is its own demand.
+	Alone bool `json:"alone"`
 	// PressurePercent is the cgroup's CPU pressure (PSI "some") over the
 	// run; absent when the kernel gives none (cgroup v1).
 	PressurePercent *float64 `json:"pressure_percent,omitempty"`

@@ -3,6 +3,7 @@ package sampler
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -114,14 +115,14 @@ func (s *Sampler) readCgroup() *model.Cgroup {
 	v2, v1 := s.mounts[0], s.mounts[1]
 	switch {
 	case v1path != "" && v1.dir != "":
-		return readCgroupDir(1, v1path, v1)
+		return readCgroupDir(1, v1path, v1, s.pid)
 	case v2path != "" && v2.dir != "":
-		return readCgroupDir(2, v2path, v2)
+		return readCgroupDir(2, v2path, v2, s.pid)
 	}
 	return nil
 }
 
-func readCgroupDir(version int, path string, m cgroupMount) *model.Cgroup {
+func readCgroupDir(version int, path string, m cgroupMount, pid int) *model.Cgroup {
 	c := &model.Cgroup{Path: path, Version: version}
 	rel := strings.TrimPrefix(path, m.root)
 	if rel == path && m.root != "/" {
@@ -139,6 +140,7 @@ func readCgroupDir(version int, path string, m cgroupMount) *model.Cgroup {
 				c.Limited = "/"
 			}
 			readCPUStat(version, dir, c)
+			c.Alone = dir == own && aloneIn(dir, pid)
 			break
 		}
 		if dir == m.dir || len(dir) <= len(m.dir) {
@@ -149,6 +151,28 @@ func readCgroupDir(version int, path string, m cgroupMount) *model.Cgroup {
 		c.Pressure = readPressure(own, "cpu.pressure", "memory.pressure", "io.pressure")
 	}
 	return c
+}
+
+// aloneIn reports a cgroup with no child cgroup whose cgroup.procs lists
+// pid and nothing else (read up to 4 KiB: a longer list is not one pid).
+func aloneIn(dir string, pid int) bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			return false
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	b := make([]byte, 4096)
+	n, _ := io.ReadFull(f, b)
+	return n < len(b) && strings.TrimSpace(string(b[:n])) == strconv.Itoa(pid)
 }
 
 // readQuota reads a cgroup's CPU bandwidth limit; ok is false when it has

@@ -40,21 +40,30 @@ func TestReadCgroupDir(t *testing.T) {
 	write(filepath.Join(root, "v2", "svc", "worker"), map[string]string{"cpu.max": "max 100000\n",
 		"cpu.pressure":    "some avg10=1.00 avg60=0.50 avg300=0.10 total=123456\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
 		"memory.pressure": "some avg10=0.00 avg60=0.00 avg300=0.00 total=7\n"})
-	got := readCgroupDir(2, "/svc/worker", cgroupMount{dir: filepath.Join(root, "v2"), root: "/"})
+	got := readCgroupDir(2, "/svc/worker", cgroupMount{dir: filepath.Join(root, "v2"), root: "/"}, 42)
 	want := &model.Cgroup{Path: "/svc/worker", Limited: "/svc", Version: 2, QuotaUS: 5000, PeriodUS: 100000, Periods: 14, Throttled: 10,
 		ThrottledUS: 950000, Pressure: &model.Pressure{CPUUS: 123456, MemoryUS: 7}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("v2 (-want +got):\n%s", diff)
 	}
 	write(filepath.Join(root, "v1", "job"), map[string]string{"cpu.cfs_quota_us": "20000\n", "cpu.cfs_period_us": "100000\n",
-		"cpu.stat": "nr_periods 5\nnr_throttled 5\nthrottled_time 385535738\n"})
+		"cpu.stat": "nr_periods 5\nnr_throttled 5\nthrottled_time 385535738\n", "cgroup.procs": "42\n"})
 	write(filepath.Join(root, "v1"), map[string]string{"cpu.cfs_quota_us": "-1\n", "cpu.cfs_period_us": "100000\n"})
-	got = readCgroupDir(1, "/ns/job", cgroupMount{dir: filepath.Join(root, "v1"), root: "/ns"})
-	want = &model.Cgroup{Path: "/ns/job", Limited: "/job", Version: 1, QuotaUS: 20000, PeriodUS: 100000, Periods: 5, Throttled: 5, ThrottledUS: 385535}
+	got = readCgroupDir(1, "/ns/job", cgroupMount{dir: filepath.Join(root, "v1"), root: "/ns"}, 42)
+	want = &model.Cgroup{Path: "/ns/job", Limited: "/job", Version: 1, QuotaUS: 20000, PeriodUS: 100000, Periods: 5, Throttled: 5, ThrottledUS: 385535, Alone: true}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("v1 in a cgroup namespace (-want +got):\n%s", diff)
 	}
-	if c := readCgroupDir(1, "/", cgroupMount{dir: filepath.Join(root, "v1"), root: "/"}); c.Limited != "" || c.QuotaUS != 0 {
+	// Another process in the cgroup, or the quota on an ancestor (the v2
+	// case above): its throttling may be another's demand.
+	if c := readCgroupDir(1, "/ns/job", cgroupMount{dir: filepath.Join(root, "v1"), root: "/ns"}, 43); c.Alone {
+		t.Errorf("pid 43 is not in the cgroup, yet alone: %+v", c)
+	}
+	write(filepath.Join(root, "v1", "job"), map[string]string{"cgroup.procs": "42\n43\n"})
+	if c := readCgroupDir(1, "/ns/job", cgroupMount{dir: filepath.Join(root, "v1"), root: "/ns"}, 42); c.Alone {
+		t.Errorf("two processes, yet alone: %+v", c)
+	}
+	if c := readCgroupDir(1, "/", cgroupMount{dir: filepath.Join(root, "v1"), root: "/"}, 42); c.Limited != "" || c.QuotaUS != 0 {
 		t.Errorf("no quota anywhere: %+v", c)
 	}
 }

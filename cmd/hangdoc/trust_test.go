@@ -474,6 +474,7 @@ func TestStarvedNotHung(t *testing.T) {
 				QuotaCores float64 `json:"quota_cores"`
 				Percent    float64 `json:"throttled_percent"`
 				Starved    bool    `json:"starved"`
+				Alone      bool    `json:"alone"`
 				GoMaxProcs int     `json:"gomaxprocs"`
 			} `json:"throttled"`
 			Machine *struct {
@@ -520,8 +521,8 @@ func TestStarvedNotHung(t *testing.T) {
 			if err := jsonUnmarshal(out, &j); err != nil {
 				t.Fatal(err)
 			}
-			if j.CPU == nil || j.CPU.Throttled == nil || j.CPU.Throttled.QuotaCores != 0.05 || !j.CPU.Throttled.Starved || j.CPU.Throttled.Percent < 20 {
-				t.Fatalf("cpu = %+v, want a throttled block: quota 0.05 cores, starved", j.CPU)
+			if j.CPU == nil || j.CPU.Throttled == nil || j.CPU.Throttled.QuotaCores != 0.05 || !j.CPU.Throttled.Starved || !j.CPU.Throttled.Alone || j.CPU.Throttled.Percent < 20 {
+				t.Fatalf("cpu = %+v, want a throttled block: quota 0.05 cores, starved, the victim alone in its cgroup", j.CPU)
 			}
 			if j.CPU.Machine == nil || j.CPU.Machine.CPUs == 0 {
 				t.Errorf("cpu.machine = %+v", j.CPU.Machine)
