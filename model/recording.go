@@ -5,7 +5,7 @@ import "time"
 // RecordingVersion is the version of the recording format this hangdoc
 // writes and the newest it reads: docs/recording.md. It changes when a
 // field's meaning does, not when a field is added.
-const RecordingVersion = 1
+const RecordingVersion = 2
 
 // Recording is a run's raw evidence: what `--record` writes, what the
 // golden tests replay, and what `hangdoc analyze` makes of saved dumps.
@@ -21,7 +21,7 @@ type Recording struct {
 	Interval       time.Duration `json:"interval_ns"`
 	PartialReason  string        `json:"partial_reason,omitempty"`
 	TargetExited   bool          `json:"target_exited,omitempty"`
-	Notes          []string      `json:"notes,omitempty"`
+	Notes          []Note        `json:"notes,omitempty"`
 	Samples        []Sample      `json:"samples"`
 	// The world around the target: the processes its waits lead to, the
 	// pipes and sockets they share, its family of processes.

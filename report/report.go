@@ -550,7 +550,7 @@ func New(rec model.Recording, d classify.Diagnosis) *Report {
 			StackSource:   rec.StackSource.String(),
 			FromDumps:     rec.StackSource.IsDump(),
 			Search:        Search(rec.Search),
-			Notes:         append([]string{}, rec.Notes...),
+			Notes:         NoteTexts(rec.Notes),
 		},
 		verdict:    d.Verdict,
 		Verdict:    d.Verdict.String(),

@@ -2,7 +2,6 @@ package sampler
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -88,11 +87,11 @@ var goLockStates = []string{"sync.Mutex.Lock", "sync.RWMutex.Lock", "sync.RWMute
 // sync.(*Once).doSlow), from the toolchain of the program's Go version
 // (version, "go1.26.8"; "" when not known) found in roots. The result is
 // keyed by the paths the frames name, as Recording.Sources is. The note
-// says which files were not read, and why; "" when none was left out.
-func GoStdSources(samples []model.Sample, version string, roots []string) (map[string][]string, string) {
+// says which files were not read, and why; nil when none was left out.
+func GoStdSources(samples []model.Sample, version string, roots []string) (map[string][]string, *model.Note) {
 	out := map[string][]string{}
 	if len(samples) == 0 {
-		return out, ""
+		return out, nil
 	}
 	var files, rels []string
 	for _, g := range samples[len(samples)-1].Goroutines {
@@ -114,7 +113,7 @@ func GoStdSources(samples []model.Sample, version string, roots []string) (map[s
 		}
 	}
 	if len(files) == 0 {
-		return out, ""
+		return out, nil
 	}
 	src := GoToolchainSrc(version, roots)
 	var missed []string
@@ -131,17 +130,17 @@ func GoStdSources(samples []model.Sample, version string, roots []string) (map[s
 		out[f] = lines
 	}
 	if len(missed) == 0 {
-		return out, ""
+		return out, nil
 	}
-	why := fmt.Sprintf("no toolchain of %s on this machine (GOROOT, ~/sdk/%s, or the module cache's golang.org/toolchain@v0.0.1-%s.%s-%s)",
-		version, version, version, runtime.GOOS, runtime.GOARCH)
+	list := strings.Join(missed, ", ")
+	n := model.NewNote(model.NoteStdSources, list, version, runtime.GOOS, runtime.GOARCH)
 	switch {
 	case version == "":
-		why = "the program's Go version is not known (a dump does not say it), and only that version's toolchain is read"
+		n = model.NewNote(model.NoteStdNoVersion, list)
 	case src != "":
-		why = "they are not in " + src
+		n = model.NewNote(model.NoteStdNotIn, list, src)
 	}
-	return out, fmt.Sprintf("the standard library's sources (%s) were not read: %s; their frames are named by where they lock", strings.Join(missed, ", "), why)
+	return out, &n
 }
 
 // stdRel is a standard-library frame's file relative to a toolchain's src
@@ -180,7 +179,7 @@ func AddGoStdSources(rec *model.Recording) {
 	for f, lines := range std {
 		rec.Sources[f] = lines
 	}
-	if note != "" {
-		rec.Notes = append(rec.Notes, note)
+	if note != nil {
+		rec.Notes = append(rec.Notes, *note)
 	}
 }

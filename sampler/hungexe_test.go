@@ -3,13 +3,14 @@ package sampler
 import (
 	"context"
 	"errors"
-	"github.com/hangdoc/hangdoc/model"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hangdoc/hangdoc/model"
 
 	"github.com/hangdoc/hangdoc/internal/deadline"
 	"github.com/hangdoc/hangdoc/internal/fusehang"

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/hangdoc/hangdoc/model"
 	"net/netip"
 	"strconv"
+
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // tcpStates names the st column: include/net/tcp_states.h.

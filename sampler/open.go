@@ -3,9 +3,10 @@ package sampler
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"time"
+
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // Opened is a live target made ready for a run: the target, its first
@@ -21,8 +22,8 @@ type Opened struct {
 	// NoStop: nothing may stop the target this run (another diagnosis
 	// holds it, or a tracer does).
 	NoStop bool
-	// Notes are what opening it found, in the report's words.
-	Notes []string
+	// Notes are what opening it found.
+	Notes []model.Note
 }
 
 // OpenOptions are how Open waits for another diagnosis of the target.
@@ -41,7 +42,7 @@ type OpenOptions struct {
 func Open(ctx context.Context, fs FS, pid int, opts OpenOptions) (*Opened, error) {
 	o := &Opened{PID: pid}
 	if tgid, err := ThreadGroup(fs, pid); err == nil && tgid > 0 && tgid != pid {
-		o.Notes = append(o.Notes, fmt.Sprintf("%d is a thread of pid %d: diagnosing pid %d", pid, tgid, tgid))
+		o.Notes = append(o.Notes, model.NewNote(model.NoteThreadOf, pid, tgid))
 		o.PID = tgid
 	}
 	t, first, err := OpenTarget(Live(fs), o.PID)
@@ -52,14 +53,14 @@ func Open(ctx context.Context, fs FS, pid int, opts OpenOptions) (*Opened, error
 	claim, err := t.Claim(ctx, opts.ClaimWait)
 	switch {
 	case errors.Is(err, ErrClaimed):
-		o.Notes = append(o.Notes, fmt.Sprintf("another diagnosis (%v) holds the target: this one does not stop it, and counts no switch or stack change as movement while the other may stop it", err))
+		o.Notes = append(o.Notes, model.NewNote(model.NoteOtherDiagnosis, err))
 		o.NoStop = true
 	case err != nil:
-		o.Notes = append(o.Notes, "the target could not be claimed for this diagnosis: "+err.Error())
+		o.Notes = append(o.Notes, model.NewNote(model.NoteUnclaimed, err))
 	}
 	o.Claim = claim
 	if tracer := TracerPID(fs, o.PID); tracer != 0 && tracer != os.Getpid() {
-		o.Notes = append(o.Notes, fmt.Sprintf("pid %d is traced by pid %d (%s): nothing here stops it, since a second tracer cannot attach; detach the debugger for the stacks that need a stop", o.PID, tracer, Cmdline(fs, tracer)))
+		o.Notes = append(o.Notes, model.NewNote(model.NoteTraced, o.PID, tracer, Cmdline(fs, tracer)))
 		o.NoStop = true
 	}
 	return o, nil

@@ -32,7 +32,7 @@ type LastSampler interface {
 // Noter is a StackSource with something to say at the end of a run: how
 // long it stopped the target, what it could not join.
 type Noter interface {
-	Notes() []string
+	Notes() []model.Note
 }
 
 // Stacks is how a run gets its stacks.
@@ -47,9 +47,9 @@ type Stacks struct {
 	What string
 	// None words the note for a run no source could serve, from why each
 	// was not used.
-	None func(why []string) string
+	None func(why []string) model.Note
 	// Notes are said whatever happens (a missing py-spy).
-	Notes []string
+	Notes []model.Note
 	// ReadSource reads a source file that stacks point into, for the
 	// classifier to find the blocks a thread waits at; nil for none.
 	ReadSource func(path string) ([]string, error)
@@ -96,7 +96,7 @@ type Options struct {
 	// Version is hangdoc's, for the recording.
 	Version string
 	// Notes go into the recording first: what the caller found before it.
-	Notes []string
+	Notes []model.Note
 	// Claim is the caller's claim on the target: when another diagnosis
 	// holds it, each sample says so (model.ForeignStop). Nil for none.
 	Claim *Claim
@@ -110,7 +110,7 @@ type Options struct {
 // Record uses it; sampler/oncpu builds one.
 type Profiler interface {
 	Profile(s *model.Sample)
-	Notes() []string
+	Notes() []model.Note
 	Close()
 }
 
@@ -135,10 +135,10 @@ func Record(ctx context.Context, t *Target, first Process, opts Options) (rec mo
 		Requested:      opts.Samples,
 		Interval:       opts.Interval,
 		Samples:        []model.Sample{},
-		Notes:          append(append([]string{}, opts.Notes...), opts.Stacks.Notes...),
+		Notes:          append(append([]model.Note{}, opts.Notes...), opts.Stacks.Notes...),
 	}
 	if err := first.MemErr(); err != nil {
-		rec.Notes = append(rec.Notes, "lock owners cannot be read: "+err.Error())
+		rec.Notes = append(rec.Notes, model.NewNote(model.NoteNoLockOwners, err))
 	}
 	st := &stacks{plan: opts.Stacks}
 	if opts.Stacks.Close != nil {
@@ -164,7 +164,7 @@ func Record(ctx context.Context, t *Target, first Process, opts Options) (rec mo
 		f.scan()
 		f.record(&rec, firstScan)
 		if read := opts.Stacks.ReadSource; read != nil {
-			var notes []string
+			var notes []model.Note
 			var cut error
 			rec.Sources, notes, cut = ReadSourcesContext(ctx, rec.Samples, read)
 			rec.Notes = append(rec.Notes, notes...)
@@ -273,7 +273,7 @@ func (s *stacks) add(ctx context.Context, sample *model.Sample, rec *model.Recor
 	}
 	if err := s.used.Stacks(ctx, sample); err != nil {
 		s.failures++
-		rec.Notes = append(rec.Notes, fmt.Sprintf("%s: %s of sample %d not read: %v", s.used.Name(), s.plan.What, len(rec.Samples)+1, err))
+		rec.Notes = append(rec.Notes, model.NewNote(model.NoteSampleUnread, s.used.Name(), s.plan.What, len(rec.Samples)+1, err))
 		return
 	}
 	s.failures = 0
@@ -285,7 +285,7 @@ func (s *stacks) use(src StackSource, sample *model.Sample, rec *model.Recording
 	sample.StackSource = src.Name()
 	rec.StackSource = src.Name()
 	if len(s.why) > 0 {
-		rec.Notes = append(rec.Notes, fmt.Sprintf("%s from %s (%s)", s.plan.What, src.Name(), strings.Join(s.why, "; ")))
+		rec.Notes = append(rec.Notes, model.NewNote(model.NoteStacksFrom, s.plan.What, src.Name(), strings.Join(s.why, "; ")))
 	}
 }
 

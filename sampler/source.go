@@ -235,7 +235,7 @@ const lateSources = time.Second
 // interrupt) or lateSources past its deadline, and then says why (the
 // sources read by then are returned). Its notes are on the files not read
 // because their filesystem did not answer.
-func ReadSourcesContext(ctx context.Context, samples []model.Sample, read func(path string) ([]string, error)) (map[string][]string, []string, error) {
+func ReadSourcesContext(ctx context.Context, samples []model.Sample, read func(path string) ([]string, error)) (map[string][]string, []model.Note, error) {
 	out := map[string][]string{}
 	if len(samples) == 0 {
 		return out, nil, nil
@@ -294,20 +294,20 @@ func ReadSourcesContext(ctx context.Context, samples []model.Sample, read func(p
 			}
 		}
 	}
-	var notes []string
+	var notes []model.Note
 	for _, he := range givenUp {
-		n := fmt.Sprintf("source %s not read: %v", he.Path, he.Err)
+		n := model.NewNote(model.NoteSourceUnread, he.Path, he.Err)
 		if k := skipped[he.Mount]; k > 0 {
-			n += fmt.Sprintf("; %d more source file(s) on %s not tried", k, he.Mount)
+			n = model.NewNote(model.NoteSourceUnreadMore, he.Path, he.Err, k, he.Mount)
 			delete(skipped, he.Mount)
 		}
 		notes = append(notes, n)
 	}
 	for _, m := range slices.Sorted(maps.Keys(skipped)) {
-		notes = append(notes, fmt.Sprintf("%d source file(s) on %s not read: an earlier read there did not return (a hung filesystem?)", skipped[m], m))
+		notes = append(notes, model.NewNote(model.NoteSourcesSkipped, skipped[m], m))
 	}
 	if stuck != nil {
-		notes = append(notes, "source files not read: "+stuck.Error())
+		notes = append(notes, model.NewNote(model.NoteSourcesStuck, stuck))
 	}
 	if rctx.Err() != nil {
 		return out, notes, ctx.Err()

@@ -71,8 +71,8 @@ func TestSourceOnHungMount(t *testing.T) {
 	if len(out) != 3 || out[fs.Dir+"/hang-a.go"] != nil {
 		t.Errorf("sources %v: want the three files, none read", out)
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "hang-a.go not read") || !strings.Contains(notes[0], "did not return in time") ||
-		!strings.Contains(notes[0], "2 more source file(s) on "+fs.Dir+" not tried") {
+	if len(notes) != 1 || notes[0].Kind != model.NoteSourceUnreadMore || !strings.HasSuffix(notes[0].Args[0], "hang-a.go") ||
+		!strings.Contains(notes[0].Args[1], "did not return in time") || notes[0].Args[2] != "2" || notes[0].Args[3] != fs.Dir {
 		t.Errorf("notes %q: want one saying hang-a.go was given up and the 2 others on %s not tried", notes, fs.Dir)
 	}
 	if held := fs.Held(); held > 1 {

@@ -160,16 +160,20 @@ func (t *Target) localErr() error {
 
 // LocalNote says, when helpers take the target under another pid than
 // the report's (hangdoc in a container of its own, the host's /proc at
-// --proc), which pid they took, or why there is none they could take:
-// what for ("py-spy") names the helper. "" when the pids are the same.
-func (t *Target) LocalNote(what string) string {
-	switch {
-	case t.Local == t.PID:
-		return ""
-	case t.Local > 0:
-		return fmt.Sprintf("%s was given pid %d: pid %d as hangdoc's own PID namespace numbers it", what, t.Local, t.PID)
+// --proc), which pid a helper (what: "py-spy") was given; nil when the
+// pids are the same or there is none (NotLocal).
+func (t *Target) LocalNote(what string) *model.Note {
+	if t.Local == t.PID || t.Local <= 0 {
+		return nil
 	}
-	return fmt.Sprintf("%s was not run: %v (run hangdoc in the target's PID namespace or one that contains it: on the host, with hostPID, or with kubectl debug --target)", what, t.localErr())
+	n := model.NewNote(model.NoteLocalPID, what, t.Local, t.PID)
+	return &n
+}
+
+// NotLocal is why a helper (what: "Delve") cannot be given the target:
+// hangdoc's own PID namespace does not number it.
+func (t *Target) NotLocal(what string) error {
+	return fmt.Errorf("%s was not run: %w (run hangdoc in the target's PID namespace or one that contains it: on the host, with hostPID, or with kubectl debug --target)", what, t.localErr())
 }
 
 // Close releases the pidfd.

@@ -6,12 +6,13 @@ import (
 	"debug/buildinfo"
 	"errors"
 	"fmt"
-	"github.com/hangdoc/hangdoc/model"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/hangdoc/hangdoc/model"
 
 	"github.com/shirou/gopsutil/v4/common"
 	"github.com/shirou/gopsutil/v4/process"

@@ -1,8 +1,9 @@
 package sampler
 
 import (
-	"github.com/hangdoc/hangdoc/model"
 	"testing"
+
+	"github.com/hangdoc/hangdoc/model"
 )
 
 func TestWaitedChild(t *testing.T) {

@@ -5,10 +5,11 @@ import (
 	"os"
 
 	"github.com/hangdoc/hangdoc/internal/reaper"
+	"github.com/hangdoc/hangdoc/model"
 )
 
 // startNotes are said in every live report: what main could not set up.
-var startNotes []string
+var startNotes []model.Note
 
 func main() {
 	// A helper's descendant that leaves the helper's process group
@@ -21,7 +22,7 @@ func main() {
 		os.Exit(int(Main(os.Args[1:], os.Stdout, os.Stderr)))
 	}
 	if err := reaper.Start(); err != nil {
-		startNotes = append(startNotes, err.Error()+": a helper's descendant that leaves its process group could outlive hangdoc")
+		startNotes = append(startNotes, model.NewNote(model.NoteNoReaper, err))
 	}
 	os.Exit(int(Main(os.Args[1:], os.Stdout, os.Stderr)))
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -97,5 +98,21 @@ func TestAnalyzeRecordingRefused(t *testing.T) {
 	}
 	if _, stderr, code := hangdoc(t, "analyze", good); code == ExitError || code == ExitUsage || stderr != "" {
 		t.Errorf("a small recording: exit %d, %s", code, stderr)
+	}
+	// Version 1's notes are sentences; version 2's are facts, worded by
+	// the reader, and a kind it does not know is said as kind and values.
+	v1 := write("v1.json", `{"recording_version": 1, "hangdoc_version": "x", "notes": ["an old note, in words"], "target": {"pid": 7}, "samples": [{"pid": 7, "threads": [{"tid": 7, "state": "S"}]}]}`)
+	v2 := write("v2.json", `{"recording_version": 2, "hangdoc_version": "x", "notes": [{"kind": "traced", "args": ["7", "9", "gdb -p 7"]}, {"kind": "from_the_future", "args": ["a", "b"]}], "target": {"pid": 7}, "samples": [{"pid": 7, "threads": [{"tid": 7, "state": "S"}]}]}`)
+	for file, want := range map[string][]string{
+		v1: {"an old note, in words"},
+		v2: {"pid 7 is traced by pid 9 (gdb -p 7): nothing here stops it", "from_the_future: a; b"},
+	} {
+		out, stderr, _ := hangdoc(t, "analyze", "--json", file)
+		c := tdecode(t, out)
+		for _, w := range want {
+			if !slices.ContainsFunc(c.Sampling.Notes, func(n string) bool { return strings.HasPrefix(n, w) }) {
+				t.Errorf("%s: notes %q lack %q (%s)", filepath.Base(file), c.Sampling.Notes, w, stderr)
+			}
+		}
 	}
 }

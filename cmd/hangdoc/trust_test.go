@@ -22,7 +22,8 @@ import (
 type tcontract struct {
 	xcontract
 	Sampling struct {
-		StackSource string `json:"stack_source"`
+		StackSource string   `json:"stack_source"`
+		Notes       []string `json:"notes"`
 	} `json:"sampling"`
 }
 

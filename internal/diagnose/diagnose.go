@@ -45,7 +45,7 @@ type Options struct {
 	OnCPUHz int
 	// Notes are the caller's, said with the run's own (a reaper that
 	// could not start).
-	Notes []string
+	Notes []model.Note
 }
 
 // Run records the target until it has Samples samples, ctx ends, or the

@@ -277,11 +277,10 @@ func (s *Session) read(ctx context.Context, until time.Time, now func() time.Tim
 				return Result{}, err
 			}
 			if now().After(until) {
-				res.Cut = "stop bound reached"
 				return res, &MaxStopError{PID: s.pid, Read: len(res.Goroutines), Total: max(r.live, len(res.Goroutines))}
 			}
 			if len(res.Goroutines) >= limit {
-				res.Cut = fmt.Sprintf("read the first %d goroutines of %d (the bound on goroutines per dump)", limit, r.live)
+				res.Cut = true
 				return res, nil
 			}
 			if each != nil {

@@ -43,7 +43,7 @@ func helperMain(pidText string) {
 	}
 	fmt.Fprintln(os.Stderr, "hangdoc-helper: started")
 	res, err := DumpWith(context.Background(), pid, opts)
-	fmt.Printf("read=%d total=%d frozen=%v cut=%q err=%v\n", len(res.Goroutines), res.Total, res.Frozen, res.Cut, err)
+	fmt.Printf("read=%d total=%d frozen=%v cut=%v err=%v\n", len(res.Goroutines), res.Total, res.Frozen, res.Cut, err)
 	if err != nil && !errors.Is(err, ErrMaxStop) {
 		fmt.Fprintln(os.Stderr, "hangdoc-helper:", err)
 		os.Exit(1)

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hangdoc/hangdoc/model"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/hangdoc/hangdoc/model"
 
 	"github.com/go-delve/delve/pkg/proc"
 	"golang.org/x/sys/unix"
@@ -75,8 +76,9 @@ type Result struct {
 	// Total is how many live goroutines the target had (0 when its list
 	// could not be read); Goroutines may hold fewer: see Cut.
 	Total int
-	// Cut says why Goroutines is not all of them ("" when it is).
-	Cut string
+	// Cut says the bound on goroutines per dump left Goroutines the
+	// first of Total (a stop bound cut short is ErrMaxStop).
+	Cut bool
 }
 
 // ErrMaxStop: a Dump gave up at Options.MaxStop and let the target go.

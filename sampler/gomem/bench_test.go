@@ -3,7 +3,6 @@ package gomem
 import (
 	"context"
 	"fmt"
-	"github.com/hangdoc/hangdoc/model"
 	"io"
 	"net/http"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hangdoc/hangdoc/model"
 
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 	"github.com/hangdoc/hangdoc/sampler"

@@ -2,11 +2,12 @@ package gomem
 
 import (
 	"encoding/binary"
-	"github.com/hangdoc/hangdoc/model"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hangdoc/hangdoc/model"
 
 	"github.com/hangdoc/hangdoc/sampler/gomem/internal/layout"
 	"github.com/hangdoc/hangdoc/sampler/goroutines"
@@ -25,7 +26,7 @@ type gread struct {
 	// the g is the same: a g read while the runtime writes it (a field
 	// updated before the status, in a single copy) is not garbage but a
 	// goroutine on the move, and is read again.
-	drop, bad string
+	drop, bad model.NoteKind // why it is left out; "" when it is not
 
 	status, reason uint64
 	goid           int64
@@ -87,14 +88,14 @@ func (c *chunkState) read(addrs []uint64, now int64, out *[]model.Goroutine) ([]
 	for _, a := range addrs {
 		g := gread{addr: a}
 		if a == 0 || a%8 != 0 || !r.maps.readable(a, uint64(gsize)) {
-			g.drop = "a g pointer outside the process's memory"
+			g.drop = model.NoteGoGOutside
 		}
 		c.gs = append(c.gs, g)
 	}
 	// 1. The gs.
 	if err := c.readGs(&c.first, func(g *gread) bool { return g.drop == "" }, func(g *gread, b []byte) {
 		if b == nil {
-			g.drop = "a g that could not be read"
+			g.drop = model.NoteGoGUnread
 		}
 		g.b = b
 	}); err != nil {
@@ -160,7 +161,7 @@ func (c *chunkState) read(addrs []uint64, now int64, out *[]model.Goroutine) ([]
 			continue
 		}
 		if !c.reqs[k].OK {
-			g.bad = "a stack that could not be read"
+			g.bad = model.NoteGoStackUnread
 		}
 		k++
 	}
@@ -175,7 +176,7 @@ func (c *chunkState) read(addrs []uint64, now int64, out *[]model.Goroutine) ([]
 		c.phys, g.res = r.unwind(g.pc, g.sp, g.lr, g.fromSyscall, &g.stk, c.phys)
 		g.pend = len(c.phys)
 		if g.res == unwindGarbage {
-			g.bad = "a stack whose pc is no Go code"
+			g.bad = model.NoteGoPCNotGo
 		}
 	}
 	if err := c.waits(); err != nil {
@@ -192,7 +193,7 @@ func (c *chunkState) read(addrs []uint64, now int64, out *[]model.Goroutine) ([]
 		g := &c.gs[i]
 		if g.drop != "" {
 			r.stats.Dropped++
-			r.note("dropped: %s", g.drop)
+			r.note(g.drop)
 			continue
 		}
 		if g.status == 0 {
@@ -211,7 +212,7 @@ func (c *chunkState) read(addrs []uint64, now int64, out *[]model.Goroutine) ([]
 		}
 		if g.bad != "" {
 			r.stats.Dropped++
-			r.note("dropped: %s", g.bad)
+			r.note(g.bad)
 			continue
 		}
 		if g.status == gRunning && !g.hasStack && g.tid != 0 {
@@ -252,7 +253,7 @@ func (c *chunkState) decode(g *gread) {
 	status := field(b, l.Status) &^ gScan
 	if status >= uint64(len(r.gDead)) {
 		g.status = status
-		g.bad = "a g with an unknown status"
+		g.bad = model.NoteGoStatusUnknown
 		return
 	}
 	if r.gDead[status] {

@@ -1,11 +1,12 @@
 package gomem
 
 import (
-	"github.com/hangdoc/hangdoc/internal/strhash"
-	"github.com/hangdoc/hangdoc/model"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hangdoc/hangdoc/internal/strhash"
+	"github.com/hangdoc/hangdoc/model"
 
 	"github.com/hangdoc/hangdoc/sampler/goroutines"
 )

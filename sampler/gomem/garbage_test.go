@@ -3,11 +3,12 @@ package gomem
 import (
 	"context"
 	"encoding/binary"
-	"github.com/hangdoc/hangdoc/model"
 	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hangdoc/hangdoc/model"
 
 	"golang.org/x/sys/unix"
 

@@ -16,11 +16,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/hangdoc/hangdoc/model"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hangdoc/hangdoc/model"
 
 	"golang.org/x/sys/unix"
 
@@ -73,7 +74,7 @@ type Stats struct {
 	// Syscalls is the number of process_vm_readv (or pread) calls made.
 	Syscalls int
 	// Notes say what was dropped and why, once per kind.
-	Notes []string
+	Notes []model.Note
 	// ChanScan is the channel scan's result, on a read that ran it
 	// (ScanChannels) with goroutines waiting on channels; nil otherwise.
 	ChanScan *model.ChanScan
@@ -483,13 +484,14 @@ func (r *Reader) readErr(what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-func (r *Reader) note(format string, a ...any) {
-	s := fmt.Sprintf(format, a...)
-	if r.notes[s] || r.stats == nil {
+func (r *Reader) note(k model.NoteKind, a ...any) {
+	n := model.NewNote(k, a...)
+	key := string(k) + "\x00" + strings.Join(n.Args, "\x00")
+	if r.notes[key] || r.stats == nil {
 		return
 	}
-	r.notes[s] = true
-	r.stats.Notes = append(r.stats.Notes, s)
+	r.notes[key] = true
+	r.stats.Notes = append(r.stats.Notes, n)
 }
 
 // field reads a word of a struct's bytes.
@@ -610,13 +612,13 @@ func (r *Reader) Goroutines(ctx context.Context) (gs []model.Goroutine, st Stats
 		st.ChanScan = r.chanScan(ctx, out, r.roots)
 	}
 	if st.Dropped > 0 {
-		r.note("%d goroutines unreadable, left out", st.Dropped)
+		r.note(model.NoteGoUnreadable, st.Dropped)
 	}
 	if st.Moving > 0 {
-		r.note("%d goroutines changed on each of %d reads: listed without a stack", st.Moving, maxRetries+1)
+		r.note(model.NoteGoMoving, st.Moving, maxRetries+1)
 	}
 	if st.Truncated > 0 {
-		r.note("%d stacks end before their outermost frame (an unknown return address)", st.Truncated)
+		r.note(model.NoteGoTruncated, st.Truncated)
 	}
 	return out, st, nil
 }

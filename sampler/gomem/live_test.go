@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/hangdoc/hangdoc/model"
 	"maps"
 	"os"
 	"os/exec"
@@ -17,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hangdoc/hangdoc/model"
 
 	"github.com/google/go-cmp/cmp"
 

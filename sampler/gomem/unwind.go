@@ -1,6 +1,10 @@
 package gomem
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/hangdoc/hangdoc/model"
+)
 
 // Unwinding limits. The runtime prints at most 100 frames of a stack but
 // walks all of it; the reader walks up to maxPhysFrames frames and reads
@@ -69,7 +73,7 @@ func (s *stackMem) extend(end uint64) bool {
 	if want-s.addr > maxStackBytes {
 		want = s.addr + maxStackBytes
 		if want < end {
-			s.r.note("a stack deeper than %d MiB was read in part", maxStackBytes>>20)
+			s.r.note(model.NoteGoStackDeep, maxStackBytes>>20)
 			return false
 		}
 	}
@@ -200,7 +204,7 @@ func (r *Reader) unwind(pc, sp, lr uint64, syscall bool, s *stackMem, out []phys
 			return out, unwindTruncated
 		}
 	}
-	r.note("a stack of more than %d frames was read in part", maxPhysFrames)
+	r.note(model.NoteGoStackFrames, maxPhysFrames)
 	return out, unwindTruncated
 }
 

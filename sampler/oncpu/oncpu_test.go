@@ -12,6 +12,7 @@ import (
 
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 	"github.com/hangdoc/hangdoc/model"
+	"github.com/hangdoc/hangdoc/report"
 	"github.com/hangdoc/hangdoc/sampler"
 )
 
@@ -106,7 +107,7 @@ func TestRefused(t *testing.T) {
 		p.Profile(&s)
 		p.Profile(&s)
 		p.Close()
-		if len(p.Notes()) == 0 || !strings.Contains(p.Notes()[0], tc.note) {
+		if len(p.Notes()) == 0 || !strings.Contains(report.NoteText(p.Notes()[0]), tc.note) {
 			t.Errorf("%v: notes %q, want %q", tc.err, p.Notes(), tc.note)
 		}
 		if s.Threads[0].OnCPU != nil {

@@ -42,7 +42,7 @@ type Profiler struct {
 	sym    *native.Symbolizer
 	cpu    map[int]time.Duration // by tid, at the previous sample
 	armed  int
-	notes  []string
+	notes  []model.Note
 	off    error // sampling refused or unsupported: nothing is armed again
 
 	mu     sync.Mutex
@@ -134,7 +134,7 @@ func (p *Profiler) nativeStacks(s *model.Sample) {
 		frames, ok := p.unwound[k]
 		if !ok {
 			if n >= maxUnwound {
-				p.note(fmt.Sprintf("native stacks: %d blocked threads unwound per sample, the rest left without", maxUnwound))
+				p.note(model.NewNote(model.NoteUnwoundPerSample, maxUnwound))
 				continue
 			}
 			n++
@@ -143,7 +143,7 @@ func (p *Profiler) nativeStacks(s *model.Sample) {
 				// On arm64 a blocked thread's return address may still be
 				// in its link register, which /proc/TID/syscall does not
 				// show: no walk is tried.
-				p.note(fmt.Sprintf("native stacks of blocked threads: not read on %s (%v)", runtime.GOARCH, err))
+				p.note(model.NewNote(model.NoteNoNativeArch, runtime.GOARCH, err))
 				return
 			}
 		}
@@ -185,7 +185,7 @@ func (p *Profiler) arm(s *model.Sample) {
 	var opened []*event
 	for _, c := range want {
 		if p.armed >= MaxThreads {
-			p.note(fmt.Sprintf("on-CPU sampling: only the %d busiest threads are sampled", MaxThreads))
+			p.note(model.NewNote(model.NoteBusiestSampled, MaxThreads))
 			break
 		}
 		e, err := openEvent(p.open, c.tid, p.kernel, pagesFor(p.opts.Hz))
@@ -196,10 +196,10 @@ func (p *Profiler) arm(s *model.Sample) {
 		switch {
 		case errors.Is(err, ErrRefused):
 			p.off = err
-			p.note("on-CPU sampling refused by the kernel (perf_event_paranoid, or no CAP_PERFMON; run as root for where running threads are): " + err.Error())
+			p.note(model.NewNote(model.NotePerfRefused, err))
 		case errors.Is(err, ErrUnsupported):
 			p.off = err
-			p.note("on-CPU sampling: " + err.Error())
+			p.note(model.NewNote(model.NotePerfUnsupported, err))
 		case err != nil:
 			// The thread exited, or this one's buffer could not be
 			// mapped: the others may still be sampled.
@@ -215,7 +215,7 @@ func (p *Profiler) arm(s *model.Sample) {
 		return
 	}
 	if !p.kernel {
-		p.note("on-CPU sampling sees user code only (kernel profiling refused): time in system calls is not caught")
+		p.note(model.NewNote(model.NotePerfUserOnly))
 	}
 	p.mu.Lock()
 	for _, e := range opened {
@@ -232,8 +232,8 @@ func (p *Profiler) arm(s *model.Sample) {
 	}
 }
 
-func (p *Profiler) note(n string) {
-	if !slices.Contains(p.notes, n) {
+func (p *Profiler) note(n model.Note) {
+	if !slices.ContainsFunc(p.notes, n.Equal) {
 		p.notes = append(p.notes, n)
 	}
 }
@@ -503,7 +503,7 @@ func stackKey(fs []model.Frame) string {
 
 // Notes are what the profiler has to say of the run: sampling refused,
 // threads left out.
-func (p *Profiler) Notes() []string { return p.notes }
+func (p *Profiler) Notes() []model.Note { return p.notes }
 
 // Close stops sampling and releases every event.
 func (p *Profiler) Close() {

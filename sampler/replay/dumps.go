@@ -135,7 +135,7 @@ func ReadDumps(ctx context.Context, o DumpOptions) (model.Recording, error) {
 		// the rules read no Java source.
 		last = model.Sample{}
 	}
-	var notes []string
+	var notes []model.Note
 	var cut error
 	rec.Sources, notes, cut = sampler.ReadSourcesContext(r.ctx, []model.Sample{last}, read)
 	rec.Notes = append(rec.Notes, notes...)
@@ -166,8 +166,8 @@ type dumpReader struct {
 	replayed bool
 }
 
-func (r *dumpReader) note(format string, args ...any) {
-	r.rec.Notes = append(r.rec.Notes, fmt.Sprintf(format, args...))
+func (r *dumpReader) note(k model.NoteKind, args ...any) {
+	r.rec.Notes = append(r.rec.Notes, model.NewNote(k, args...))
 }
 
 // file reads one input into the recording.
@@ -362,16 +362,16 @@ func (r *dumpReader) golang(path string, in io.Reader, saved time.Time) error {
 			r.rec.Samples[i].StackSource, r.rec.Samples[i].Message = d.Producer, d.Message
 			r.rec.Samples[i].Excerpt = excerpt(d, withMain[i], cut[i] || timedOut && n == len(dumps)-1, read[i])
 			if !withMain[i] && !d.Truncated {
-				r.note("%s: %s has no goroutine 1, which every whole dump of a running program has: an excerpt, so what it does not show proves nothing", name(path), dumpName(len(dumps) > 1, n))
+				r.note(model.NoteDumpNoMain, name(path), dumpName(len(dumps) > 1, n))
 			}
 			r.rec.StackSource = d.Producer
 		}
 	}
 	if skipped > 0 {
-		r.note("%s: more than %d dumps: the %d after them were not read", name(path), maxSamples, skipped)
+		r.note(model.NoteDumpTooManyN, name(path), maxSamples, skipped)
 	}
 	if r.dropped > 0 {
-		r.note("more goroutines than hangdoc keeps (%d in all, %d with stacks or waits of their own): %d more were counted, not read", maxGoroutines, maxReadings, r.dropped)
+		r.note(model.NoteDumpGoroutines, maxGoroutines, maxReadings, r.dropped)
 		r.dropped = 0
 	}
 	if len(r.rec.Samples) > first || timedOut {
@@ -414,29 +414,29 @@ func dumpName(several bool, n int) string {
 func (r *dumpReader) goNotes(path string, d goroutines.Dump, several bool, n int) {
 	which := fmt.Sprintf("%s: %s", name(path), dumpName(several, n))
 	if d.Aggregated {
-		r.note("%s is a pprof goroutine?debug=1 profile, which counts stacks without goroutine ids or states: skipped; fetch goroutine?debug=2 instead", which)
+		r.note(model.NoteDumpDebug1, which)
 		return
 	}
 	switch {
 	case d.Message == "" || d.Producer == goroutines.ProducerSIGQUIT:
 	case d.Producer == goroutines.ProducerFatal && !strings.HasPrefix(d.Message, "SIG"):
-		r.note("%s says: fatal error: %s", which, d.Message)
+		r.note(model.NoteDumpFatal, which, d.Message)
 	case d.Producer == goroutines.ProducerPanic || d.Producer == goroutines.ProducerTestTimeout:
-		r.note("%s says: panic: %s", which, d.Message)
+		r.note(model.NoteDumpPanic, which, d.Message)
 	default:
-		r.note("%s says: %s", which, d.Message)
+		r.note(model.NoteDumpSays, which, d.Message)
 	}
 	if d.Truncated {
-		r.note("%s is truncated; it was read as far as it goes", which)
+		r.note(model.NoteDumpTruncated, which)
 	}
 	if d.BadHeaders > 0 {
-		r.note("%s: %d goroutine headers in a form hangdoc does not know were not read (the first: %q): those goroutines are missing", which, d.BadHeaders, d.FirstBad)
+		r.note(model.NoteDumpBadHeaders, which, d.BadHeaders, strconv.Quote(d.FirstBad))
 	}
 	if d.Repeats > 0 {
-		r.note("%s: GOTRACEBACK=crash printed %d goroutines again in later sections: each was read once", which, d.Repeats)
+		r.note(model.NoteDumpRepeats, which, d.Repeats)
 	}
 	if d.LongLines > 0 {
-		r.note("%s: %d lines longer than 1 MiB were skipped unread", which, d.LongLines)
+		r.note(model.NoteDumpLongLines, which, d.LongLines)
 	}
 }
 
@@ -595,11 +595,11 @@ func (r *dumpReader) python(path string, in io.Reader, saved time.Time) error {
 	}
 	if len(b) > maxPythonBytes {
 		b = b[:maxPythonBytes]
-		r.note("%s: larger than %d MiB: only its first %d MiB were read", name(path), maxPythonBytes>>20, maxPythonBytes>>20)
+		r.note(model.NoteDumpTooBig, name(path), maxPythonBytes>>20)
 	}
 	b, long := dropLongLines(b)
 	if long > 0 {
-		r.note("%s: %d lines longer than 1 MiB were skipped unread", name(path), long)
+		r.note(model.NoteDumpLongLines, name(path), long)
 	}
 	dumps, err := python.Parse(b)
 	if errors.Is(err, python.ErrNoDump) {
@@ -612,7 +612,7 @@ func (r *dumpReader) python(path string, in io.Reader, saved time.Time) error {
 	var at time.Time
 	for _, d := range dumps {
 		if d.Truncated {
-			r.note("%s: the dump is truncated; it was read as far as it goes", name(path))
+			r.note(model.NoteDumpTruncated, name(path)+": the dump")
 		}
 		if d.Python != "" && r.rec.Target.RuntimeVersion == "" {
 			r.rec.Target.RuntimeVersion = d.Python
@@ -626,7 +626,7 @@ func (r *dumpReader) python(path string, in io.Reader, saved time.Time) error {
 			continue
 		}
 		if len(r.rec.Samples) >= maxSamples {
-			r.note("%s: more than %d dumps: the rest were not read", name(path), maxSamples)
+			r.note(model.NoteDumpTooMany, name(path), maxSamples)
 			break
 		}
 		if d.PID != 0 {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hangdoc/hangdoc/model"
+	"github.com/hangdoc/hangdoc/report"
 )
 
 func TestAnalyzeStdinAndThreadMatching(t *testing.T) {
@@ -87,7 +88,7 @@ func TestBoundedInput(t *testing.T) {
 	t.Run("long lines", func(t *testing.T) {
 		in := "junk " + strings.Repeat("x", maxLine+10) + "\n" + goDump(3, false)
 		rec, err := read([]byte(in))
-		if err != nil || goroutineCount(rec.Samples[0]) != 3 || !strings.Contains(strings.Join(rec.Notes, "\n"), "longer than 1 MiB were skipped") {
+		if err != nil || goroutineCount(rec.Samples[0]) != 3 || !strings.Contains(strings.Join(report.NoteTexts(rec.Notes), "\n"), "longer than 1 MiB were skipped") {
 			t.Errorf("%v; notes %q", err, rec.Notes)
 		}
 	})
@@ -114,7 +115,7 @@ func TestBoundedInput(t *testing.T) {
 				t.Errorf("%d readings kept, bound %d", len(s.Goroutines), maxReadings)
 			}
 		}
-		if n > maxGoroutines || !strings.Contains(strings.Join(rec.Notes, "\n"), "counted, not read") {
+		if n > maxGoroutines || !strings.Contains(strings.Join(report.NoteTexts(rec.Notes), "\n"), "counted, not read") {
 			t.Errorf("%d goroutines kept (bound %d); notes %q", n, maxGoroutines, rec.Notes)
 		}
 	})

@@ -26,7 +26,7 @@ func (r *dumpReader) javaDumps(path string, in io.Reader, saved time.Time) error
 		r.timedOut(path)
 	}
 	if counted.n >= java.MaxBytes {
-		r.note("%s: larger than %d MiB: only its first %d MiB were read", name(path), java.MaxBytes>>20, java.MaxBytes>>20)
+		r.note(model.NoteDumpTooBig, name(path), java.MaxBytes>>20)
 	}
 	if errors.Is(err, java.ErrNoDump) {
 		return fmt.Errorf("%s: no stack dump found: %s", name(path), whatAnalyzeReads)
@@ -40,18 +40,18 @@ func (r *dumpReader) javaDumps(path string, in io.Reader, saved time.Time) error
 	}
 	for n, d := range dumps {
 		if len(r.rec.Samples) >= maxSamples {
-			r.note("%s: more than %d dumps: the rest were not read", name(path), maxSamples)
+			r.note(model.NoteDumpTooMany, name(path), maxSamples)
 			break
 		}
 		which := fmt.Sprintf("%s: %s", name(path), dumpName(len(dumps) > 1, n))
 		if d.LongLines > 0 {
-			r.note("%s: %d lines longer than 1 MiB were skipped unread", which, d.LongLines)
+			r.note(model.NoteDumpLongLines, which, d.LongLines)
 		}
 		if d.Truncated && !d.Excerpt {
-			r.note("%s is truncated; it was read as far as it goes", which)
+			r.note(model.NoteDumpTruncated, which)
 		}
 		if d.Excerpt {
-			r.note("%s has no \"Full thread dump\" header: an excerpt, so what it does not show proves nothing", which)
+			r.note(model.NoteDumpExcerptJava, which)
 		}
 		if d.VM != "" && r.rec.Target.RuntimeVersion == "" {
 			r.rec.Target.RuntimeVersion = d.VM

@@ -154,7 +154,7 @@ func TestSourceChoice(t *testing.T) {
 		if got.StackSource != model.SourceDelve || a.calls != 1 || b.calls != 3 {
 			t.Errorf("source %s, calls %d and %d: want delve, the failed one tried once, the other every sample", got.StackSource, a.calls, b.calls)
 		}
-		if !slices.ContainsFunc(got.Notes, func(n string) bool { return strings.Contains(n, "goroutines from delve (pprof: scripted failure 1)") }) {
+		if !slices.Contains(report.NoteTexts(got.Notes), "goroutines from delve (pprof: scripted failure 1)") {
 			t.Errorf("notes %q: want why pprof was not used", got.Notes)
 		}
 		for i, s := range got.Samples {
@@ -183,7 +183,7 @@ func TestSourceChoice(t *testing.T) {
 		}
 		var failed int
 		for _, n := range got.Notes {
-			if strings.Contains(n, "goroutines of sample") {
+			if n.Kind == model.NoteSampleUnread && n.Args[1] == "goroutines" {
 				failed++
 			}
 		}
@@ -196,7 +196,10 @@ func TestSourceChoice(t *testing.T) {
 		final := &fake{name: model.SourceSigquit}
 		none := ""
 		got := record(t, rec, 2, sampler.Stacks{What: "goroutines", Sources: []sampler.StackSource{a}, Final: final,
-			None: func(why []string) string { none = strings.Join(why, "; "); return none }}, nil)
+			None: func(why []string) model.Note {
+				none = strings.Join(why, "; ")
+				return model.NewNote(model.NoteNoGoroutines, none)
+			}}, nil)
 		if got.StackSource != model.SourceSigquit || final.calls != 1 || len(got.Samples[1].Goroutines) != 1 || len(got.Samples[0].Goroutines) != 0 {
 			t.Errorf("source %s, final calls %d: want the final source on the last sample only", got.StackSource, final.calls)
 		}
@@ -208,9 +211,11 @@ func TestSourceChoice(t *testing.T) {
 		a := &fake{name: model.SourcePprof, fails: []bool{true, true, true}}
 		b := &fake{name: model.SourceDelve, fails: []bool{true, true, true}}
 		got := record(t, rec, 3, sampler.Stacks{What: "goroutines", Sources: []sampler.StackSource{a, b},
-			None: func(why []string) string { return "none: " + strings.Join(why, "; ") }}, nil)
-		want := "none: pprof: scripted failure 1; delve: scripted failure 1"
-		if got.StackSource != model.FormatNone || !slices.Contains(got.Notes, want) || a.calls != 1 || b.calls != 1 {
+			None: func(why []string) model.Note {
+				return model.NewNote(model.NoteNoGoroutinesQuit, strings.Join(why, "; "))
+			}}, nil)
+		want := model.NewNote(model.NoteNoGoroutinesQuit, "pprof: scripted failure 1; delve: scripted failure 1")
+		if got.StackSource != model.FormatNone || !slices.ContainsFunc(got.Notes, want.Equal) || a.calls != 1 || b.calls != 1 {
 			t.Errorf("source %s, notes %q, calls %d %d: want none, %q, each tried once", got.StackSource, got.Notes, a.calls, b.calls, want)
 		}
 	})

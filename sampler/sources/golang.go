@@ -70,15 +70,15 @@ func (p *pprofSource) Stacks(ctx context.Context, s *model.Sample) error {
 		return err
 	}
 	p.base, p.last, s.Goroutines = base, len(gs), gs
-	p.found = "goroutines from the target's own pprof endpoint " + base + "/debug/pprof/goroutine?debug=2"
+	p.found = base + "/debug/pprof/goroutine?debug=2"
 	return nil
 }
 
-func (p *pprofSource) Notes() []string {
+func (p *pprofSource) Notes() []model.Note {
 	if p.found == "" {
 		return nil
 	}
-	return []string{p.found}
+	return []model.Note{model.NewNote(model.NotePprofUsed, p.found)}
 }
 
 // memSource reads the goroutines from the target's memory while it runs
@@ -88,7 +88,7 @@ type memSource struct {
 	t      *sampler.Target
 	r      *gomem.Reader
 	broken error // an open given up: its read may still be blocked
-	notes  []string
+	notes  []model.Note
 	last   bool // the next read is the run's last: scan for channels
 }
 
@@ -128,7 +128,7 @@ func (m *memSource) Stacks(ctx context.Context, s *model.Sample) error {
 	switch {
 	case errors.Is(err, gomem.ErrExited) && len(gs) > 0:
 		// The goroutines read before the target exited are data.
-		m.note(fmt.Sprintf("the target exited while its goroutines were read: sample %s has the %d read before", s.Time.Format("15:04:05.000"), len(gs)))
+		m.note(model.NewNote(model.NoteGoExited, s.Time.Format("15:04:05.000"), len(gs)))
 	case err != nil:
 		return err
 	}
@@ -140,17 +140,17 @@ func (m *memSource) Stacks(ctx context.Context, s *model.Sample) error {
 	return nil
 }
 
-func (m *memSource) note(n string) {
-	if !slices.Contains(m.notes, n) {
+func (m *memSource) note(n model.Note) {
+	if !slices.ContainsFunc(m.notes, n.Equal) {
 		m.notes = append(m.notes, n)
 	}
 }
 
-func (m *memSource) Notes() []string {
+func (m *memSource) Notes() []model.Note {
 	if m.r == nil {
 		return nil
 	}
-	return append([]string{"goroutines read from the target's memory while it ran (" + m.r.LayoutSource() + "): it was never stopped"}, m.notes...)
+	return append([]model.Note{model.NewNote(model.NoteMemoryRead, m.r.LayoutSource())}, m.notes...)
 }
 
 func (m *memSource) close() {
@@ -169,7 +169,7 @@ type delveSource struct {
 	opts   delve.Options
 	s      *delve.Session
 	frozen []time.Duration
-	notes  []string
+	notes  []model.Note
 }
 
 func (d *delveSource) Name() model.Format { return model.SourceDelve }
@@ -181,7 +181,7 @@ func (d *delveSource) Stacks(ctx context.Context, s *model.Sample) error {
 	}
 	if d.s == nil {
 		if d.t.Local <= 0 {
-			return errors.New(d.t.LocalNote("Delve"))
+			return d.t.NotLocal("Delve")
 		}
 		// Delve takes the pid as hangdoc's own PID namespace numbers it.
 		sess, err := delve.Open(ctx, d.t.Local, d.opts)
@@ -196,23 +196,23 @@ func (d *delveSource) Stacks(ctx context.Context, s *model.Sample) error {
 		s.Frozen, s.Paused = res.Frozen, true
 		d.frozen = append(d.frozen, res.Frozen)
 	}
-	if res.Cut != "" {
-		d.note(res.Cut)
+	if res.Cut {
+		d.note(model.NewNote(model.NoteDelveCut, len(res.Goroutines), res.Total))
 	}
 	switch {
 	case errors.Is(err, delve.ErrUninterruptible):
 		// Not stopped at all: a stop would wait for that thread, which on
 		// a hung filesystem may be forever. The next sample checks again.
-		d.note(err.Error())
+		d.note(model.NewNote(model.NoteDelveErr, err))
 		return err
 	case errors.Is(err, delve.ErrMaxStop) && len(res.Goroutines) > 0:
 		// What was read within the bound is data; the note says what is
 		// missing.
-		d.note(err.Error())
+		d.note(model.NewNote(model.NoteDelveErr, err))
 		s.Goroutines = res.Goroutines
 		return nil
 	case errors.Is(err, delve.ErrMaxStop):
-		d.note(err.Error())
+		d.note(model.NewNote(model.NoteDelveErr, err))
 		return err
 	case err != nil:
 		return err
@@ -221,20 +221,20 @@ func (d *delveSource) Stacks(ctx context.Context, s *model.Sample) error {
 	return nil
 }
 
-func (d *delveSource) note(n string) {
-	if !slices.Contains(d.notes, n) {
+func (d *delveSource) note(n model.Note) {
+	if !slices.ContainsFunc(d.notes, n.Equal) {
 		d.notes = append(d.notes, n)
 	}
 }
 
-func (d *delveSource) Notes() []string {
-	var out []string
+func (d *delveSource) Notes() []model.Note {
+	var out []model.Note
 	if len(d.frozen) > 0 {
 		var parts []string
 		for _, f := range d.frozen {
 			parts = append(parts, fmt.Sprintf("%.1fms", float64(f.Microseconds())/1000))
 		}
-		out = append(out, "delve stopped the target while it read the goroutines (interrupt to detach): "+strings.Join(parts, ", "))
+		out = append(out, model.NewNote(model.NoteDelveStopped, strings.Join(parts, ", ")))
 	}
 	return append(out, d.notes...)
 }
@@ -279,6 +279,6 @@ func (q *sigquitSource) Stacks(ctx context.Context, s *model.Sample) error {
 	return nil
 }
 
-func (q *sigquitSource) Notes() []string {
-	return []string{"goroutines from one SIGQUIT dump after the last sample: the target was killed by it, as --sigquit allowed"}
+func (q *sigquitSource) Notes() []model.Note {
+	return []model.Note{model.NewNote(model.NoteSigquitUsed)}
 }

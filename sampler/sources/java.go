@@ -34,7 +34,7 @@ func javaStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 	}
 	// The JVM's counters: a file read each sample, never a stop.
 	if path, err := java.HsperfPath(fs.Path(strconv.Itoa(t.PID), "root"), nspid); err != nil {
-		s.Notes = append(s.Notes, "no JVM counters (GC and safepoint time): "+err.Error())
+		s.Notes = append(s.Notes, model.NewNote(model.NoteJavaNoCounters, err))
 	} else {
 		s.Each = func(sample *model.Sample) {
 			if c, err := java.ReadHsperf(path); err == nil {
@@ -44,7 +44,7 @@ func javaStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 	}
 	if opts.NoStop {
 		// A thread dump is a safepoint: every Java thread stops for it.
-		s.Notes = append(s.Notes, "no Java stacks: a JVM's thread dump is a safepoint, which stops every Java thread, and this run may not stop the target; the diagnosis is from kernel evidence only")
+		s.Notes = append(s.Notes, model.NewNote(model.NoteJavaNoStop))
 		return s
 	}
 	pid := strconv.Itoa(t.PID)
@@ -74,8 +74,8 @@ func javaStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 		q.take = func(ctx context.Context) (java.Reply, error) { return quitDump(ctx, fs, t.PID, a, opts.SigquitLog) }
 		s.Sources = append(s.Sources, q)
 	}
-	s.None = func(why []string) string {
-		return fmt.Sprintf("no Java stacks: %s; the diagnosis is from kernel evidence only (a dump taken by hand, jcmd PID Thread.print -l > FILE, reads with hangdoc analyze FILE)", why[0])
+	s.None = func(why []string) model.Note {
+		return model.NewNote(model.NoteNoJavaStacks, why[0])
 	}
 	return s
 }
@@ -473,32 +473,32 @@ func reuse(prev, s *model.Sample) {
 // Last marks the next sample as the run's last.
 func (d *dumpSource) Last() { d.last = true }
 
-func (d *dumpSource) Notes() []string {
-	var notes []string
+func (d *dumpSource) Notes() []model.Note {
+	var notes []model.Note
 	if d.taken == 0 && d.reused == 0 {
 		return nil
 	}
 	if d.virtual > 0 {
-		notes = append(notes, fmt.Sprintf("%d virtual threads read from the JVM's JSON thread dump on the last sample (they are in no text dump, and no OS thread is theirs: their tids are stand-ins, and they have no kernel evidence)", d.virtual))
+		notes = append(notes, model.NewNote(model.NoteJavaVirtual, d.virtual))
 	}
 	if d.started {
-		notes = append(notes, "the JVM's attach listener was started for this run (an attach file and a SIGQUIT, which this JVM catches)")
+		notes = append(notes, model.NewNote(model.NoteJavaAttachStart))
 	}
 	if d.asOwner {
-		notes = append(notes, fmt.Sprintf("the JVM answered its attach socket only as its own user (uid %d, gid %d), as JDK 8 does", d.t.UID, d.t.GID))
+		notes = append(notes, model.NewNote(model.NoteJavaAttachAsUser, d.t.UID, d.t.GID))
 	}
 	if d.reused > 0 {
-		notes = append(notes, fmt.Sprintf("%d of %d samples took no thread dump: no thread with a Java stack had run since the previous dump (the same CPU time and context switches, or in the deadlock the JVM reported), so their stacks are that dump's", d.reused, d.reused+d.taken))
+		notes = append(notes, model.NewNote(model.NoteJavaReused, d.reused, d.reused+d.taken))
 	}
 	if d.longest > 0 {
-		took := fmt.Sprintf("%d ms", d.longest.Milliseconds())
 		if d.longest < time.Millisecond {
-			took = "under 1 ms"
+			notes = append(notes, model.NewNote(model.NoteJavaSafepointShort))
+		} else {
+			notes = append(notes, model.NewNote(model.NoteJavaSafepoint, d.longest.Milliseconds()))
 		}
-		notes = append(notes, fmt.Sprintf("each Java thread dump is a safepoint: the longest took %s, an upper bound of the JVM's pause", took))
 	}
 	if d.unjoined > 0 {
-		notes = append(notes, fmt.Sprintf("%d Java thread dumps gave no thread a Linux tid that matched", d.unjoined))
+		notes = append(notes, model.NewNote(model.NoteJavaUnjoined, d.unjoined))
 	}
 	return notes
 }

@@ -3,7 +3,6 @@ package sources
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 
 	"github.com/hangdoc/hangdoc/model"
@@ -20,22 +19,22 @@ func pythonStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks
 	popts := python.Options{PySpy: opts.PySpy, NonBlocking: opts.NoStop, Locals: true, Timeout: python.DefaultTimeout}
 	if _, err := python.Find(popts); err != nil {
 		if errors.Is(err, python.ErrNotFound) && opts.PySpy == "" {
-			s.Notes = append(s.Notes, "no Python stacks: py-spy is not installed (pip install py-spy, or --py-spy PATH); the diagnosis is from kernel evidence only")
+			s.Notes = append(s.Notes, model.NewNote(model.NoteNoPySpy))
 		} else {
-			s.Notes = append(s.Notes, "no Python stacks: "+err.Error())
+			s.Notes = append(s.Notes, model.NewNote(model.NotePySpyErr, err))
 		}
 		return s
 	}
 	if t.Local <= 0 {
-		s.Notes = append(s.Notes, "no Python stacks: "+t.LocalNote("py-spy")+"; the diagnosis is from kernel evidence only")
+		s.Notes = append(s.Notes, model.NewNote(model.NotePyNoLocal, t.NotLocal("py-spy")))
 		return s
 	}
-	if n := t.LocalNote("py-spy"); n != "" {
-		s.Notes = append(s.Notes, n)
+	if n := t.LocalNote("py-spy"); n != nil {
+		s.Notes = append(s.Notes, *n)
 	}
 	s.Sources = []sampler.StackSource{&pySpySource{pid: t.Local, opts: popts, fs: fs, target: t.PID}}
-	s.None = func(why []string) string {
-		return fmt.Sprintf("no Python stacks: %s; the diagnosis is from kernel evidence only", why[0])
+	s.None = func(why []string) model.Note {
+		return model.NewNote(model.NoteNoPythonStacks, why[0])
 	}
 	return s
 }
@@ -168,19 +167,19 @@ func (p *pySpySource) joinByStack(s *model.Sample, lost []python.Thread, byTID m
 	return left
 }
 
-func (p *pySpySource) Notes() []string {
-	var out []string
+func (p *pySpySource) Notes() []model.Note {
+	var out []model.Note
 	if p.torn != "" {
-		out = append(out, "py-spy read some stacks without pausing the target (--nonblocking; a stack may be torn): "+p.torn)
+		out = append(out, model.NewNote(model.NotePyTorn, p.torn))
 	}
 	if p.byStack {
-		out = append(out, "py-spy gave threads no OS thread id (Python 3.10 or older, unpaused or in another PID namespace): they were joined to the kernel's by their pthread_t, which lies at the top of each thread's stack (the main thread's by elimination)")
+		out = append(out, model.NewNote(model.NotePyByStack))
 	}
 	if p.unjoined == "" {
 		return out
 	}
 	if p.inNS {
-		return append(out, fmt.Sprintf("py-spy gave a thread (%s) no OS thread id (it gives none for Python 3.10 or older in another PID namespace): its stack is not joined to CPU and kernel state", p.unjoined))
+		return append(out, model.NewNote(model.NotePyUnjoinedNS, p.unjoined))
 	}
-	return append(out, fmt.Sprintf("py-spy gave a thread (%s) no OS thread id that matches the process's threads (Python 3.10 or older with --no-stop?): its stack is not joined to CPU and kernel state", p.unjoined))
+	return append(out, model.NewNote(model.NotePyUnjoined, p.unjoined))
 }

@@ -7,7 +7,6 @@ package sources
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -62,7 +61,7 @@ func For(t *sampler.Target, opts Options) sampler.Stacks {
 		if rt == "" {
 			rt = "unnamed"
 		}
-		s.Notes = append(s.Notes, fmt.Sprintf("--pprof and --sigquit are for Go programs; pid %d is not one (%s): ignored", t.PID, rt))
+		s.Notes = append(s.Notes, model.NewNote(model.NoteNotGo, t.PID, rt))
 	}
 	return s
 }
@@ -87,11 +86,11 @@ func goStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 	if opts.Sigquit {
 		s.Final = &sigquitSource{fs: fs, t: t, log: opts.SigquitLog}
 	}
-	s.None = func(why []string) string {
+	s.None = func(why []string) model.Note {
 		if opts.Sigquit {
-			return fmt.Sprintf("no goroutines: %s; the diagnosis is from kernel evidence only", strings.Join(why, "; "))
+			return model.NewNote(model.NoteNoGoroutinesQuit, strings.Join(why, "; "))
 		}
-		return fmt.Sprintf("no goroutines: %s; the diagnosis is from kernel evidence only (serve net/http/pprof and pass --pprof URL, or allow --sigquit, which kills the target, to get them)", strings.Join(why, "; "))
+		return model.NewNote(model.NoteNoGoroutines, strings.Join(why, "; "))
 	}
 	return s
 }
