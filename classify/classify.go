@@ -175,18 +175,7 @@ func holderOf(p *proc, c Cause) *Actor {
 // those left behind.
 func threadEvidence(p *proc, g *graph, d *Diagnosis, v Verdict, c Cause) []Fact {
 	var ev []Fact
-	run := &RunCounts{Samples: len(p.samples), Actors: len(p.threads)}
-	if len(p.samples) > 1 {
-		first, last := map[Ref]bool{}, map[Ref]bool{}
-		for _, t := range p.samples[0].Threads {
-			first[Ref{PID: p.pid, TID: t.TID}] = !t.Exited
-		}
-		for _, t := range p.samples[len(p.samples)-1].Threads {
-			last[Ref{PID: p.pid, TID: t.TID}] = !t.Exited
-		}
-		run.Came, run.Went, _ = cameWent(p.threads, first, last)
-	}
-	ev = append(ev, Fact{Kind: FactRun, Run: run})
+	ev = append(ev, Fact{Kind: FactRun, Run: p.layerRun(ActorThread)})
 	if len(p.samples) < 2 {
 		ev = append(ev, Fact{Kind: FactOneSample})
 	}
@@ -214,11 +203,7 @@ func threadEvidence(p *proc, g *graph, d *Diagnosis, v Verdict, c Cause) []Fact 
 			add(t)
 		}
 	}
-	for _, lk := range p.locks {
-		if lk.Kind != LockGoMutex && lk.Kind != LockGoRWMutex {
-			ev = append(ev, Fact{Kind: FactLock, Lock: lk.ID})
-		}
-	}
+	ev = append(ev, p.lockFacts(ActorThread)...)
 	ev = append(ev, Fact{Kind: FactMemory, Verdict: v})
 	if d.Throttle.Significant() {
 		ev = append(ev, Fact{Kind: FactThrottle})
@@ -254,23 +239,75 @@ func threadEvidence(p *proc, g *graph, d *Diagnosis, v Verdict, c Cause) []Fact 
 	return ev
 }
 
-// cameWent counts, over one layer's actors, those not in the first sample
-// (came), not in the last (went), and those that moved, each as many as it
-// stands for (a goroutine's twins came, went and moved together).
-func cameWent(actors []Actor, first, last map[Ref]bool) (came, went, moved int) {
+// layerRun is one layer's run, counted the same way for threads and
+// goroutines: its samples and actors (a goroutine counted with its
+// twins), and over its actors those not in the first sample (came), not
+// in the last (went), and those that moved, each as many as it stands
+// for.
+func (p *proc) layerRun(kind ActorKind) *RunCounts {
+	actors, samples := p.threads, len(p.samples)
+	if kind == ActorGoroutine {
+		actors, samples = p.goroutines, len(p.gsamples)
+	}
+	run := &RunCounts{Samples: samples}
+	if kind == ActorGoroutine {
+		run.Actors, run.Groups = goroutineCount(p.gsamples[samples-1]), len(p.groups)
+	} else {
+		run.Actors = len(actors)
+	}
+	for i := range actors {
+		if a := &actors[i]; a.Aside.Machinery() {
+			run.Aside += a.Count()
+		}
+	}
+	if samples < 2 {
+		return run
+	}
+	first, last := p.presentAt(kind, 0), p.presentAt(kind, samples-1)
 	for i := range actors {
 		a := &actors[i]
 		if !first[a.Ref] {
-			came += a.Count()
+			run.Came += a.Count()
 		}
 		if !last[a.Ref] {
-			went += a.Count()
+			run.Went += a.Count()
 		}
 		if a.Moved {
-			moved += a.Count()
+			run.Moved += a.Count()
 		}
 	}
-	return came, went, moved
+	return run
+}
+
+// lockFacts are the locks one layer's actors wait for: a Go mutex is the
+// goroutines', every other lock the threads'.
+func (p *proc) lockFacts(kind ActorKind) []Fact {
+	var ev []Fact
+	for _, lk := range p.locks {
+		if (lk.Kind == LockGoMutex || lk.Kind == LockGoRWMutex) == (kind == ActorGoroutine) {
+			ev = append(ev, Fact{Kind: FactLock, Lock: lk.ID})
+		}
+	}
+	return ev
+}
+
+// presentAt is the actors of one layer that sample i holds: its threads
+// that had not exited, its goroutines and their twins.
+func (p *proc) presentAt(kind ActorKind, i int) map[Ref]bool {
+	in := map[Ref]bool{}
+	if kind == ActorThread {
+		for _, t := range p.samples[i].Threads {
+			in[Ref{PID: p.pid, TID: t.TID}] = !t.Exited
+		}
+		return in
+	}
+	for _, g := range p.gsamples[i] {
+		in[Ref{PID: p.pid, Goroutine: g.ID}] = true
+		for _, id := range g.Twins {
+			in[Ref{PID: p.pid, Goroutine: id}] = true
+		}
+	}
+	return in
 }
 
 // storyActors adds to ev, once each, the actors of one layer that tell the
@@ -303,29 +340,7 @@ func storyActors(ev *[]Fact, kind ActorKind, p *proc, d *Diagnosis, c Cause, spi
 // longest wait.
 func goEvidence(p *proc, d *Diagnosis, l *layer) []Fact {
 	gs := p.gsamples
-	run := &RunCounts{Samples: len(gs), Actors: goroutineCount(gs[len(gs)-1]), Groups: len(p.groups)}
-	for _, g := range p.goroutines {
-		if g.Aside.Machinery() {
-			run.Aside += g.Count()
-		}
-	}
-	if len(gs) > 1 {
-		first, last := map[Ref]bool{}, map[Ref]bool{}
-		for _, g := range gs[0] {
-			first[Ref{PID: p.pid, Goroutine: g.ID}] = true
-			for _, id := range g.Twins {
-				first[Ref{PID: p.pid, Goroutine: id}] = true
-			}
-		}
-		for _, g := range gs[len(gs)-1] {
-			last[Ref{PID: p.pid, Goroutine: g.ID}] = true
-			for _, id := range g.Twins {
-				last[Ref{PID: p.pid, Goroutine: id}] = true
-			}
-		}
-		run.Came, run.Went, run.Moved = cameWent(p.goroutines, first, last)
-	}
-	ev := []Fact{{Kind: FactGoroutines, Run: run}}
+	ev := []Fact{{Kind: FactGoroutines, Run: p.layerRun(ActorGoroutine)}}
 	c := d.Cause
 	if c.HolderIO != nil {
 		ev = append(ev, Fact{Kind: FactHolderIO, Ref: c.Actors[0], IO: c.HolderIO})
@@ -343,11 +358,7 @@ func goEvidence(p *proc, d *Diagnosis, l *layer) []Fact {
 		ev = append(ev, Fact{Kind: FactForever, Refs: forever})
 	}
 	storyActors(&ev, ActorGoroutine, p, d, c, l.byClass[ClassSpinning])
-	for _, lk := range p.locks {
-		if lk.Kind == LockGoMutex || lk.Kind == LockGoRWMutex {
-			ev = append(ev, Fact{Kind: FactLock, Lock: lk.ID})
-		}
-	}
+	ev = append(ev, p.lockFacts(ActorGoroutine)...)
 	for i, g := range p.groups {
 		if g.Grew {
 			ev = append(ev, Fact{Kind: FactPileUp, Group: i})
