@@ -1,0 +1,151 @@
+package pymem
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hangdoc/hangdoc/internal/testvictim"
+	"github.com/hangdoc/hangdoc/model"
+	"github.com/hangdoc/hangdoc/sampler"
+)
+
+// pyenvPythons are pyenv's interpreters of 3.8 to 3.13, by minor version.
+// CI installs them; elsewhere a missing one skips its case, and a
+// missing pyenv skips the test (in CI it fails it).
+func pyenvPythons(t *testing.T) map[string]string {
+	t.Helper()
+	pyenv, err := exec.LookPath("pyenv")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("pyenv not found: .ci/run installs it with Python 3.8 to 3.13")
+		}
+		t.Skip("pyenv not found: no Python 3.8 to 3.13 to read")
+	}
+	root, err := exec.Command(pyenv, "root").Output()
+	if err != nil {
+		t.Fatalf("pyenv root: %v", err)
+	}
+	out := map[string]string{}
+	for _, v := range []string{"3.8", "3.9", "3.10", "3.11", "3.12", "3.13"} {
+		found, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(root)), "versions", v+".*", "bin", "python"+v))
+		if len(found) > 0 {
+			out[v] = found[len(found)-1]
+		}
+	}
+	return out
+}
+
+// markedLine is the line of script marked "# LINE name".
+func markedLine(t *testing.T, script, name string) int {
+	t.Helper()
+	b, err := os.ReadFile(script)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.HasSuffix(l, "# LINE "+name) {
+			return i + 1
+		}
+	}
+	t.Fatalf("%s has no line marked %q", script, name)
+	return 0
+}
+
+// TestThreadsFromMemory reads py_mem_threads on every Python from 3.8 to
+// 3.13 without stopping it: every thread joined to its OS thread, each
+// stack's frames named with the lines the script marks, innermost first.
+func TestThreadsFromMemory(t *testing.T) {
+	pythons := pyenvPythons(t)
+	script := testvictim.Script(t, "py_mem_threads.py")
+	lines := map[string]int{}
+	for _, n := range []string{"holder", "waiter", "spinner", "inner", "main"} {
+		lines[n] = markedLine(t, script, n)
+	}
+	// The distribution's python3 too: a static build, whose runtime is in
+	// the executable, with no DWARF of its own (read with pyenv's layout
+	// of its minor version).
+	if b, err := exec.Command("/usr/bin/python3", "-c", "import sys; print(sys.version_info[1])").Output(); err == nil {
+		if minor, _ := strconv.Atoi(strings.TrimSpace(string(b))); minor >= 8 && minor <= 13 {
+			pythons["system 3."+strconv.Itoa(minor)] = "/usr/bin/python3"
+		}
+	}
+	for _, v := range []string{"3.8", "3.9", "3.10", "3.11", "3.12", "3.13", "system"} {
+		t.Run(v, func(t *testing.T) {
+			py, ok := pythons[v]
+			for k, p := range pythons {
+				if v == "system" && strings.HasPrefix(k, "system ") {
+					py, ok, v = p, true, strings.TrimPrefix(k, "system ")
+				}
+			}
+			if !ok {
+				t.Skipf("no Python %s", v)
+			}
+			t.Parallel()
+			vic := testvictim.StartCmd(t, exec.Command(py, script))
+			r, err := Open(sampler.NewFS(""), vic.PID)
+			if err != nil {
+				t.Fatalf("Open: %v", err)
+			}
+			if !strings.HasPrefix(r.Version(), v) || (v == "3.13") != r.DebugOffsets() {
+				t.Errorf("version %q, debug offsets %v; want %s, debug offsets from 3.13", r.Version(), r.DebugOffsets(), v)
+			}
+			threads, err := r.Threads(context.Background())
+			if err != nil {
+				t.Fatalf("Threads: %v", err)
+			}
+			byTID := map[int]Thread{}
+			for _, th := range threads {
+				byTID[th.TID] = th
+			}
+			want := map[string][]model.Frame{
+				"holder":  {{Func: "hold", Line: lines["holder"]}, {Func: "inner", Line: lines["inner"]}, {Func: "outer"}},
+				"waiter":  {{Func: "wait", Line: lines["waiter"]}, {Func: "inner", Line: lines["inner"]}, {Func: "outer"}},
+				"spinner": {{Func: "spin"}, {Func: "inner", Line: lines["inner"]}, {Func: "outer"}},
+			}
+			for name, frames := range want {
+				th, ok := byTID[vic.TID(name)]
+				if !ok {
+					t.Errorf("%s (tid %d): not read; threads %+v", name, vic.TID(name), threads)
+					continue
+				}
+				if th.Torn || len(th.Frames) < len(frames)+2 {
+					t.Errorf("%s: torn %v, frames %+v", name, th.Torn, th.Frames)
+					continue
+				}
+				for i, w := range frames {
+					f := th.Frames[i]
+					if f.Func != w.Func || w.Line != 0 && f.Line != w.Line || f.File != script {
+						t.Errorf("%s frame %d: %+v, want %s at %s:%d", name, i, f, w.Func, script, w.Line)
+					}
+				}
+				if last := th.Frames[len(th.Frames)-1]; last.Func != "_bootstrap" || !strings.HasSuffix(last.File, "threading.py") {
+					t.Errorf("%s: outermost frame %+v, want threading's _bootstrap", name, last)
+				}
+			}
+			main, ok := byTID[vic.PID]
+			if !ok || len(main.Frames) < 2 {
+				t.Fatalf("main thread: %+v", main)
+			}
+			if last := main.Frames[len(main.Frames)-1]; last.Func != "<module>" || last.Line != lines["main"] || last.File != script {
+				t.Errorf("main: outermost frame %+v, want <module> at line %d", last, lines["main"])
+			}
+			if !strings.HasSuffix(main.Frames[0].File, "threading.py") {
+				t.Errorf("main: innermost frame %+v, want threading's join", main.Frames[0])
+			}
+			holders := 0
+			for _, th := range threads {
+				if th.HoldsGIL {
+					holders++
+				}
+			}
+			if holders > 1 {
+				t.Errorf("%d threads hold the GIL", holders)
+			}
+		})
+	}
+}

@@ -1,0 +1,600 @@
+// Package pymem reads a CPython process's threads and their Python stacks
+// from its memory while it runs: process_vm_readv only, no ptrace, no
+// signal, so the target is never stopped (py-spy pauses it, or reads it
+// torn with --nonblocking).
+//
+// The way in is the interpreter's _PyRuntime, an exported symbol of
+// libpython (or of the executable, in a static build): its interpreters,
+// each interpreter's thread states, each thread's frames (PyFrameObject
+// before 3.11, _PyInterpreterFrame since), each frame's code object (its
+// file, name, first line and line table) and the offset of the
+// instruction it is at. Where each field is comes from the layouts table
+// (zlayouts.go, generated from the interpreters' DWARF by ./gen), by
+// minor version. From 3.13 the runtime carries its own table of those
+// offsets (_Py_DebugOffsets, at the start of _PyRuntime): its cookie and
+// version confirm the interpreter's.
+//
+// The target runs while it is read: every pointer is checked against the
+// process's mappings and every object's type by its name (a code object
+// is "code", a name "str"), and a stack whose thread moved to another
+// frame while it was walked is read again; one that keeps moving is
+// marked Torn, never presented as a wait.
+package pymem
+
+import (
+	"bytes"
+	"context"
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/hangdoc/hangdoc/model"
+	"github.com/hangdoc/hangdoc/sampler"
+)
+
+// Bounds on what one read may cost, whatever the target's memory holds.
+const (
+	maxInterpreters = 64
+	maxThreads      = 4096
+	maxFrames       = 1024
+	maxString       = 4096    // bytes of a file or function name
+	maxTable        = 1 << 20 // bytes of a line table
+	maxCodes        = 1 << 16 // code objects kept between reads
+	maxRetries      = 3       // re-reads of a stack that moved
+)
+
+// ErrNotPython: the process has no CPython runtime hangdoc can find.
+var ErrNotPython = errors.New("no CPython runtime (_PyRuntime) in the process")
+
+// ErrUnknownVersion: the interpreter's version has no row in the layouts
+// table.
+var ErrUnknownVersion = errors.New("a CPython version hangdoc has no layout for")
+
+// Thread is one Python thread state as read.
+type Thread struct {
+	// TID is its OS thread id, as the target's PID namespace numbers it
+	// (native_thread_id from 3.11; before, read from glibc's struct
+	// pthread at its pthread_t); 0 when not found.
+	TID int
+	// Ident is its pthread_t: threading.get_ident().
+	Ident uint64
+	// Frames are its Python frames, innermost first.
+	Frames []model.Frame
+	// HoldsGIL: the GIL is locked and this thread state is its last
+	// holder, as the runtime records it.
+	HoldsGIL bool
+	// Torn: its stack changed on each of the reads; Frames are the last
+	// read's and may mix two moments.
+	Torn bool
+}
+
+// Reader reads one CPython process. It is not safe for concurrent use.
+type Reader struct {
+	pid     int
+	mem     *memory
+	lay     Layout
+	minor   int
+	version string // "3.12.1" where known, else "3.12"
+	runtime uint64 // the address of _PyRuntime
+	codes   map[uint64]*code
+	types   map[uint64]string
+	// pthreadTID is the offset of the tid in glibc's struct pthread, found
+	// by the threads of the first read (3.8 to 3.10); -1 before.
+	pthreadTID int
+	// debugOffsets: 3.13's _Py_DebugOffsets confirmed the version.
+	debugOffsets bool
+}
+
+// code is what a code object says, read once.
+type code struct {
+	file, name string
+	first      int
+	table      []byte
+	bytecode   uint64 // the address of its first instruction
+}
+
+// Open finds the CPython runtime of pid: the mapped libpython3.N.so, or
+// the executable, whose symbols name _PyRuntime.
+func Open(fsys sampler.FS, pid int) (*Reader, error) {
+	maps, err := os.ReadFile(fsys.Path(strconv.Itoa(pid), "maps"))
+	if err != nil {
+		return nil, err
+	}
+	path, base, err := runtimeFile(maps)
+	if err != nil {
+		return nil, err
+	}
+	file := fsys.Path(strconv.Itoa(pid), "root") + path
+	sym, minor, err := runtimeSymbol(file, path)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{pid: pid, mem: newMemory(pid, maps), runtime: base + sym, minor: minor,
+		codes: map[uint64]*code{}, types: map[uint64]string{}, pthreadTID: -1}
+	if err := r.checkVersion(); err != nil {
+		return nil, err
+	}
+	lay, ok := layouts[r.minor]
+	if !ok {
+		return nil, fmt.Errorf("Python %s: %w (3.8 to 3.13)", r.version, ErrUnknownVersion)
+	}
+	r.lay = lay
+	return r, nil
+}
+
+// Version is the interpreter's version: "3.12.1", or "3.12" where only
+// the library's name says it.
+func (r *Reader) Version() string { return r.version }
+
+// DebugOffsets reports a 3.13+ runtime whose own offsets table confirmed
+// its version.
+func (r *Reader) DebugOffsets() bool { return r.debugOffsets }
+
+var libpython = regexp.MustCompile(`/libpython3\.(\d+)[a-z]*\.so`)
+var pythonExe = regexp.MustCompile(`/python3\.(\d+)[a-z]*$`)
+
+// runtimeFile is the mapped file that holds _PyRuntime — libpython when
+// one is mapped, else the executable named python3.N — and the address
+// its first mapping (file offset 0) is loaded at.
+func runtimeFile(maps []byte) (string, uint64, error) {
+	var exe string
+	var exeBase uint64
+	for line := range bytes.Lines(maps) {
+		f := strings.Fields(string(line))
+		if len(f) < 6 || f[2] != "00000000" && strings.Trim(f[2], "0") != "" {
+			continue
+		}
+		lo, _, _ := strings.Cut(f[0], "-")
+		addr, err := strconv.ParseUint(lo, 16, 64)
+		if err != nil {
+			continue
+		}
+		path := strings.Join(f[5:], " ")
+		if libpython.MatchString(path) {
+			return path, addr, nil
+		}
+		if exe == "" && pythonExe.MatchString(path) {
+			exe, exeBase = path, addr
+		}
+	}
+	if exe == "" {
+		return "", 0, ErrNotPython
+	}
+	return exe, exeBase, nil
+}
+
+// runtimeSymbol is _PyRuntime's address relative to where the file's
+// first segment is loaded, and the minor version its name says (0 when it
+// does not).
+func runtimeSymbol(file, path string) (uint64, int, error) {
+	f, err := elf.Open(file)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	var first uint64
+	found := false
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD {
+			first, found = p.Vaddr-p.Off, true
+			break
+		}
+	}
+	if !found {
+		return 0, 0, fmt.Errorf("%s: no loadable segment", path)
+	}
+	addr := uint64(0)
+	for _, load := range []func() ([]elf.Symbol, error){f.DynamicSymbols, f.Symbols} {
+		syms, _ := load()
+		for _, s := range syms {
+			if s.Name == "_PyRuntime" {
+				addr = s.Value
+				break
+			}
+		}
+		if addr != 0 {
+			break
+		}
+	}
+	if addr == 0 {
+		return 0, 0, fmt.Errorf("%s: %w", path, ErrNotPython)
+	}
+	minor := 0
+	if m := libpython.FindStringSubmatch(path); m != nil {
+		minor, _ = strconv.Atoi(m[1])
+	} else if m := pythonExe.FindStringSubmatch(path); m != nil {
+		minor, _ = strconv.Atoi(m[1])
+	}
+	return addr - first, minor, nil
+}
+
+// checkVersion sets the version: from 3.13 the runtime's _Py_DebugOffsets
+// says it (its cookie "xdebugpy", then PY_VERSION_HEX); before, the file's
+// name.
+func (r *Reader) checkVersion() error {
+	b, err := r.mem.read(r.runtime, 16)
+	if err == nil && string(b[:8]) == "xdebugpy" {
+		hex := binary.LittleEndian.Uint64(b[8:])
+		major, minor, micro := int(hex>>24&0xff), int(hex>>16&0xff), int(hex>>8&0xff)
+		if major != 3 || r.minor != 0 && minor != r.minor {
+			return fmt.Errorf("the runtime's debug offsets say Python %d.%d, its file 3.%d: %w", major, minor, r.minor, ErrUnknownVersion)
+		}
+		r.minor, r.version, r.debugOffsets = minor, fmt.Sprintf("3.%d.%d", minor, micro), true
+		return nil
+	}
+	if r.minor == 0 {
+		return fmt.Errorf("no version in the runtime's file name: %w", ErrUnknownVersion)
+	}
+	if r.minor >= 13 {
+		return fmt.Errorf("Python 3.%d without its debug offsets: %w", r.minor, ErrUnknownVersion)
+	}
+	r.version = "3." + strconv.Itoa(r.minor)
+	return nil
+}
+
+// Threads reads every thread state of every interpreter, with its stack.
+func (r *Reader) Threads(ctx context.Context) ([]Thread, error) {
+	if len(r.codes) > maxCodes {
+		clear(r.codes)
+	}
+	l := &r.lay
+	interp, err := r.mem.ptr(r.runtime + uint64(l.RuntimeInterpretersHead))
+	if err != nil {
+		return nil, fmt.Errorf("reading _PyRuntime: %w", err)
+	}
+	var out []Thread
+	var states []uint64
+	for n := 0; interp != 0 && n < maxInterpreters; n++ {
+		ts, err := r.mem.ptr(interp + uint64(l.InterpThreadsHead))
+		if err != nil {
+			return nil, fmt.Errorf("reading an interpreter: %w", err)
+		}
+		holder := r.gilHolder(interp)
+		for k := 0; ts != 0 && k < maxThreads; k++ {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			t, err := r.thread(ts)
+			if err != nil {
+				return nil, err
+			}
+			t.HoldsGIL = holder != 0 && holder == ts
+			out = append(out, t)
+			states = append(states, ts)
+			if ts, err = r.mem.ptr(ts + uint64(l.TstateNext)); err != nil {
+				return nil, err
+			}
+		}
+		if interp, err = r.mem.ptr(interp + uint64(l.InterpNext)); err != nil {
+			break
+		}
+	}
+	if l.TstateNativeThreadID < 0 {
+		r.tidsFromPthreads(out)
+	}
+	return out, nil
+}
+
+// thread reads one thread state and its stack, again while the stack's
+// innermost frame changed under the walk.
+func (r *Reader) thread(ts uint64) (Thread, error) {
+	l := &r.lay
+	var t Thread
+	var err error
+	if t.Ident, err = r.mem.ptr(ts + uint64(l.TstateThreadID)); err != nil {
+		return t, err
+	}
+	if l.TstateNativeThreadID >= 0 {
+		id, err := r.mem.ptr(ts + uint64(l.TstateNativeThreadID))
+		if err != nil {
+			return t, err
+		}
+		t.TID = int(id)
+	}
+	for try := 0; ; try++ {
+		top, err := r.topFrame(ts)
+		if err != nil {
+			return t, err
+		}
+		t.Frames = r.walk(top)
+		again, err := r.topFrame(ts)
+		if err != nil {
+			return t, err
+		}
+		if again == top {
+			return t, nil
+		}
+		if try == maxRetries {
+			t.Torn = true
+			return t, nil
+		}
+	}
+}
+
+// topFrame is the address of a thread's innermost frame; 0 for none.
+func (r *Reader) topFrame(ts uint64) (uint64, error) {
+	l := &r.lay
+	if l.IFrameCode < 0 || l.TstateCFrame < 0 {
+		// A PyFrameObject (3.8 to 3.10), or 3.13's current_frame.
+		return r.mem.ptr(ts + uint64(l.TstateFrame))
+	}
+	// 3.11 and 3.12: through the thread's _PyCFrame.
+	cf, err := r.mem.ptr(ts + uint64(l.TstateCFrame))
+	if err != nil || cf == 0 {
+		return 0, err
+	}
+	return r.mem.ptr(cf + uint64(l.CFrameCurrent))
+}
+
+// walk reads the frames from the innermost outwards; a frame it cannot
+// read ends the walk.
+func (r *Reader) walk(f uint64) []model.Frame {
+	l := &r.lay
+	var out []model.Frame
+	for n := 0; f != 0 && n < maxFrames; n++ {
+		var next, codeAddr uint64
+		var off int
+		var err error
+		if l.IFrameCode < 0 {
+			// A PyFrameObject: f_lasti is the last instruction's byte
+			// offset (3.8, 3.9) or index (3.10).
+			if next, err = r.mem.ptr(f + uint64(l.FrameBack)); err != nil {
+				break
+			}
+			if codeAddr, err = r.mem.ptr(f + uint64(l.FrameCode)); err != nil {
+				break
+			}
+			lasti, err := r.mem.i32(f + uint64(l.FrameLasti))
+			if err != nil {
+				break
+			}
+			off = max(0, int(lasti))
+			if r.minor == 10 {
+				off *= 2
+			}
+		} else {
+			if next, err = r.mem.ptr(f + uint64(l.IFramePrevious)); err != nil {
+				break
+			}
+			owner, err := r.mem.read(f+uint64(l.IFrameOwner), 1)
+			if err != nil {
+				break
+			}
+			if owner[0] == frameOwnedByCStack && r.minor >= 12 {
+				f = next // the C stack's shim frame: no code of its own
+				continue
+			}
+			if codeAddr, err = r.mem.ptr(f + uint64(l.IFrameCode)); err != nil {
+				break
+			}
+			instr, err := r.mem.ptr(f + uint64(l.IFrameInstr))
+			if err != nil {
+				break
+			}
+			c := r.code(codeAddr)
+			if c == nil {
+				f = next // 3.13's f_executable may be None: no Python code
+				continue
+			}
+			if instr >= c.bytecode {
+				off = int(instr - c.bytecode)
+			}
+		}
+		c := r.code(codeAddr)
+		if c == nil {
+			break
+		}
+		line := lineOf(r.minor, c.first, c.table, off)
+		out = append(out, model.Frame{Func: c.name, File: c.file, Line: line})
+		f = next
+	}
+	return out
+}
+
+// frameOwnedByCStack is the owner of 3.12's and 3.13's shim frames, which
+// the C stack owns and which run no Python code.
+const frameOwnedByCStack = 3
+
+// code reads a code object, once; nil when addr is not one.
+func (r *Reader) code(addr uint64) *code {
+	if c, ok := r.codes[addr]; ok {
+		return c
+	}
+	if r.typeName(addr) != "code" {
+		return nil
+	}
+	l := &r.lay
+	c := &code{}
+	fileAddr, err1 := r.mem.ptr(addr + uint64(l.CodeFilename))
+	nameAddr, err2 := r.mem.ptr(addr + uint64(l.CodeName))
+	first, err3 := r.mem.i32(addr + uint64(l.CodeFirstLine))
+	tableAddr, err4 := r.mem.ptr(addr + uint64(l.CodeLineTable))
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		return nil
+	}
+	c.file, c.name, c.first = r.str(fileAddr), r.str(nameAddr), int(first)
+	c.table = r.bytesObject(tableAddr)
+	if l.CodeAdaptive >= 0 {
+		c.bytecode = addr + uint64(l.CodeAdaptive)
+	}
+	r.codes[addr] = c
+	return c
+}
+
+// typeName is the name of an object's type ("code", "str"); "" when it
+// cannot be read.
+func (r *Reader) typeName(obj uint64) string {
+	typ, err := r.mem.ptr(obj + uint64(r.lay.ObType))
+	if err != nil || typ == 0 {
+		return ""
+	}
+	if n, ok := r.types[typ]; ok {
+		return n
+	}
+	np, err := r.mem.ptr(typ + uint64(r.lay.TypeName))
+	if err != nil {
+		return ""
+	}
+	n := r.mem.cstring(np, 64)
+	if len(r.types) < 4096 {
+		r.types[typ] = n
+	}
+	return n
+}
+
+// str reads a str object: compact ASCII, Latin-1, UCS-2 or UCS-4; "?"
+// for what it cannot read.
+func (r *Reader) str(obj uint64) string {
+	if obj == 0 || r.typeName(obj) != "str" {
+		return "?"
+	}
+	l := &r.lay
+	n, err := r.mem.ptr(obj + uint64(l.ASCIILength))
+	if err != nil || n > maxString {
+		return "?"
+	}
+	st, err := r.mem.read(obj+uint64(l.ASCIIState), 4)
+	if err != nil {
+		return "?"
+	}
+	state := binary.LittleEndian.Uint32(st)
+	kind, compact, ascii := state>>2&7, state>>5&1 == 1, state>>6&1 == 1
+	if !compact {
+		return "?"
+	}
+	data := obj + uint64(l.CompactSize)
+	if ascii {
+		data = obj + uint64(l.ASCIISize)
+	}
+	if kind != 1 && kind != 2 && kind != 4 {
+		return "?"
+	}
+	b, err := r.mem.read(data, int(n)*int(kind))
+	if err != nil {
+		return "?"
+	}
+	if kind == 1 {
+		if ascii {
+			return string(b)
+		}
+		rs := make([]rune, len(b))
+		for i, c := range b {
+			rs[i] = rune(c)
+		}
+		return string(rs)
+	}
+	rs := make([]rune, n)
+	for i := range rs {
+		if kind == 2 {
+			rs[i] = rune(binary.LittleEndian.Uint16(b[2*i:]))
+		} else {
+			rs[i] = rune(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+	}
+	return string(rs)
+}
+
+// bytesObject reads a bytes object's contents; nil when it is not one.
+func (r *Reader) bytesObject(obj uint64) []byte {
+	if obj == 0 || r.typeName(obj) != "bytes" {
+		return nil
+	}
+	n, err := r.mem.ptr(obj + uint64(r.lay.VarSize))
+	if err != nil || n > maxTable {
+		return nil
+	}
+	b, err := r.mem.read(obj+uint64(r.lay.BytesData), int(n))
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// gilHolder is the thread state that holds the GIL of an interpreter (the
+// runtime's before 3.12); 0 when it is not locked or cannot be read.
+func (r *Reader) gilHolder(interp uint64) uint64 {
+	l := &r.lay
+	var locked, holder uint64
+	switch {
+	case l.RuntimeGILLocked >= 0:
+		locked, holder = r.runtime+uint64(l.RuntimeGILLocked), r.runtime+uint64(l.RuntimeGILHolder)
+	case l.InterpGIL >= 0:
+		gil, err := r.mem.ptr(interp + uint64(l.InterpGIL))
+		if err != nil || gil == 0 {
+			return 0
+		}
+		locked, holder = gil+uint64(l.GILLocked), gil+uint64(l.GILHolder)
+	default:
+		return 0
+	}
+	v, err := r.mem.i32(locked)
+	if err != nil || v == 0 {
+		return 0
+	}
+	h, _ := r.mem.ptr(holder)
+	return h
+}
+
+// tidsFromPthreads gives the threads of 3.8 to 3.10, whose thread states
+// keep no OS thread id, theirs from glibc's struct pthread, whose address
+// is the pthread_t: the tid is at an offset that depends on glibc's
+// version, found once as the one at which every thread's struct holds a
+// distinct tid of the process.
+func (r *Reader) tidsFromPthreads(ts []Thread) {
+	tids := map[int]bool{}
+	ents, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(r.pid), "task"))
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil {
+			tids[n] = true
+		}
+	}
+	const span = 0x800
+	blocks := make([][]byte, len(ts))
+	for i, t := range ts {
+		if r.pthreadTID >= 0 {
+			if v, err := r.mem.i32(t.Ident + uint64(r.pthreadTID)); err == nil && tids[int(v)] {
+				ts[i].TID = int(v)
+			}
+			continue
+		}
+		blocks[i], _ = r.mem.read(t.Ident, span)
+	}
+	if r.pthreadTID >= 0 || len(ts) == 0 {
+		return
+	}
+	// One thread proves no offset: its tid may be anywhere its struct
+	// holds the pid. It is still the process's one tid; the offset is
+	// kept only when two threads or more agree on it.
+	for off := 0; off+4 <= span; off += 4 {
+		seen := map[int]bool{}
+		ok := true
+		for _, b := range blocks {
+			if len(b) < off+4 {
+				ok = false
+				break
+			}
+			v := int(int32(binary.LittleEndian.Uint32(b[off:])))
+			if !tids[v] || seen[v] {
+				ok = false
+				break
+			}
+			seen[v] = true
+		}
+		if !ok {
+			continue
+		}
+		if len(ts) > 1 {
+			r.pthreadTID = off
+		}
+		for i, b := range blocks {
+			ts[i].TID = int(int32(binary.LittleEndian.Uint32(b[off:])))
+		}
+		return
+	}
+}
