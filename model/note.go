@@ -63,6 +63,7 @@ const (
 	NoteUnclaimed        NoteKind = "unclaimed"          // error
 	NoteTraced           NoteKind = "traced"             // pid, tracer pid, tracer's command line
 	NoteNotGo            NoteKind = "not_go"             // pid, runtime
+	NoteSourceNotFor     NoteKind = "source_not_for"     // --source, the target's runtime
 	NoteNoReaper         NoteKind = "no_reaper"          // error
 	NoteLocalPID         NoteKind = "local_pid"          // helper, pid it was given, pid
 	NoteNoLockOwners     NoteKind = "no_lock_owners"     // error
@@ -72,10 +73,11 @@ const (
 	NoteNoGoroutinesQuit NoteKind = "no_goroutines_quit" // why each source failed, --sigquit among them
 	NoteNoJavaStacks     NoteKind = "no_java_stacks"     // why
 	NoteJavaNoStop       NoteKind = "java_no_stop"       // -
-	NoteNoPySpy          NoteKind = "no_py_spy"          // -
-	NotePySpyErr         NoteKind = "py_spy_err"         // error
-	NotePyNoLocal        NoteKind = "py_no_local"        // error
-	NoteNoPythonStacks   NoteKind = "no_python_stacks"   // why
+	NotePySpyMissing     NoteKind = "py_spy_missing"     // -
+	NotePySpyUnused      NoteKind = "py_spy_unused"      // why
+	NoteNoPythonStacks   NoteKind = "no_python_stacks"   // why each source failed
+	NotePyMemoryRead     NoteKind = "py_memory_read"     // CPython version, how its layout was known
+	NotePyTornLeft       NoteKind = "py_torn_left"       // stacks
 
 	// Source files.
 	NoteSourceUnread     NoteKind = "source_unread"      // path, error

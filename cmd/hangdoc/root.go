@@ -222,7 +222,7 @@ func (o *diagnoseOptions) register(cmd *cobra.Command) {
 	f.DurationVar(&o.maxStop, "max-stop", sources.DefaultMaxStop, "the longest one Delve read may keep a Go target stopped; a read that would pass it is given up and the target let go")
 	f.StringVar(&o.pprof, "pprof", "", "a Go target's net/http/pprof `URL` (http://127.0.0.1:6060); default: look for one on the target's listening sockets")
 	f.BoolVar(&o.sigquit, "sigquit", false, "for a Go target no other source can read: send SIGQUIT after the last sample for a goroutine dump (this KILLS a Go target); for a JVM whose attach mechanism is off: SIGQUIT for each thread dump, read back from its stdout (a JVM that catches SIGQUIT goes on)")
-	f.StringVar(&o.source, "source", "", "for a Go target, read the goroutines from this `SOURCE` only: pprof, memory or delve (default: the first that works, in that order)")
+	f.StringVar(&o.source, "source", "", "read the stacks from this `SOURCE` only: for a Go target pprof, memory or delve (default: the first that works, in that order); for a Python target py-spy or memory (default: py-spy, else the interpreter's memory)")
 	o.maxMemory = membudget.Default
 	f.Var(&o.maxMemory, "max-memory", maxMemoryHelp)
 	f.StringVar(&o.sigquitLog, "sigquit-log", "", "with --sigquit: the `FILE` the target's dump goes to, a Go program's stderr or a JVM's stdout (default: that descriptor, if it is a regular file)")
@@ -241,8 +241,8 @@ func (o *diagnoseOptions) validate() error {
 		return usageError{fmt.Errorf("--interval %s: want at least 10ms", o.interval)}
 	case o.timeout <= 0:
 		return usageError{fmt.Errorf("--timeout %s: want a positive duration", o.timeout)}
-	case o.source != "" && o.source != "pprof" && o.source != "memory" && o.source != "delve":
-		return usageError{fmt.Errorf("--source %q: want pprof, memory or delve", o.source)}
+	case o.source != "" && stackSource(o.source) == model.FormatNone:
+		return usageError{fmt.Errorf("--source %q: want pprof, memory, delve or py-spy", o.source)}
 	case o.source == "delve" && o.noStop:
 		return usageError{errors.New("--source delve stops the target, which --no-stop forbids")}
 	case o.sigquitLog != "" && !o.sigquit:
@@ -280,7 +280,7 @@ func runDiagnose(pid int, opts *diagnoseOptions, ios *IO) (*report.Report, error
 			Pprof:      opts.pprof,
 			Sigquit:    opts.sigquit,
 			SigquitLog: opts.sigquitLog,
-			Only:       goSource(opts.source),
+			Only:       stackSource(opts.source),
 			MaxStop:    opts.maxStop,
 		},
 	}
@@ -307,9 +307,11 @@ func runDiagnose(pid int, opts *diagnoseOptions, ios *IO) (*report.Report, error
 	return r, reported(sig)
 }
 
-// goSource is --source as a stack source.
-func goSource(name string) model.Format {
+// stackSource is --source as a stack source.
+func stackSource(name string) model.Format {
 	switch name {
+	case "py-spy":
+		return model.SourcePySpy
 	case "pprof":
 		return model.SourcePprof
 	case "memory":

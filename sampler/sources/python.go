@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
@@ -17,24 +18,37 @@ func pythonStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks
 	// Each dump has a budget of its own: one py-spy that hangs costs a
 	// sample, not the run.
 	popts := python.Options{PySpy: opts.PySpy, NonBlocking: opts.NoStop, Locals: true, Timeout: python.DefaultTimeout}
-	if _, err := python.Find(popts); err != nil {
-		if errors.Is(err, python.ErrNotFound) && opts.PySpy == "" {
-			s.Notes = append(s.Notes, model.NewNote(model.NoteNoPySpy))
-		} else {
-			s.Notes = append(s.Notes, model.NewNote(model.NotePySpyErr, err))
-		}
-		return s
+	mem := &pyMemSource{fs: fs, t: t}
+	if opts.Only != model.FormatNone && opts.Only != model.SourceMemory && opts.Only != model.SourcePySpy {
+		s.Notes = append(s.Notes, model.NewNote(model.NoteSourceNotFor, opts.Only, "Python"))
+		opts.Only = model.FormatNone
 	}
-	if t.Local <= 0 {
-		s.Notes = append(s.Notes, model.NewNote(model.NotePyNoLocal, t.NotLocal("py-spy")))
-		return s
-	}
-	if n := t.LocalNote("py-spy"); n != nil {
-		s.Notes = append(s.Notes, *n)
-	}
-	s.Sources = []sampler.StackSource{&pySpySource{pid: t.Local, opts: popts, fs: fs, target: t.PID}}
 	s.None = func(why []string) model.Note {
-		return model.NewNote(model.NoteNoPythonStacks, why[0])
+		return model.NewNote(model.NoteNoPythonStacks, strings.Join(why, "; "))
+	}
+	if opts.Only == model.SourceMemory {
+		s.Sources = []sampler.StackSource{mem}
+		return s
+	}
+	// py-spy first where it runs: it names the threads and reads the
+	// frames' variables (a lock's address), which the memory reader does
+	// not yet. Without it, the interpreter's memory.
+	_, err := python.Find(popts)
+	switch {
+	case err != nil && errors.Is(err, python.ErrNotFound) && opts.PySpy == "":
+		s.Notes = append(s.Notes, model.NewNote(model.NotePySpyMissing))
+	case err != nil:
+		s.Notes = append(s.Notes, model.NewNote(model.NotePySpyUnused, err))
+	case t.Local <= 0:
+		s.Notes = append(s.Notes, model.NewNote(model.NotePySpyUnused, t.NotLocal("py-spy")))
+	default:
+		if n := t.LocalNote("py-spy"); n != nil {
+			s.Notes = append(s.Notes, *n)
+		}
+		s.Sources = []sampler.StackSource{&pySpySource{pid: t.Local, opts: popts, fs: fs, target: t.PID}}
+	}
+	if opts.Only != model.SourcePySpy {
+		s.Sources = append(s.Sources, mem)
 	}
 	return s
 }

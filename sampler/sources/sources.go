@@ -33,8 +33,9 @@ type Options struct {
 	// read from SigquitLog, or the target's stderr if that is a file.
 	Sigquit    bool
 	SigquitLog string
-	// Only, when set, is the one Go source to use (pprof, memory or
-	// delve): for comparing sources, and for a user who knows better.
+	// Only, when set, is the one source to use — for Go pprof, memory or
+	// delve; for Python py-spy or memory: for comparing sources, and for
+	// a user who knows better.
 	Only model.Format
 	// MaxStop bounds how long one Delve read keeps the target stopped
 	// (--max-stop); 0 is delve.DefaultMaxStop.
@@ -71,6 +72,10 @@ func goStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks {
 		return sampler.ReadSource(fs, t.PID, path)
 	}}
 	pprof := &pprofSource{fs: fs, pid: t.PID, url: strings.TrimSuffix(opts.Pprof, "/")}
+	if opts.Only == model.SourcePySpy {
+		s.Notes = append(s.Notes, model.NewNote(model.NoteSourceNotFor, opts.Only, "Go"))
+		opts.Only = model.FormatNone
+	}
 	switch opts.Only {
 	case model.SourcePprof:
 		s.Sources = []sampler.StackSource{pprof}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hangdoc/hangdoc/internal/testvictim"
+)
+
+// TestPythonFromMemory diagnoses Python victims with their stacks read
+// from the interpreter's memory (--source memory: py-spy never runs), on
+// Python 3.8, 3.10, 3.12 and 3.13: a lock's holder found by the source
+// rule, an ABBA deadlock between two threads, and a C call that blocks
+// holding the GIL. The report says where the stacks came from and that
+// the target was never stopped.
+func TestPythonFromMemory(t *testing.T) {
+	for _, v := range []string{"3.8", "3.10", "3.12", "3.13"} {
+		t.Run(v, func(t *testing.T) {
+			py := pyenvPython(t, v)
+			t.Parallel()
+			run := func(t *testing.T, script string, args ...string) (*testvictim.Victim, pycontract, ExitCode) {
+				t.Helper()
+				vic := testvictim.StartCmd(t, exec.Command(py, append([]string{testvictim.Script(t, script)}, args...)...))
+				out, stderr, code := hangdoc(t, strconv.Itoa(vic.PID), "--json", "--source", "memory", "--samples", "2", "--interval", "300ms")
+				c := pydecodeAs(t, out, "memory")
+				if !slices.ContainsFunc(c.Sampling.Notes, func(n string) bool {
+					return strings.Contains(n, "from the interpreter's memory") && strings.Contains(n, "CPython "+v) && strings.Contains(n, "never stopped")
+				}) {
+					t.Errorf("notes %q: want the memory reader's, with the version (%s)", c.Sampling.Notes, stderr)
+				}
+				return vic, c, code
+			}
+			t.Run("holder", func(t *testing.T) {
+				vic, c, code := run(t, "py_mem_threads.py")
+				if code != ExitBlocked || c.Verdict != "blocked" {
+					t.Fatalf("exit %d, verdict %q (%s), want blocked", code, c.Verdict, c.Summary)
+				}
+				basis, waiters := c.heldBy(vic.TID("holder"))
+				if !strings.HasPrefix(basis, "probable") || !slices.Equal(waiters, []int{vic.TID("waiter")}) {
+					t.Errorf("locks %+v: want holder %d, probable, with waiter %d", c.Locks, vic.TID("holder"), vic.TID("waiter"))
+				}
+				// The spinner's loop is two lines: caught on either, its
+				// stack moves (working) or not (spinning); on a CPU in spin.
+				for _, th := range c.Threads {
+					if th.TID == vic.TID("spinner") && (th.Class != "spinning" && th.Class != "working" || len(th.Stack) == 0 || th.Stack[0].Func != "spin") {
+						t.Errorf("spinner: %+v, want on a CPU in spin", th)
+					}
+				}
+			})
+			t.Run("abba", func(t *testing.T) {
+				vic, c, code := run(t, "py_lock_identity.py", "abba")
+				if code != ExitDeadlock || c.Verdict != "deadlock" || len(c.Cycles) != 1 {
+					t.Fatalf("exit %d, verdict %q (%s), cycles %v: want one deadlock", code, c.Verdict, c.Summary, c.Cycles)
+				}
+				var tids []int
+				for _, r := range c.Cycles[0] {
+					tids = append(tids, r.TID)
+				}
+				slices.Sort(tids)
+				if want := sorted(vic.TID("first"), vic.TID("second")); !slices.Equal(tids, want) {
+					t.Errorf("cycle %v, want %v", tids, want)
+				}
+			})
+			t.Run("GIL held in a C call", func(t *testing.T) {
+				vic, c, code := run(t, "py_gil_held.py")
+				if code != ExitBlocked || !strings.Contains(c.Summary, "holds the GIL") {
+					t.Fatalf("exit %d, summary %q: want main blocked holding the GIL", code, c.Summary)
+				}
+				for _, th := range c.Threads {
+					if holds := th.Python != nil && th.Python.OwnsGIL; holds != (th.TID == vic.TID("main")) {
+						t.Errorf("tid %d: owns the GIL %v; main (%d) alone holds it", th.TID, holds, vic.TID("main"))
+					}
+				}
+			})
+		})
+	}
+}

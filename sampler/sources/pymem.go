@@ -1,0 +1,93 @@
+package sources
+
+import (
+	"context"
+	"errors"
+
+	"github.com/hangdoc/hangdoc/internal/deadline"
+	"github.com/hangdoc/hangdoc/model"
+	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/sampler/pymem"
+)
+
+// pyMemSource reads a Python target's threads from the interpreter's
+// memory while it runs (sampler/pymem): no py-spy, no stop. It names no
+// thread and reads no frame's variables yet, which py-spy does: where
+// py-spy works it comes first.
+type pyMemSource struct {
+	fs     sampler.FS
+	t      *sampler.Target
+	r      *pymem.Reader
+	broken error // an open given up: its read may still be blocked
+	torn   int   // stacks left out because they changed on every read
+}
+
+func (m *pyMemSource) Name() model.Format { return model.SourceMemory }
+
+func (m *pyMemSource) Stacks(ctx context.Context, s *model.Sample) error {
+	if m.broken != nil {
+		return m.broken
+	}
+	if m.r == nil {
+		// The runtime's file is read through /proc/PID/root, which blocks
+		// on a hung filesystem: given up at exeTimeout, and not tried
+		// again.
+		r, err := deadline.Within(ctx, exeTimeout, "reading the interpreter's symbols", func() (*pymem.Reader, error) {
+			return pymem.Open(m.fs, m.t.PID)
+		})
+		if errors.Is(err, deadline.ErrAbandoned) {
+			m.broken = err
+		}
+		if err != nil {
+			return err
+		}
+		m.r = r
+	}
+	threads, err := m.r.Threads(ctx)
+	if err != nil {
+		return err
+	}
+	// The interpreter's thread ids are the target's own: in a container,
+	// its threads' NSTIDs.
+	byTID := make(map[int]int, len(s.Threads))
+	byNS := map[int]int{}
+	for i, t := range s.Threads {
+		byTID[t.TID] = i
+		if t.NSTID != 0 {
+			byNS[t.NSTID] = i
+		}
+	}
+	for _, t := range threads {
+		i, ok := byNS[t.TID]
+		if !ok {
+			i, ok = byTID[t.TID]
+		}
+		if !ok || t.TID == 0 {
+			continue
+		}
+		s.Threads[i].Python = &model.PythonThread{OwnsGIL: t.HoldsGIL, Ident: t.Ident}
+		if t.Torn {
+			// A stack that changed under every read is no evidence of a
+			// wait: the thread keeps its kernel evidence alone.
+			m.torn++
+			continue
+		}
+		s.Threads[i].Stack = t.Frames
+	}
+	return nil
+}
+
+func (m *pyMemSource) Notes() []model.Note {
+	if m.r == nil {
+		return nil
+	}
+	how := "its layouts table"
+	if m.r.DebugOffsets() {
+		how = "its debug offsets"
+	}
+	out := []model.Note{model.NewNote(model.NotePyMemoryRead, m.r.Version(), how)}
+	if m.torn > 0 {
+		out = append(out, model.NewNote(model.NotePyTornLeft, m.torn))
+	}
+	return out
+}
