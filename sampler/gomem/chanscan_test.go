@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hangdoc/hangdoc/internal/harmcheck"
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 	"github.com/hangdoc/hangdoc/model"
 )
@@ -31,10 +32,10 @@ func scanVictim(t *testing.T, b testvictim.ModuleBuild, mode string) (map[int64]
 	// The bound of time is for the field; here a loaded machine must not
 	// cut the scan.
 	r.scanTime = 5 * time.Minute
-	w := watch(t, v.PID)
+	w := harmcheck.Watch(v.PID)
 	r.ScanChannels(true)
 	gs, st, err := r.Goroutines(context.Background())
-	w.finish(t)
+	w.Finish(t)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,12 +7,9 @@ import (
 	"maps"
 	"os"
 	"os/exec"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -21,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hangdoc/hangdoc/internal/harmcheck"
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 	"github.com/hangdoc/hangdoc/sampler"
 	"github.com/hangdoc/hangdoc/sampler/golive"
@@ -66,86 +64,6 @@ func startVictim(t testing.TB, b testvictim.ModuleBuild, args ...string) *testvi
 	cmd := exec.Command(testvictim.BuildModule(t, victimModule, b), args...)
 	cmd.Env = append(os.Environ(), "GODEBUG=tracebacklabels=1")
 	return testvictim.StartCmd(t, cmd)
-}
-
-// watcher reads the target's threads' states and its TracerPid over and
-// over while the reader runs, and records any sign of a stop: a thread in
-// state t or T, or a tracer.
-type watcher struct {
-	pid   int
-	scans atomic.Int64
-	stop  chan struct{}
-	done  chan struct{}
-	mu    sync.Mutex
-	seen  []string
-}
-
-func watch(t testing.TB, pid int) *watcher {
-	w := &watcher{pid: pid, stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		for {
-			select {
-			case <-w.stop:
-				return
-			default:
-			}
-			w.scan()
-			w.scans.Add(1)
-			time.Sleep(time.Millisecond)
-		}
-	}()
-	w.sync()
-	return w
-}
-
-func (w *watcher) scan() {
-	bad := func(s string) {
-		w.mu.Lock()
-		w.seen = append(w.seen, s)
-		w.mu.Unlock()
-	}
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", w.pid)); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if v, ok := strings.CutPrefix(line, "TracerPid:"); ok && strings.TrimSpace(v) != "0" {
-				bad("TracerPid " + strings.TrimSpace(v))
-			}
-		}
-	}
-	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", w.pid))
-	for _, task := range tasks {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", w.pid, task.Name()))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-			if st := s[i+2]; st == 't' || st == 'T' {
-				bad(fmt.Sprintf("thread %s in state %c", task.Name(), st))
-			}
-		}
-	}
-}
-
-// sync returns once the watcher has made a whole scan after the call.
-func (w *watcher) sync() {
-	n := w.scans.Load()
-	for w.scans.Load() < n+2 {
-		runtime.Gosched()
-		time.Sleep(100 * time.Microsecond)
-	}
-}
-
-// finish stops the watcher after one more whole scan and fails the test
-// if it saw a stop.
-func (w *watcher) finish(t testing.TB) {
-	t.Helper()
-	w.sync()
-	close(w.stop)
-	<-w.done
-	if len(w.seen) > 0 {
-		t.Errorf("pid %d was stopped or traced while read: %v", w.pid, w.seen)
-	}
 }
 
 func openReader(t testing.TB, pid int) *Reader {
@@ -214,9 +132,9 @@ func TestMatchesPprof(t *testing.T) {
 			}
 
 			d1 := fetch(t, v)
-			w := watch(t, v.PID)
+			w := harmcheck.Watch(v.PID)
 			gs, st, err := r.Goroutines(context.Background())
-			w.finish(t)
+			w.Finish(t)
 			if err != nil {
 				t.Fatalf("Goroutines: %v", err)
 			}
@@ -352,8 +270,8 @@ func TestRunningInSyscall(t *testing.T) {
 	v := startVictim(t, testvictim.ModuleBuild{LDFlags: strip}, "-rawsleep", "1s")
 	id := ids(t, v, "rawsleep")["rawsleep"][0]
 	r := openReader(t, v.PID)
-	w := watch(t, v.PID)
-	defer w.finish(t)
+	w := harmcheck.Watch(v.PID)
+	defer w.Finish(t)
 	var g model.Goroutine
 	for try := 0; try < 5; try++ {
 		gs, _, err := r.Goroutines(context.Background())
@@ -433,8 +351,8 @@ func TestOpenErrors(t *testing.T) {
 func TestChurn(t *testing.T) {
 	v := startVictim(t, testvictim.ModuleBuild{LDFlags: strip}, "-churn", "2")
 	r := openReader(t, v.PID)
-	w := watch(t, v.PID)
-	defer w.finish(t)
+	w := harmcheck.Watch(v.PID)
+	defer w.Finish(t)
 	src := victimSource(t)
 	shapes := map[string][]string{
 		"main.pinger": {lineOf(t, src, "a <- n"), lineOf(t, src, "<-b")},

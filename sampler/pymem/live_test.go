@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hangdoc/hangdoc/internal/harmcheck"
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
@@ -57,8 +58,9 @@ func markedLine(t *testing.T, script, name string) int {
 }
 
 // TestThreadsFromMemory reads py_mem_threads on every Python from 3.8 to
-// 3.13 without stopping it: every thread joined to its OS thread, each
-// stack's frames named with the lines the script marks, innermost first.
+// 3.13 without stopping it (a watcher sees no thread stopped, no tracer):
+// every thread joined to its OS thread, each stack's frames named with
+// the lines the script marks, innermost first.
 func TestThreadsFromMemory(t *testing.T) {
 	pythons := pyenvPythons(t)
 	script := testvictim.Script(t, "py_mem_threads.py")
@@ -91,13 +93,23 @@ func TestThreadsFromMemory(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
-			if !strings.HasPrefix(r.Version(), v) || (v == "3.13") != r.DebugOffsets() {
-				t.Errorf("version %q, debug offsets %v; want %s, debug offsets from 3.13", r.Version(), r.DebugOffsets(), v)
-			}
-			threads, err := r.Threads(context.Background())
+			own, err := exec.Command(py, "-c", "import platform; print(platform.python_version())").Output()
 			if err != nil {
-				t.Fatalf("Threads: %v", err)
+				t.Fatal(err)
 			}
+			if r.Version() != strings.TrimSpace(string(own)) || (v == "3.13") != r.DebugOffsets() {
+				t.Errorf("version %q, debug offsets %v; want %s, debug offsets from 3.13", r.Version(), r.DebugOffsets(), own)
+			}
+			// Never stopped: a watcher reading every thread's state each
+			// millisecond sees no t or T, and no tracer, over 20 reads.
+			w := harmcheck.Watch(vic.PID)
+			var threads []Thread
+			for range 20 {
+				if threads, err = r.Threads(context.Background()); err != nil {
+					t.Fatalf("Threads: %v", err)
+				}
+			}
+			w.Finish(t)
 			byTID := map[int]Thread{}
 			for _, th := range threads {
 				byTID[th.TID] = th

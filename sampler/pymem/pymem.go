@@ -111,7 +111,7 @@ func Open(fsys sampler.FS, pid int) (*Reader, error) {
 		return nil, err
 	}
 	file := fsys.Path(strconv.Itoa(pid), "root") + path
-	sym, minor, err := runtimeSymbol(file, path)
+	sym, minor, patch, err := runtimeSymbol(file, path)
 	if err != nil {
 		return nil, err
 	}
@@ -119,6 +119,9 @@ func Open(fsys sampler.FS, pid int) (*Reader, error) {
 		codes: map[uint64]*code{}, types: map[uint64]string{}, pthreadTID: -1}
 	if err := r.checkVersion(); err != nil {
 		return nil, err
+	}
+	if patch != "" && !r.debugOffsets {
+		r.version = patch
 	}
 	lay, ok := layouts[r.minor]
 	if !ok {
@@ -170,12 +173,13 @@ func runtimeFile(maps []byte) (string, uint64, error) {
 }
 
 // runtimeSymbol is _PyRuntime's address relative to where the file's
-// first segment is loaded, and the minor version its name says (0 when it
-// does not).
-func runtimeSymbol(file, path string) (uint64, int, error) {
+// first segment is loaded, the minor version its name says (0 when it
+// does not), and its full version where its read-only data holds it
+// ("3.10.13": PY_VERSION, a string of its own there; "" when not found).
+func runtimeSymbol(file, path string) (uint64, int, string, error) {
 	f, err := elf.Open(file)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
 	defer f.Close()
 	var first uint64
@@ -187,7 +191,7 @@ func runtimeSymbol(file, path string) (uint64, int, error) {
 		}
 	}
 	if !found {
-		return 0, 0, fmt.Errorf("%s: no loadable segment", path)
+		return 0, 0, "", fmt.Errorf("%s: no loadable segment", path)
 	}
 	addr := uint64(0)
 	for _, load := range []func() ([]elf.Symbol, error){f.DynamicSymbols, f.Symbols} {
@@ -203,7 +207,7 @@ func runtimeSymbol(file, path string) (uint64, int, error) {
 		}
 	}
 	if addr == 0 {
-		return 0, 0, fmt.Errorf("%s: %w", path, ErrNotPython)
+		return 0, 0, "", fmt.Errorf("%s: %w", path, ErrNotPython)
 	}
 	minor := 0
 	if m := libpython.FindStringSubmatch(path); m != nil {
@@ -211,7 +215,44 @@ func runtimeSymbol(file, path string) (uint64, int, error) {
 	} else if m := pythonExe.FindStringSubmatch(path); m != nil {
 		minor, _ = strconv.Atoi(m[1])
 	}
-	return addr - first, minor, nil
+	return addr - first, minor, pyVersion(f, minor), nil
+}
+
+// pyVersion is the file's full version: Py_Version (3.11 on, its
+// PY_VERSION_HEX), else PY_VERSION ("3.10.13") in its read-only data,
+// where the linker may have merged it into the tail of a longer string
+// (the build directory's "/Python-3.10.13").
+func pyVersion(f *elf.File, minor int) string {
+	syms, _ := f.DynamicSymbols()
+	for _, s := range syms {
+		if s.Name != "Py_Version" || s.Size != 4 && s.Size != 8 {
+			continue
+		}
+		for _, sec := range f.Sections {
+			if s.Value >= sec.Addr && s.Value+4 <= sec.Addr+sec.Size && sec.Type == elf.SHT_PROGBITS {
+				b := make([]byte, 4)
+				if _, err := sec.ReadAt(b, int64(s.Value-sec.Addr)); err == nil {
+					hex := binary.LittleEndian.Uint32(b)
+					if hex>>24 == 3 && int(hex>>16&0xff) == minor {
+						return fmt.Sprintf("3.%d.%d", minor, hex>>8&0xff)
+					}
+				}
+			}
+		}
+	}
+	ro := f.Section(".rodata")
+	if ro == nil || minor == 0 || ro.Size > 64<<20 {
+		return ""
+	}
+	b, err := ro.Data()
+	if err != nil {
+		return ""
+	}
+	m := regexp.MustCompile(`[^0-9.]3\.` + strconv.Itoa(minor) + `\.\d{1,3}\x00`).Find(b)
+	if m == nil {
+		return ""
+	}
+	return string(m[1 : len(m)-1])
 }
 
 // checkVersion sets the version: from 3.13 the runtime's _Py_DebugOffsets
