@@ -39,10 +39,10 @@ var noteWords = map[model.NoteKind]string{
 	model.NoteNoGoroutinesQuit: "no goroutines: %s; the diagnosis is from kernel evidence only",
 	model.NoteNoJavaStacks:     "no Java stacks: %s; the diagnosis is from kernel evidence only (a dump taken by hand, jcmd PID Thread.print -l > FILE, reads with hangdoc analyze FILE)",
 	model.NoteJavaNoStop:       "no Java stacks: a JVM's thread dump is a safepoint, which stops every Java thread, and this run may not stop the target; the diagnosis is from kernel evidence only",
-	model.NotePySpyMissing:     "py-spy is not installed (pip install py-spy, or --py-spy PATH): Python stacks only from the interpreter's memory, without thread names or frames' variables",
+	model.NotePySpyMissing:     "py-spy is not installed (pip install py-spy, or --py-spy PATH): Python stacks only from the interpreter's memory, without frames' variables",
 	model.NotePySpyUnused:      "py-spy not used: %s",
 	model.NoteNoPythonStacks:   "no Python stacks: %s; the diagnosis is from kernel evidence only",
-	model.NotePyMemoryRead:     "Python stacks read from the interpreter's memory while it ran (CPython %s, by %s): it was never stopped; its threads are not named",
+	model.NotePyMemoryRead:     "Python stacks read from the interpreter's memory while it ran (CPython %s, by %s): it was never stopped",
 	model.NotePyTornLeft:       "%s Python stacks changed on each of their reads: left out rather than shown torn",
 
 	model.NoteSourceUnread:     "source %s not read: %s",

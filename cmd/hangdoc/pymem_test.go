@@ -45,6 +45,10 @@ func TestPythonFromMemory(t *testing.T) {
 				// The spinner's loop is two lines: caught on either, its
 				// stack moves (working) or not (spinning); on a CPU in spin.
 				for _, th := range c.Threads {
+					name := map[int]string{vic.TID("holder"): "holder", vic.TID("waiter"): "waiter", vic.TID("spinner"): "spinner", vic.PID: "MainThread"}[th.TID]
+					if th.Python == nil || th.Python.ThreadName != name || th.Name != name {
+						t.Errorf("tid %d: named %q (python %+v), want %q", th.TID, th.Name, th.Python, name)
+					}
 					if th.TID == vic.TID("spinner") && (th.Class != "spinning" && th.Class != "working" || len(th.Stack) == 0 || th.Stack[0].Func != "spin") {
 						t.Errorf("spinner: %+v, want on a CPU in spin", th)
 					}

@@ -11,6 +11,7 @@ type Layout struct {
 	// (RuntimeGIL*), per interpreter since, through a pointer (InterpGIL)
 	// to a struct whose fields are GIL*.
 	RuntimeInterpretersHead int
+	RuntimeMainThread       int // the main thread's pthread_t
 	RuntimeGILLocked        int
 	RuntimeGILHolder        int
 	InterpNext              int
@@ -29,6 +30,13 @@ type Layout struct {
 	CFrameCurrent        int
 	TstateThreadID       int
 	TstateNativeThreadID int
+
+	// A frame's locals (the first is a method's self) and globals (its
+	// module's dict), in a PyFrameObject and a _PyInterpreterFrame.
+	FrameLocals   int
+	FrameGlobals  int
+	IFrameLocals  int
+	IFrameGlobals int
 
 	// PyFrameObject (3.8 to 3.10).
 	FrameBack  int
@@ -49,6 +57,31 @@ type Layout struct {
 	CodeLineTable int
 	CodeCode      int // the bytecode, a bytes object (before 3.11)
 	CodeAdaptive  int // the bytecode, inline (3.11 on)
+
+	// Where an instance's attributes are: its type's flags (3.11 on: a
+	// managed dict; 3.13: values inline after the object), the dict's
+	// offset in the object (before 3.11), the shared keys of a class's
+	// instances; a dict's keys and values; the keys object, its entries
+	// (a hash, a key and a value; from 3.11, a key and a value where all
+	// keys are str); a split table's values (3.13: valid when in use).
+	TypeFlags          int
+	TypeDictOffset     int
+	TypeBasicSize      int
+	HeapTypeCachedKeys int
+	DictKeys           int
+	DictValues         int
+	KeysSize           int
+	KeysLog2Size       int
+	KeysLog2IndexBytes int
+	KeysKind           int
+	KeysNEntries       int
+	KeysIndices        int
+	EntrySize          int
+	EntryKey           int
+	EntryValue         int
+	UnicodeEntrySize   int
+	ValuesValues       int
+	ValuesValid        int
 
 	// The objects names and tables are in.
 	ObType      int

@@ -125,6 +125,9 @@ func TestThreadsFromMemory(t *testing.T) {
 					t.Errorf("%s (tid %d): not read; threads %+v", name, vic.TID(name), threads)
 					continue
 				}
+				if th.Name != name {
+					t.Errorf("tid %d: name %q, want %q", th.TID, th.Name, name)
+				}
 				if th.Torn || len(th.Frames) < len(frames)+2 {
 					t.Errorf("%s: torn %v, frames %+v", name, th.Torn, th.Frames)
 					continue
@@ -142,6 +145,9 @@ func TestThreadsFromMemory(t *testing.T) {
 			main, ok := byTID[vic.PID]
 			if !ok || len(main.Frames) < 2 {
 				t.Fatalf("main thread: %+v", main)
+			}
+			if main.Name != "MainThread" {
+				t.Errorf("main thread named %q, want MainThread", main.Name)
 			}
 			if last := main.Frames[len(main.Frames)-1]; last.Func != "<module>" || last.Line != lines["main"] || last.File != script {
 				t.Errorf("main: outermost frame %+v, want <module> at line %d", last, lines["main"])

@@ -64,6 +64,9 @@ type Thread struct {
 	TID int
 	// Ident is its pthread_t: threading.get_ident().
 	Ident uint64
+	// Name is its threading.Thread's name; "" when it has none (a thread
+	// threading did not start) or it could not be read.
+	Name string
 	// Frames are its Python frames, innermost first.
 	Frames []model.Frame
 	// HoldsGIL: the GIL is locked and this thread state is its last
@@ -72,6 +75,15 @@ type Thread struct {
 	// Torn: its stack changed on each of the reads; Frames are the last
 	// read's and may mix two moments.
 	Torn bool
+
+	globals uint64 // threading's module dict, from a frame in threading.py
+}
+
+// threadingFrame is what the reader takes from a thread's frames in
+// threading.py: the Thread object _bootstrap runs (its self), and the
+// module's globals.
+type threadingFrame struct {
+	self, globals uint64
 }
 
 // Reader reads one CPython process. It is not safe for concurrent use.
@@ -319,6 +331,7 @@ func (r *Reader) Threads(ctx context.Context) ([]Thread, error) {
 	if l.TstateNativeThreadID < 0 {
 		r.tidsFromPthreads(out)
 	}
+	r.mainName(out)
 	return out, nil
 }
 
@@ -343,12 +356,15 @@ func (r *Reader) thread(ts uint64) (Thread, error) {
 		if err != nil {
 			return t, err
 		}
-		t.Frames = r.walk(top)
+		var boot threadingFrame
+		t.Frames, boot = r.walk(top)
 		again, err := r.topFrame(ts)
 		if err != nil {
 			return t, err
 		}
 		if again == top {
+			t.Name = r.threadName(boot.self)
+			t.globals = boot.globals
 			return t, nil
 		}
 		if try == maxRetries {
@@ -375,9 +391,10 @@ func (r *Reader) topFrame(ts uint64) (uint64, error) {
 
 // walk reads the frames from the innermost outwards; a frame it cannot
 // read ends the walk.
-func (r *Reader) walk(f uint64) []model.Frame {
+func (r *Reader) walk(f uint64) ([]model.Frame, threadingFrame) {
 	l := &r.lay
 	var out []model.Frame
+	var boot threadingFrame
 	for n := 0; f != 0 && n < maxFrames; n++ {
 		var next, codeAddr uint64
 		var off int
@@ -433,9 +450,19 @@ func (r *Reader) walk(f uint64) []model.Frame {
 		}
 		line := lineOf(r.minor, c.first, c.table, off)
 		out = append(out, model.Frame{Func: c.name, File: c.file, Line: line})
+		if strings.HasSuffix(c.file, "/threading.py") {
+			locals, globals := l.IFrameLocals, l.IFrameGlobals
+			if l.IFrameCode < 0 {
+				locals, globals = l.FrameLocals, l.FrameGlobals
+			}
+			boot.globals, _ = r.mem.ptr(f + uint64(globals))
+			if c.name == "_bootstrap" {
+				boot.self, _ = r.mem.ptr(f + uint64(locals))
+			}
+		}
 		f = next
 	}
-	return out
+	return out, boot
 }
 
 // frameOwnedByCStack is the owner of 3.12's and 3.13's shim frames, which
@@ -580,6 +607,27 @@ func (r *Reader) gilHolder(interp uint64) uint64 {
 	}
 	h, _ := r.mem.ptr(holder)
 	return h
+}
+
+// mainName names the main thread, which no _bootstrap frame names:
+// threading._main_thread, in the globals of any frame in threading.py.
+func (r *Reader) mainName(ts []Thread) {
+	main, err := r.mem.ptr(r.runtime + uint64(r.lay.RuntimeMainThread))
+	if err != nil {
+		return
+	}
+	var globals uint64
+	for _, t := range ts {
+		if t.globals != 0 {
+			globals = t.globals
+			break
+		}
+	}
+	for i := range ts {
+		if ts[i].Ident == main && ts[i].Name == "" && globals != 0 {
+			ts[i].Name = r.threadName(r.dictGet(globals, "_main_thread"))
+		}
+	}
 }
 
 // tidsFromPthreads gives the threads of 3.8 to 3.10, whose thread states

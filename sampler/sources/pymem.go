@@ -11,8 +11,8 @@ import (
 )
 
 // pyMemSource reads a Python target's threads from the interpreter's
-// memory while it runs (sampler/pymem): no py-spy, no stop. It names no
-// thread and reads no frame's variables yet, which py-spy does: where
+// memory while it runs (sampler/pymem): no py-spy, no stop. It reads no
+// frame's variables yet (a lock's address), which py-spy does: where
 // py-spy works it comes first.
 type pyMemSource struct {
 	fs     sampler.FS
@@ -65,7 +65,7 @@ func (m *pyMemSource) Stacks(ctx context.Context, s *model.Sample) error {
 		if !ok || t.TID == 0 {
 			continue
 		}
-		s.Threads[i].Python = &model.PythonThread{OwnsGIL: t.HoldsGIL, Ident: t.Ident}
+		s.Threads[i].Python = &model.PythonThread{ThreadName: t.Name, OwnsGIL: t.HoldsGIL, Ident: t.Ident}
 		if t.Torn {
 			// A stack that changed under every read is no evidence of a
 			// wait: the thread keeps its kernel evidence alone.

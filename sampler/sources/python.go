@@ -30,9 +30,9 @@ func pythonStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks
 		s.Sources = []sampler.StackSource{mem}
 		return s
 	}
-	// py-spy first where it runs: it names the threads and reads the
-	// frames' variables (a lock's address), which the memory reader does
-	// not yet. Without it, the interpreter's memory.
+	// py-spy first where it runs: it reads the frames' variables (a
+	// lock's address), which the memory reader does not yet. Without it,
+	// the interpreter's memory.
 	_, err := python.Find(popts)
 	switch {
 	case err != nil && errors.Is(err, python.ErrNotFound) && opts.PySpy == "":
