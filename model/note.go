@@ -58,26 +58,26 @@ const (
 	NoteText NoteKind = "text" // text
 
 	// Opening the target and choosing where its stacks come from.
-	NoteThreadOf         NoteKind = "thread_of"          // tid, its process
-	NoteOtherDiagnosis   NoteKind = "other_diagnosis"    // the claim's error
-	NoteUnclaimed        NoteKind = "unclaimed"          // error
-	NoteTraced           NoteKind = "traced"             // pid, tracer pid, tracer's command line
-	NoteNotGo            NoteKind = "not_go"             // pid, runtime
-	NoteSourceNotFor     NoteKind = "source_not_for"     // --source, the target's runtime
-	NoteNoReaper         NoteKind = "no_reaper"          // error
-	NoteLocalPID         NoteKind = "local_pid"          // helper, pid it was given, pid
-	NoteNoLockOwners     NoteKind = "no_lock_owners"     // error
-	NoteSampleUnread     NoteKind = "sample_unread"      // source, what ("goroutines"), sample number, error
-	NoteStacksFrom       NoteKind = "stacks_from"        // what, source, why the sources before it failed
-	NoteNoGoroutines     NoteKind = "no_goroutines"      // why each source failed
-	NoteNoGoroutinesQuit NoteKind = "no_goroutines_quit" // why each source failed, --sigquit among them
-	NoteNoJavaStacks     NoteKind = "no_java_stacks"     // why
-	NoteJavaNoStop       NoteKind = "java_no_stop"       // -
-	NotePySpyMissing     NoteKind = "py_spy_missing"     // -
-	NotePySpyUnused      NoteKind = "py_spy_unused"      // why
-	NoteNoPythonStacks   NoteKind = "no_python_stacks"   // why each source failed
-	NotePyMemoryRead     NoteKind = "py_memory_read"     // CPython version, how its layout was known
-	NotePyTornLeft       NoteKind = "py_torn_left"       // stacks
+	NoteThreadOf            NoteKind = "thread_of"               // tid, its process
+	NoteOtherDiagnosis      NoteKind = "other_diagnosis"         // the claim's error
+	NoteUnclaimed           NoteKind = "unclaimed"               // error
+	NoteTraced              NoteKind = "traced"                  // pid, tracer pid, tracer's command line
+	NoteNotGo               NoteKind = "not_go"                  // pid, runtime
+	NoteSourceNotFor        NoteKind = "source_not_for"          // --source, the target's runtime
+	NoteNoReaper            NoteKind = "no_reaper"               // error
+	NoteLocalPID            NoteKind = "local_pid"               // helper, pid it was given, pid
+	NoteNoLockOwners        NoteKind = "no_lock_owners"          // error
+	NoteSampleUnread        NoteKind = "sample_unread"           // source, what ("goroutines"), sample number, error
+	NoteStacksFrom          NoteKind = "stacks_from"             // what, source, why the sources before it failed
+	NoteNoGoroutines        NoteKind = "no_goroutines"           // why each source failed
+	NoteNoGoroutinesQuit    NoteKind = "no_goroutines_quit"      // why each source failed, --sigquit among them
+	NoteNoJavaStacks        NoteKind = "no_java_stacks"          // why
+	NoteJavaNoStop          NoteKind = "java_no_stop"            // -
+	NoteNoPythonStacksNoSpy NoteKind = "no_python_stacks_no_spy" // why the memory reader failed
+	NotePySpyUnused         NoteKind = "py_spy_unused"           // why
+	NoteNoPythonStacks      NoteKind = "no_python_stacks"        // why each source failed
+	NotePyMemoryRead        NoteKind = "py_memory_read"          // CPython version, how its layout was known
+	NotePyTornLeft          NoteKind = "py_torn_left"            // stacks
 
 	// Source files.
 	NoteSourceUnread     NoteKind = "source_unread"      // path, error

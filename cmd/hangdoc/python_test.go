@@ -44,7 +44,7 @@ type pythread struct {
 
 func pydecode(t *testing.T, out string) pycontract {
 	t.Helper()
-	return pydecodeAs(t, out, "py-spy")
+	return pydecodeAs(t, out, "memory")
 }
 
 func needPySpy(t *testing.T) {
@@ -273,7 +273,7 @@ func TestHangingPySpy(t *testing.T) {
 	t.Setenv("HANGDOC_FAKE_PIDS", pids)
 	v := testvictim.StartPython(t, "py_dead_feeder.py")
 
-	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--py-spy", fake, "--timeout", "2s")
+	out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--source", "py-spy", "--py-spy", fake, "--timeout", "2s")
 	if code == ExitError || code == ExitUsage {
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}

@@ -62,10 +62,8 @@ func TestOwnStopsAreNoProgress(t *testing.T) {
 			parent, child := v.PID, v.Int("child")
 			// Stopping first leaves the timed waits in restart_syscall for
 			// the --no-stop run to read; stopping again reads them too.
-			stop := []string{}
-			if tt.source == "delve" {
-				stop = []string{"--source", "delve"} // the memory reader comes first, and does not stop it
-			}
+			// The memory readers come first, and do not stop it.
+			stop := []string{"--source", tt.source}
 			for i, args := range [][]string{stop, {"--no-stop"}, stop} {
 				// A process of its own, as an on-call runs it: Delve refuses
 				// its own child.

@@ -57,6 +57,15 @@ type Layout struct {
 	CodeLineTable int
 	CodeCode      int // the bytecode, a bytes object (before 3.11)
 	CodeAdaptive  int // the bytecode, inline (3.11 on)
+	// Its variables' names: locals, then cells, then free variables, in
+	// three tuples (before 3.11) or one with a kind byte each (3.11 on).
+	CodeVarnames    int
+	CodeCellvars    int
+	CodeFreevars    int
+	CodeLocalsNames int
+	CodeLocalsKinds int
+	TupleItems      int
+	CellRef         int
 
 	// Where an instance's attributes are: its type's flags (3.11 on: a
 	// managed dict; 3.13: values inline after the object), the dict's

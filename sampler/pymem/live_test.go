@@ -8,11 +8,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hangdoc/hangdoc/internal/harmcheck"
 	"github.com/hangdoc/hangdoc/internal/testvictim"
 	"github.com/hangdoc/hangdoc/model"
 	"github.com/hangdoc/hangdoc/sampler"
+	"github.com/hangdoc/hangdoc/sampler/python"
 )
 
 // pyenvPythons are pyenv's interpreters of 3.8 to 3.13, by minor version.
@@ -138,7 +140,7 @@ func TestThreadsFromMemory(t *testing.T) {
 						t.Errorf("%s frame %d: %+v, want %s at %s:%d", name, i, f, w.Func, script, w.Line)
 					}
 				}
-				if last := th.Frames[len(th.Frames)-1]; last.Func != "_bootstrap" || !strings.HasSuffix(last.File, "threading.py") {
+				if last := th.Frames[len(th.Frames)-1]; last.Func != "_bootstrap" && last.Func != "Thread._bootstrap" || !strings.HasSuffix(last.File, "threading.py") {
 					t.Errorf("%s: outermost frame %+v, want threading's _bootstrap", name, last)
 				}
 			}
@@ -155,6 +157,7 @@ func TestThreadsFromMemory(t *testing.T) {
 			if !strings.HasSuffix(main.Frames[0].File, "threading.py") {
 				t.Errorf("main: innermost frame %+v, want threading's join", main.Frames[0])
 			}
+			matchesPySpy(t, r, vic.PID)
 			holders := 0
 			for _, th := range threads {
 				if th.HoldsGIL {
@@ -166,4 +169,80 @@ func TestThreadsFromMemory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// matchesPySpy reads the target once more with its frames' variables and
+// compares every thread with what py-spy dump --locals (which pauses it)
+// gives: the same names, frames and lines, and every variable py-spy
+// names an object for at the same address. The reader may name more
+// (py-spy leaves out an object whose repr is its own).
+func matchesPySpy(t *testing.T, r *Reader, pid int) {
+	t.Helper()
+	if _, err := exec.LookPath("py-spy"); err != nil {
+		t.Fatalf("py-spy not found: install it with pip install py-spy (.ci/run does)")
+	}
+	r.ReadVars(true)
+	defer r.ReadVars(false)
+	ours, err := r.Threads(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, format, err := python.RunPySpy(context.Background(), pid, python.Options{Locals: true, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatalf("py-spy: %v", err)
+	}
+	parse := python.ParsePySpyText
+	if format == "json" {
+		parse = python.ParsePySpyJSON
+	}
+	theirs, err := parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTID := map[int]Thread{}
+	for _, th := range ours {
+		byTID[th.TID] = th
+	}
+	vars := 0
+	for _, want := range theirs.Threads {
+		got, ok := byTID[want.NativeID]
+		if !ok {
+			t.Errorf("py-spy's thread %d (%s) not read", want.NativeID, want.Name)
+			continue
+		}
+		if got.Name != want.Name || len(got.Frames) != len(want.Frames) {
+			t.Errorf("thread %d: %q with %d frames; py-spy: %q with %d", want.NativeID, got.Name, len(got.Frames), want.Name, len(want.Frames))
+			continue
+		}
+		for i, f := range want.Frames {
+			// The spinner's line moves between the two reads.
+			if g := got.Frames[i]; g.Func != f.Func || g.Line != f.Line && (i > 0 || want.Name != "spinner") || g.File != f.File {
+				t.Errorf("thread %d frame %d: %+v; py-spy: %+v", want.NativeID, i, g, f)
+			}
+		}
+		for _, fv := range want.Vars {
+			for _, v := range fv.Vars {
+				vars++
+				if a := varOf(got.Vars, fv.Frame, v.Name); a != v.Addr {
+					t.Errorf("thread %d frame %d: %s at %q; py-spy: %s", want.NativeID, fv.Frame, v.Name, a, v.Addr)
+				}
+			}
+		}
+	}
+	if vars == 0 {
+		t.Errorf("py-spy named no variable to compare: %s", out)
+	}
+}
+
+func varOf(vars []model.FrameVars, frame int, name string) string {
+	for _, fv := range vars {
+		if fv.Frame == frame {
+			for _, v := range fv.Vars {
+				if v.Name == name {
+					return v.Addr
+				}
+			}
+		}
+	}
+	return ""
 }

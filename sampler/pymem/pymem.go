@@ -72,6 +72,8 @@ type Thread struct {
 	// HoldsGIL: the GIL is locked and this thread state is its last
 	// holder, as the runtime records it.
 	HoldsGIL bool
+	// Vars are, by frame, the variables that name objects (ReadVars).
+	Vars []model.FrameVars
 	// Torn: its stack changed on each of the reads; Frames are the last
 	// read's and may mix two moments.
 	Torn bool
@@ -88,6 +90,7 @@ type threadingFrame struct {
 
 // Reader reads one CPython process. It is not safe for concurrent use.
 type Reader struct {
+	fs      sampler.FS
 	pid     int
 	mem     *memory
 	lay     Layout
@@ -101,7 +104,14 @@ type Reader struct {
 	pthreadTID int
 	// debugOffsets: 3.13's _Py_DebugOffsets confirmed the version.
 	debugOffsets bool
+	// vars: read the frames' variables (ReadVars).
+	vars bool
 }
+
+// ReadVars asks the reads that follow for the frames' variables too (as
+// py-spy --locals): what a lock rule names, at a cost per frame, so a run
+// asks for them on its last sample.
+func (r *Reader) ReadVars(on bool) { r.vars = on }
 
 // code is what a code object says, read once.
 type code struct {
@@ -109,6 +119,11 @@ type code struct {
 	first      int
 	table      []byte
 	bytecode   uint64 // the address of its first instruction
+	// vars and cells are its variables' names and which slots hold cells
+	// (varNames), read the first time a frame's variables are.
+	vars     []string
+	cells    []bool
+	varsRead bool
 }
 
 // Open finds the CPython runtime of pid: the mapped libpython3.N.so, or
@@ -127,7 +142,7 @@ func Open(fsys sampler.FS, pid int) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{pid: pid, mem: newMemory(pid, maps), runtime: base + sym, minor: minor,
+	r := &Reader{fs: fsys, pid: pid, mem: newMemory(pid, maps), runtime: base + sym, minor: minor,
 		codes: map[uint64]*code{}, types: map[uint64]string{}, pthreadTID: -1}
 	if err := r.checkVersion(); err != nil {
 		return nil, err
@@ -357,7 +372,7 @@ func (r *Reader) thread(ts uint64) (Thread, error) {
 			return t, err
 		}
 		var boot threadingFrame
-		t.Frames, boot = r.walk(top)
+		t.Frames, t.Vars, boot = r.walk(top)
 		again, err := r.topFrame(ts)
 		if err != nil {
 			return t, err
@@ -391,9 +406,10 @@ func (r *Reader) topFrame(ts uint64) (uint64, error) {
 
 // walk reads the frames from the innermost outwards; a frame it cannot
 // read ends the walk.
-func (r *Reader) walk(f uint64) ([]model.Frame, threadingFrame) {
+func (r *Reader) walk(f uint64) ([]model.Frame, []model.FrameVars, threadingFrame) {
 	l := &r.lay
 	var out []model.Frame
+	var vars []model.FrameVars
 	var boot threadingFrame
 	for n := 0; f != 0 && n < maxFrames; n++ {
 		var next, codeAddr uint64
@@ -449,20 +465,25 @@ func (r *Reader) walk(f uint64) ([]model.Frame, threadingFrame) {
 			break
 		}
 		line := lineOf(r.minor, c.first, c.table, off)
+		locals, globals := l.IFrameLocals, l.IFrameGlobals
+		if l.IFrameCode < 0 {
+			locals, globals = l.FrameLocals, l.FrameGlobals
+		}
+		if r.vars {
+			if vs := r.frameVars(codeAddr, c, f+uint64(locals)); len(vs) > 0 {
+				vars = append(vars, model.FrameVars{Frame: len(out), Vars: vs})
+			}
+		}
 		out = append(out, model.Frame{Func: c.name, File: c.file, Line: line})
 		if strings.HasSuffix(c.file, "/threading.py") {
-			locals, globals := l.IFrameLocals, l.IFrameGlobals
-			if l.IFrameCode < 0 {
-				locals, globals = l.FrameLocals, l.FrameGlobals
-			}
 			boot.globals, _ = r.mem.ptr(f + uint64(globals))
-			if c.name == "_bootstrap" {
+			if c.name == "_bootstrap" || c.name == "Thread._bootstrap" {
 				boot.self, _ = r.mem.ptr(f + uint64(locals))
 			}
 		}
 		f = next
 	}
-	return out, boot
+	return out, vars, boot
 }
 
 // frameOwnedByCStack is the owner of 3.12's and 3.13's shim frames, which
@@ -480,7 +501,13 @@ func (r *Reader) code(addr uint64) *code {
 	l := &r.lay
 	c := &code{}
 	fileAddr, err1 := r.mem.ptr(addr + uint64(l.CodeFilename))
-	nameAddr, err2 := r.mem.ptr(addr + uint64(l.CodeName))
+	// The qualified name where the code has one (3.11 on: Thread.run),
+	// as py-spy and tracebacks name a frame.
+	nameAt := l.CodeName
+	if l.CodeQualname >= 0 {
+		nameAt = l.CodeQualname
+	}
+	nameAddr, err2 := r.mem.ptr(addr + uint64(nameAt))
 	first, err3 := r.mem.i32(addr + uint64(l.CodeFirstLine))
 	tableAddr, err4 := r.mem.ptr(addr + uint64(l.CodeLineTable))
 	if err := errors.Join(err1, err2, err3, err4); err != nil {
@@ -636,11 +663,24 @@ func (r *Reader) mainName(ts []Thread) {
 // version, found once as the one at which every thread's struct holds a
 // distinct tid of the process.
 func (r *Reader) tidsFromPthreads(ts []Thread) {
+	// The tid in struct pthread is as the target's PID namespace numbers
+	// it: its threads' NSpid, which is their tid outside a container.
 	tids := map[int]bool{}
-	ents, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(r.pid), "task"))
+	task := r.fs.Path(strconv.Itoa(r.pid), "task")
+	ents, _ := os.ReadDir(task)
 	for _, e := range ents {
-		if n, err := strconv.Atoi(e.Name()); err == nil {
-			tids[n] = true
+		b, err := os.ReadFile(filepath.Join(task, e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		for line := range bytes.Lines(b) {
+			if ns, ok := bytes.CutPrefix(line, []byte("NSpid:")); ok {
+				if f := bytes.Fields(ns); len(f) > 0 {
+					if n, err := strconv.Atoi(string(f[len(f)-1])); err == nil {
+						tids[n] = true
+					}
+				}
+			}
 		}
 	}
 	const span = 0x800

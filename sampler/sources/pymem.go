@@ -11,16 +11,20 @@ import (
 )
 
 // pyMemSource reads a Python target's threads from the interpreter's
-// memory while it runs (sampler/pymem): no py-spy, no stop. It reads no
-// frame's variables yet (a lock's address), which py-spy does: where
-// py-spy works it comes first.
+// memory while it runs (sampler/pymem): no py-spy, no stop. The last
+// sample's read takes the frames' variables too (the lock rules read
+// only that sample's).
 type pyMemSource struct {
 	fs     sampler.FS
 	t      *sampler.Target
 	r      *pymem.Reader
 	broken error // an open given up: its read may still be blocked
 	torn   int   // stacks left out because they changed on every read
+	last   bool  // the next read is the run's last
 }
+
+// Last asks the next read for the frames' variables.
+func (m *pyMemSource) Last() { m.last = true }
 
 func (m *pyMemSource) Name() model.Format { return model.SourceMemory }
 
@@ -43,6 +47,7 @@ func (m *pyMemSource) Stacks(ctx context.Context, s *model.Sample) error {
 		}
 		m.r = r
 	}
+	m.r.ReadVars(m.last)
 	threads, err := m.r.Threads(ctx)
 	if err != nil {
 		return err
@@ -72,7 +77,7 @@ func (m *pyMemSource) Stacks(ctx context.Context, s *model.Sample) error {
 			m.torn++
 			continue
 		}
-		s.Threads[i].Stack = t.Frames
+		s.Threads[i].Stack, s.Threads[i].Vars = t.Frames, t.Vars
 	}
 	return nil
 }

@@ -26,17 +26,23 @@ func pythonStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks
 	s.None = func(why []string) model.Note {
 		return model.NewNote(model.NoteNoPythonStacks, strings.Join(why, "; "))
 	}
-	if opts.Only == model.SourceMemory {
+	// The interpreter's memory first: it never stops the target. py-spy
+	// where asked, or where the reader cannot read the interpreter (a
+	// build it has no layout for: the note says which).
+	if opts.Only != model.SourcePySpy {
 		s.Sources = []sampler.StackSource{mem}
+	}
+	if opts.Only == model.SourceMemory {
 		return s
 	}
-	// py-spy first where it runs: it reads the frames' variables (a
-	// lock's address), which the memory reader does not yet. Without it,
-	// the interpreter's memory.
 	_, err := python.Find(popts)
 	switch {
-	case err != nil && errors.Is(err, python.ErrNotFound) && opts.PySpy == "":
-		s.Notes = append(s.Notes, model.NewNote(model.NotePySpyMissing))
+	case err != nil && errors.Is(err, python.ErrNotFound) && opts.PySpy == "" && opts.Only != model.SourcePySpy:
+		// Not needed unless the memory reader fails: then the note that
+		// no source worked says so.
+		s.None = func(why []string) model.Note {
+			return model.NewNote(model.NoteNoPythonStacksNoSpy, strings.Join(why, "; "))
+		}
 	case err != nil:
 		s.Notes = append(s.Notes, model.NewNote(model.NotePySpyUnused, err))
 	case t.Local <= 0:
@@ -45,10 +51,7 @@ func pythonStacks(fs sampler.FS, t *sampler.Target, opts Options) sampler.Stacks
 		if n := t.LocalNote("py-spy"); n != nil {
 			s.Notes = append(s.Notes, *n)
 		}
-		s.Sources = []sampler.StackSource{&pySpySource{pid: t.Local, opts: popts, fs: fs, target: t.PID}}
-	}
-	if opts.Only != model.SourcePySpy {
-		s.Sources = append(s.Sources, mem)
+		s.Sources = append(s.Sources, &pySpySource{pid: t.Local, opts: popts, fs: fs, target: t.PID})
 	}
 	return s
 }

@@ -1,0 +1,247 @@
+package pymem
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hangdoc/hangdoc/internal/helper"
+	"github.com/hangdoc/hangdoc/internal/testvictim"
+	"github.com/hangdoc/hangdoc/sampler"
+)
+
+// benchThreads is how many blocked threads the victim runs; with its
+// main and heartbeat threads, every read must find at least
+// benchThreads+1.
+const benchThreads = 100
+
+// BenchmarkThreads reads the same victim (py_many_threads: 100 threads
+// blocked at depths 0 to 9, a heartbeat thread stamping a file every
+// 5 ms) four ways in one run, on each of Python 3.12 and 3.13:
+//
+//   - hangdoc: Reader.Threads, the Reader opened once;
+//   - hangdoc-open: Open and Threads each op (what a one-shot costs, as
+//     py-spy's dump is one);
+//   - py-spy: `py-spy dump --pid P`, which pauses the victim;
+//   - py-spy-nonblocking: the same with --nonblocking.
+//
+// Each reports its wall time per read (ns/op), hangdoc's own CPU per read
+// (cpu-ms/read, getrusage RUSAGE_SELF), py-spy's (py-spy-cpu-ms/read,
+// RUSAGE_CHILDREN: what the reaped dumps used), the threads and frames a
+// read found, and the victim's heartbeat: its longest gap between two
+// stamps while it was read (maxgap-ms), the longest in an idle stretch of
+// the same length right after (idle-maxgap-ms), and the first less the
+// second (heartbeat-gap-ms), which a pause of the victim lengthens.
+//
+//	go test -run '^$' -bench BenchmarkThreads -benchtime 50x -count 3 ./sampler/pymem
+func BenchmarkThreads(b *testing.B) {
+	for _, v := range []string{"3.12", "3.13"} {
+		b.Run(v, func(b *testing.B) {
+			py := benchPython(b, v)
+			beats := filepath.Join(b.TempDir(), "heartbeat")
+			vic := testvictim.StartCmd(b, exec.Command(py, testvictim.Script(b, "py_many_threads.py"), strconv.Itoa(benchThreads), beats))
+			for _, src := range []string{"hangdoc", "hangdoc-open", "py-spy", "py-spy-nonblocking"} {
+				b.Run(src, func(b *testing.B) {
+					benchSource(b, src, vic.PID, beats)
+				})
+			}
+		})
+	}
+}
+
+func benchSource(b *testing.B, src string, pid int, beats string) {
+	var spy string
+	var r *Reader
+	switch src {
+	case "hangdoc":
+		var err error
+		if r, err = Open(sampler.NewFS(""), pid); err != nil {
+			b.Fatal(err)
+		}
+	case "py-spy", "py-spy-nonblocking":
+		spy = benchPySpy(b)
+	}
+	var threads, frames, torn int
+	self0, children0 := rusage(unix.RUSAGE_SELF), rusage(unix.RUSAGE_CHILDREN)
+	t0 := monotonic()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var nt, nf int
+		switch src {
+		case "hangdoc", "hangdoc-open":
+			if src == "hangdoc-open" {
+				var err error
+				if r, err = Open(sampler.NewFS(""), pid); err != nil {
+					b.Fatal(err)
+				}
+			}
+			ts, err := r.Threads(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			nt = len(ts)
+			for _, t := range ts {
+				nf += len(t.Frames)
+				if t.Torn {
+					torn++
+				}
+			}
+		default:
+			args := []string{"dump", "--pid", strconv.Itoa(pid)}
+			if src == "py-spy-nonblocking" {
+				args = append(args, "--nonblocking")
+			}
+			out, err := helper.Run(context.Background(), 30*time.Second, exec.Command(spy, args...), 16<<20)
+			if err != nil {
+				b.Fatalf("py-spy %s: %v", strings.Join(args, " "), err)
+			}
+			nt, nf = countPySpy(out)
+		}
+		if nt < benchThreads+1 {
+			b.Fatalf("read %d of %d: %d threads, want at least %d", i+1, b.N, nt, benchThreads+1)
+		}
+		threads += nt
+		frames += nf
+	}
+	b.StopTimer()
+	t1 := monotonic()
+	self, children := rusage(unix.RUSAGE_SELF)-self0, rusage(unix.RUSAGE_CHILDREN)-children0
+
+	// The idle baseline: as long as the reads took, after the last one's
+	// effects have passed.
+	time.Sleep(50 * time.Millisecond)
+	i0 := monotonic()
+	time.Sleep(time.Duration(t1 - t0))
+	i1 := monotonic()
+	time.Sleep(50 * time.Millisecond) // the stamp that closes the last gap
+	stamps := readBeats(b, beats)
+	gap, idle := maxGap(stamps, t0, t1), maxGap(stamps, i0, i1)
+
+	n := float64(b.N)
+	b.ReportMetric(float64(self.Microseconds())/1000/n, "cpu-ms/read")
+	if spy != "" {
+		b.ReportMetric(float64(children.Microseconds())/1000/n, "py-spy-cpu-ms/read")
+	}
+	b.ReportMetric(float64(threads)/n, "threads/read")
+	b.ReportMetric(float64(frames)/n, "frames/read")
+	if spy == "" {
+		b.ReportMetric(float64(torn)/n, "torn/read")
+	}
+	b.ReportMetric(float64(gap.Microseconds())/1000, "maxgap-ms")
+	b.ReportMetric(float64(idle.Microseconds())/1000, "idle-maxgap-ms")
+	b.ReportMetric(float64((gap-idle).Microseconds())/1000, "heartbeat-gap-ms")
+}
+
+// benchPython is pyenv's interpreter of minor version v. A missing one
+// (or a missing pyenv) skips the benchmark, and fails it in CI, which
+// installs them.
+func benchPython(b *testing.B, v string) string {
+	b.Helper()
+	missing := func(why string) {
+		if os.Getenv("CI") != "" {
+			b.Fatalf("%s: .ci/run installs pyenv with Python 3.8 to 3.13", why)
+		}
+		b.Skip(why)
+	}
+	pyenv, err := exec.LookPath("pyenv")
+	if err != nil {
+		missing("pyenv not found")
+	}
+	root, err := exec.Command(pyenv, "root").Output()
+	if err != nil {
+		b.Fatalf("pyenv root: %v", err)
+	}
+	found, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(root)), "versions", v+".*", "bin", "python"+v))
+	if len(found) == 0 {
+		missing("no Python " + v + " in pyenv")
+	}
+	return found[len(found)-1]
+}
+
+// benchPySpy is the py-spy binary (the real one behind a pyenv shim, as
+// hangdoc runs it). A missing one skips the benchmark, and fails it in
+// CI, which installs it.
+func benchPySpy(b *testing.B) string {
+	b.Helper()
+	p, err := exec.LookPath("py-spy")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			b.Fatalf("py-spy not found: .ci/run installs it")
+		}
+		b.Skip("py-spy not found: pip install py-spy")
+	}
+	return helper.Resolve(p)
+}
+
+// countPySpy counts the threads ("Thread TID ...") and frames (indented
+// "func (file:line)") of a py-spy text dump.
+func countPySpy(out []byte) (threads, frames int) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, "Thread "):
+			threads++
+		case strings.HasPrefix(l, "    ") && strings.HasSuffix(l, ")"):
+			frames++
+		}
+	}
+	return threads, frames
+}
+
+// rusage is the user and system CPU time of who (RUSAGE_SELF,
+// RUSAGE_CHILDREN).
+func rusage(who int) time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(who, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// monotonic is CLOCK_MONOTONIC in ns, the clock of Python's
+// time.monotonic_ns, and so of the victim's stamps.
+func monotonic() int64 {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		panic(err)
+	}
+	return ts.Nano()
+}
+
+// readBeats reads the heartbeat file's stamps.
+func readBeats(b *testing.B, path string) []int64 {
+	b.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	stamps := make([]int64, len(raw)/8)
+	for i := range stamps {
+		stamps[i] = int64(binary.LittleEndian.Uint64(raw[8*i:]))
+	}
+	return stamps
+}
+
+// maxGap is the longest time between two consecutive stamps of which the
+// later is after from and the earlier before to: the longest the
+// heartbeat did not beat over [from, to].
+func maxGap(stamps []int64, from, to int64) time.Duration {
+	var gap int64
+	for k := 1; k < len(stamps); k++ {
+		if stamps[k] > from && stamps[k-1] < to {
+			gap = max(gap, stamps[k]-stamps[k-1])
+		}
+	}
+	return time.Duration(gap)
+}
