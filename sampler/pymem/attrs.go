@@ -155,9 +155,16 @@ func (r *Reader) threadName(thread uint64) string {
 	if thread == 0 {
 		return ""
 	}
-	n := r.attr(thread, "_name")
-	if n == 0 || r.typeName(n) != "str" {
-		return ""
+	if name, ok := r.names[thread]; ok && !r.vars {
+		return name
 	}
-	return r.str(n)
+	name := ""
+	if n := r.attr(thread, "_name"); n != 0 && r.typeName(n) == "str" {
+		name = r.str(n)
+	}
+	if len(r.names) > maxThreads {
+		clear(r.names)
+	}
+	r.names[thread] = name
+	return name
 }

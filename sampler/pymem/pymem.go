@@ -106,6 +106,12 @@ type Reader struct {
 	debugOffsets bool
 	// vars: read the frames' variables (ReadVars).
 	vars bool
+	// tstateSpan and frameSpan are how much of a thread state and of a
+	// frame one read takes: every field the reader needs of it.
+	tstateSpan, frameSpan int
+	// names are the threads' names by their Thread objects, read once
+	// (again with the variables, on a run's last sample).
+	names map[uint64]string
 }
 
 // ReadVars asks the reads that follow for the frames' variables too (as
@@ -155,6 +161,13 @@ func Open(fsys sampler.FS, pid int) (*Reader, error) {
 		return nil, fmt.Errorf("Python %s: %w (3.8 to 3.13)", r.version, ErrUnknownVersion)
 	}
 	r.lay = lay
+	r.tstateSpan = 8 + max(lay.TstateNext, lay.TstateFrame, lay.TstateCFrame, lay.TstateThreadID, lay.TstateNativeThreadID)
+	if lay.IFrameCode >= 0 {
+		r.frameSpan = 8 + max(lay.IFramePrevious, lay.IFrameOwner, lay.IFrameCode, lay.IFrameInstr, lay.IFrameGlobals)
+	} else {
+		r.frameSpan = 8 + max(lay.FrameBack, lay.FrameCode, lay.FrameLasti, lay.FrameGlobals)
+	}
+	r.names = map[uint64]string{}
 	return r, nil
 }
 
@@ -328,16 +341,14 @@ func (r *Reader) Threads(ctx context.Context) ([]Thread, error) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			t, err := r.thread(ts)
+			t, next, err := r.thread(ts)
 			if err != nil {
 				return nil, err
 			}
 			t.HoldsGIL = holder != 0 && holder == ts
 			out = append(out, t)
 			states = append(states, ts)
-			if ts, err = r.mem.ptr(ts + uint64(l.TstateNext)); err != nil {
-				return nil, err
-			}
+			ts = next
 		}
 		if interp, err = r.mem.ptr(interp + uint64(l.InterpNext)); err != nil {
 			break
@@ -350,58 +361,65 @@ func (r *Reader) Threads(ctx context.Context) ([]Thread, error) {
 	return out, nil
 }
 
-// thread reads one thread state and its stack, again while the stack's
-// innermost frame changed under the walk.
-func (r *Reader) thread(ts uint64) (Thread, error) {
+// thread reads one thread state — its fields in one read — and its
+// stack, again while the stack's innermost frame changed under the walk.
+// next is the thread state after it.
+func (r *Reader) thread(ts uint64) (t Thread, next uint64, err error) {
 	l := &r.lay
-	var t Thread
-	var err error
-	if t.Ident, err = r.mem.ptr(ts + uint64(l.TstateThreadID)); err != nil {
-		return t, err
+	b, err := r.mem.read(ts, r.tstateSpan)
+	if err != nil {
+		return t, 0, err
 	}
+	word := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
+	t.Ident, next = word(l.TstateThreadID), word(l.TstateNext)
 	if l.TstateNativeThreadID >= 0 {
-		id, err := r.mem.ptr(ts + uint64(l.TstateNativeThreadID))
-		if err != nil {
-			return t, err
-		}
-		t.TID = int(id)
+		t.TID = int(word(l.TstateNativeThreadID))
+	}
+	top, err := r.topFrame(ts, b)
+	if err != nil {
+		return t, 0, err
 	}
 	for try := 0; ; try++ {
-		top, err := r.topFrame(ts)
-		if err != nil {
-			return t, err
-		}
 		var boot threadingFrame
 		t.Frames, t.Vars, boot = r.walk(top)
-		again, err := r.topFrame(ts)
+		again, err := r.topFrame(ts, nil)
 		if err != nil {
-			return t, err
+			return t, 0, err
 		}
 		if again == top {
 			t.Name = r.threadName(boot.self)
 			t.globals = boot.globals
-			return t, nil
+			return t, next, nil
 		}
 		if try == maxRetries {
 			t.Torn = true
-			return t, nil
+			return t, next, nil
 		}
+		top = again
 	}
 }
 
 // topFrame is the address of a thread's innermost frame; 0 for none.
-func (r *Reader) topFrame(ts uint64) (uint64, error) {
+// state is the thread state's fields as read, nil to read them afresh.
+func (r *Reader) topFrame(ts uint64, state []byte) (uint64, error) {
 	l := &r.lay
-	if l.IFrameCode < 0 || l.TstateCFrame < 0 {
-		// A PyFrameObject (3.8 to 3.10), or 3.13's current_frame.
-		return r.mem.ptr(ts + uint64(l.TstateFrame))
+	at := l.TstateFrame // a PyFrameObject (3.8 to 3.10), or 3.13's current_frame
+	if l.IFrameCode >= 0 && l.TstateCFrame >= 0 {
+		at = l.TstateCFrame // 3.11 and 3.12: through the thread's _PyCFrame
 	}
-	// 3.11 and 3.12: through the thread's _PyCFrame.
-	cf, err := r.mem.ptr(ts + uint64(l.TstateCFrame))
-	if err != nil || cf == 0 {
-		return 0, err
+	var p uint64
+	if state != nil {
+		p = binary.LittleEndian.Uint64(state[at:])
+	} else {
+		var err error
+		if p, err = r.mem.ptr(ts + uint64(at)); err != nil {
+			return 0, err
+		}
 	}
-	return r.mem.ptr(cf + uint64(l.CFrameCurrent))
+	if at != l.TstateCFrame || p == 0 {
+		return p, nil
+	}
+	return r.mem.ptr(p + uint64(l.CFrameCurrent))
 }
 
 // walk reads the frames from the innermost outwards; a frame it cannot
@@ -412,45 +430,29 @@ func (r *Reader) walk(f uint64) ([]model.Frame, []model.FrameVars, threadingFram
 	var vars []model.FrameVars
 	var boot threadingFrame
 	for n := 0; f != 0 && n < maxFrames; n++ {
+		b, err := r.mem.read(f, r.frameSpan)
+		if err != nil {
+			break
+		}
+		word := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 		var next, codeAddr uint64
 		var off int
-		var err error
 		if l.IFrameCode < 0 {
 			// A PyFrameObject: f_lasti is the last instruction's byte
 			// offset (3.8, 3.9) or index (3.10).
-			if next, err = r.mem.ptr(f + uint64(l.FrameBack)); err != nil {
-				break
-			}
-			if codeAddr, err = r.mem.ptr(f + uint64(l.FrameCode)); err != nil {
-				break
-			}
-			lasti, err := r.mem.i32(f + uint64(l.FrameLasti))
-			if err != nil {
-				break
-			}
-			off = max(0, int(lasti))
+			next, codeAddr = word(l.FrameBack), word(l.FrameCode)
+			off = max(0, int(int32(binary.LittleEndian.Uint32(b[l.FrameLasti:]))))
 			if r.minor == 10 {
 				off *= 2
 			}
 		} else {
-			if next, err = r.mem.ptr(f + uint64(l.IFramePrevious)); err != nil {
-				break
-			}
-			owner, err := r.mem.read(f+uint64(l.IFrameOwner), 1)
-			if err != nil {
-				break
-			}
-			if owner[0] == frameOwnedByCStack && r.minor >= 12 {
+			next = word(l.IFramePrevious)
+			if b[l.IFrameOwner] == frameOwnedByCStack && r.minor >= 12 {
 				f = next // the C stack's shim frame: no code of its own
 				continue
 			}
-			if codeAddr, err = r.mem.ptr(f + uint64(l.IFrameCode)); err != nil {
-				break
-			}
-			instr, err := r.mem.ptr(f + uint64(l.IFrameInstr))
-			if err != nil {
-				break
-			}
+			codeAddr = word(l.IFrameCode)
+			instr := word(l.IFrameInstr)
 			c := r.code(codeAddr)
 			if c == nil {
 				f = next // 3.13's f_executable may be None: no Python code
@@ -476,7 +478,7 @@ func (r *Reader) walk(f uint64) ([]model.Frame, []model.FrameVars, threadingFram
 		}
 		out = append(out, model.Frame{Func: c.name, File: c.file, Line: line})
 		if strings.HasSuffix(c.file, "/threading.py") {
-			boot.globals, _ = r.mem.ptr(f + uint64(globals))
+			boot.globals = word(globals)
 			if c.name == "_bootstrap" || c.name == "Thread._bootstrap" {
 				boot.self, _ = r.mem.ptr(f + uint64(locals))
 			}
