@@ -8,17 +8,18 @@ type Layout struct {
 	Version string // the interpreter the row was read from: "3.12.1"
 
 	// The runtime's interpreters; the GIL, in the runtime before 3.12
-	// (RuntimeGIL*), per interpreter since, through a pointer (InterpGIL)
-	// to a struct whose fields are GIL*.
+	// (RuntimeGIL), per interpreter since, through a pointer (InterpGIL):
+	// whether it is locked, its last holder, and how many times it passed
+	// from one thread to another.
 	RuntimeInterpretersHead int
 	RuntimeMainThread       int // the main thread's pthread_t
-	RuntimeGILLocked        int
-	RuntimeGILHolder        int
+	RuntimeGIL              int
 	InterpNext              int
 	InterpThreadsHead       int
 	InterpGIL               int
 	GILLocked               int
 	GILHolder               int
+	GILSwitch               int
 
 	// A thread state: the next, its frame (a PyFrameObject before 3.11,
 	// an interpreter frame since: through its _PyCFrame in 3.11 and 3.12,

@@ -31,6 +31,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -336,12 +337,16 @@ func (r *Reader) Threads(ctx context.Context) ([]Thread, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading an interpreter: %w", err)
 		}
-		holder := r.gilHolder(interp)
+		g := r.gilOf(interp)
+		holder := uint64(0)
+		if g.locked {
+			holder = g.holder
+		}
 		for k := 0; ts != 0 && k < maxThreads; k++ {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			t, next, err := r.thread(ts)
+			t, next, err := r.thread(ts, interp)
 			if err != nil {
 				return nil, err
 			}
@@ -362,9 +367,15 @@ func (r *Reader) Threads(ctx context.Context) ([]Thread, error) {
 }
 
 // thread reads one thread state — its fields in one read — and its
-// stack, again while the stack's innermost frame changed under the walk.
-// next is the thread state after it.
-func (r *Reader) thread(ts uint64) (t Thread, next uint64, err error) {
+// stack. The stack is read whole when the walk reached the outermost
+// frame and the thread cannot have run while it was walked (the GIL says
+// so); else it is walked again, and kept when two walks in a row agree,
+// frame by frame and instruction by instruction; a stack that changed on
+// every walk is marked torn. A check of the innermost frame alone is not
+// enough: a thread that returned and called again, reusing the same
+// frame's memory, leaves it as it was (TestChurn). next is the thread
+// state after it.
+func (r *Reader) thread(ts, interp uint64) (t Thread, next uint64, err error) {
 	l := &r.lay
 	b, err := r.mem.read(ts, r.tstateSpan)
 	if err != nil {
@@ -375,27 +386,28 @@ func (r *Reader) thread(ts uint64) (t Thread, next uint64, err error) {
 	if l.TstateNativeThreadID >= 0 {
 		t.TID = int(word(l.TstateNativeThreadID))
 	}
-	top, err := r.topFrame(ts, b)
-	if err != nil {
-		return t, 0, err
-	}
+	var prev []uint64
 	for try := 0; ; try++ {
-		var boot threadingFrame
-		t.Frames, t.Vars, boot = r.walk(top)
-		again, err := r.topFrame(ts, nil)
+		// The GIL first, then the innermost frame: a frame read before the
+		// GIL was may be one the thread has left since.
+		before := r.gilOf(interp)
+		top, err := r.topFrame(ts, nil)
 		if err != nil {
 			return t, 0, err
 		}
-		if again == top {
-			t.Name = r.threadName(boot.self)
-			t.globals = boot.globals
+		w := r.walk(top)
+		after := r.gilOf(interp)
+		t.Frames, t.Vars = w.frames, w.vars
+		if w.whole && (stillWhile(ts, before, after) || slices.Equal(prev, w.sig)) {
+			t.Name = r.threadName(w.boot.self)
+			t.globals = w.boot.globals
 			return t, next, nil
 		}
 		if try == maxRetries {
 			t.Torn = true
 			return t, next, nil
 		}
-		top = again
+		prev = w.sig
 	}
 }
 
@@ -422,14 +434,29 @@ func (r *Reader) topFrame(ts uint64, state []byte) (uint64, error) {
 	return r.mem.ptr(p + uint64(l.CFrameCurrent))
 }
 
+// walked is one walk of a thread's frames.
+type walked struct {
+	frames []model.Frame
+	vars   []model.FrameVars
+	boot   threadingFrame
+	// sig is each frame's address and, but for the innermost, the word
+	// its instruction is read from: two walks that agree on it read the
+	// same stack. The innermost frame's instruction moves on in a thread
+	// that runs: where it stands is a sample, as on-CPU sampling's is.
+	sig []uint64
+	// whole: the walk reached the outermost frame (or the bound on
+	// frames); a frame it could not read ended it early.
+	whole bool
+}
+
 // walk reads the frames from the innermost outwards; a frame it cannot
 // read ends the walk.
-func (r *Reader) walk(f uint64) ([]model.Frame, []model.FrameVars, threadingFrame) {
+func (r *Reader) walk(f uint64) walked {
 	l := &r.lay
-	var out []model.Frame
-	var vars []model.FrameVars
-	var boot threadingFrame
-	for n := 0; f != 0 && n < maxFrames; n++ {
+	var w walked
+	out, vars, boot := w.frames, w.vars, w.boot
+	n := 0
+	for ; f != 0 && n < maxFrames; n++ {
 		b, err := r.mem.read(f, r.frameSpan)
 		if err != nil {
 			break
@@ -441,6 +468,7 @@ func (r *Reader) walk(f uint64) ([]model.Frame, []model.FrameVars, threadingFram
 			// A PyFrameObject: f_lasti is the last instruction's byte
 			// offset (3.8, 3.9) or index (3.10).
 			next, codeAddr = word(l.FrameBack), word(l.FrameCode)
+			w.sig = append(w.sig, f, uint64(binary.LittleEndian.Uint32(b[l.FrameLasti:]))*uint64(min(n, 1)))
 			off = max(0, int(int32(binary.LittleEndian.Uint32(b[l.FrameLasti:]))))
 			if r.minor == 10 {
 				off *= 2
@@ -453,6 +481,7 @@ func (r *Reader) walk(f uint64) ([]model.Frame, []model.FrameVars, threadingFram
 			}
 			codeAddr = word(l.IFrameCode)
 			instr := word(l.IFrameInstr)
+			w.sig = append(w.sig, f, instr*uint64(min(n, 1)))
 			c := r.code(codeAddr)
 			if c == nil {
 				f = next // 3.13's f_executable may be None: no Python code
@@ -464,6 +493,9 @@ func (r *Reader) walk(f uint64) ([]model.Frame, []model.FrameVars, threadingFram
 		}
 		c := r.code(codeAddr)
 		if c == nil {
+			break
+		}
+		if l.IFrameCode < 0 && r.nameOfType(word(l.ObType)) != "frame" {
 			break
 		}
 		line := lineOf(r.minor, c.first, c.table, off)
@@ -485,7 +517,9 @@ func (r *Reader) walk(f uint64) ([]model.Frame, []model.FrameVars, threadingFram
 		}
 		f = next
 	}
-	return out, vars, boot
+	w.frames, w.vars, w.boot = out, vars, boot
+	w.whole = f == 0 || n == maxFrames
+	return w
 }
 
 // frameOwnedByCStack is the owner of 3.12's and 3.13's shim frames, which
@@ -528,7 +562,15 @@ func (r *Reader) code(addr uint64) *code {
 // cannot be read.
 func (r *Reader) typeName(obj uint64) string {
 	typ, err := r.mem.ptr(obj + uint64(r.lay.ObType))
-	if err != nil || typ == 0 {
+	if err != nil {
+		return ""
+	}
+	return r.nameOfType(typ)
+}
+
+// nameOfType is a type object's name, read once.
+func (r *Reader) nameOfType(typ uint64) string {
+	if typ == 0 {
 		return ""
 	}
 	if n, ok := r.types[typ]; ok {
@@ -613,29 +655,46 @@ func (r *Reader) bytesObject(obj uint64) []byte {
 	return b
 }
 
-// gilHolder is the thread state that holds the GIL of an interpreter (the
-// runtime's before 3.12); 0 when it is not locked or cannot be read.
-func (r *Reader) gilHolder(interp uint64) uint64 {
+// gil is what an interpreter's GIL says at one instant.
+type gil struct {
+	ok       bool
+	locked   bool
+	holder   uint64 // the thread state that took it last
+	switches uint64 // times it passed from one thread to another
+}
+
+// gilOf reads an interpreter's GIL (the runtime's, before 3.12), in one
+// read.
+func (r *Reader) gilOf(interp uint64) gil {
 	l := &r.lay
-	var locked, holder uint64
+	var at uint64
 	switch {
-	case l.RuntimeGILLocked >= 0:
-		locked, holder = r.runtime+uint64(l.RuntimeGILLocked), r.runtime+uint64(l.RuntimeGILHolder)
+	case l.RuntimeGIL >= 0:
+		at = r.runtime + uint64(l.RuntimeGIL)
 	case l.InterpGIL >= 0:
-		gil, err := r.mem.ptr(interp + uint64(l.InterpGIL))
-		if err != nil || gil == 0 {
-			return 0
+		p, err := r.mem.ptr(interp + uint64(l.InterpGIL))
+		if err != nil || p == 0 {
+			return gil{}
 		}
-		locked, holder = gil+uint64(l.GILLocked), gil+uint64(l.GILHolder)
+		at = p
 	default:
-		return 0
+		return gil{}
 	}
-	v, err := r.mem.i32(locked)
-	if err != nil || v == 0 {
-		return 0
+	b, err := r.mem.read(at, 8+max(l.GILLocked, l.GILHolder, l.GILSwitch))
+	if err != nil {
+		return gil{}
 	}
-	h, _ := r.mem.ptr(holder)
-	return h
+	return gil{ok: true, locked: binary.LittleEndian.Uint32(b[l.GILLocked:]) != 0,
+		holder: binary.LittleEndian.Uint64(b[l.GILHolder:]), switches: binary.LittleEndian.Uint64(b[l.GILSwitch:])}
+}
+
+// stillWhile reports a thread state that cannot have run Python code
+// between two readings of the GIL: it was not the last to take it at
+// either, and the GIL passed to no other thread in between — a thread
+// that took it would have been its last holder, and a passing counted.
+// Only a thread that holds the GIL changes its frames.
+func stillWhile(ts uint64, before, after gil) bool {
+	return before.ok && after.ok && before.switches == after.switches && before.holder != ts && after.holder != ts
 }
 
 // mainName names the main thread, which no _bootstrap frame names:
