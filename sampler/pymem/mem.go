@@ -11,7 +11,12 @@ import (
 // reader follows pointers one at a time, and a batched reader (gomem's)
 // buys nothing where each read's address comes from the one before.
 type memory struct {
-	pid int
+	pid   int
+	reads int // reads since the count was last reset
+	bytes int // bytes those reads asked for
+	// image, when set, stands for the target's memory (the fuzz test's):
+	// n bytes at addr, or an error.
+	image func(addr uint64, n int) ([]byte, error)
 }
 
 func newMemory(pid int, _ []byte) *memory { return &memory{pid: pid} }
@@ -24,8 +29,13 @@ func (m *memory) read(addr uint64, n int) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	if addr == 0 || addr+uint64(n) < addr {
+	if addr == 0 || addr+uint64(n) < addr || n < 0 {
 		return nil, errShort
+	}
+	m.reads++
+	m.bytes += n
+	if m.image != nil {
+		return m.image(addr, n)
 	}
 	b := make([]byte, n)
 	local := []unix.Iovec{{Base: &b[0]}}

@@ -48,7 +48,14 @@ const (
 	maxTable        = 1 << 20 // bytes of a line table
 	maxCodes        = 1 << 16 // code objects kept between reads
 	maxRetries      = 3       // re-reads of a stack that moved
+	// maxReads bounds the reads of one Threads call: 4,096 threads of 24
+	// frames, each walked twice.
+	maxReads     = 1 << 18
+	maxReadBytes = 64 << 20
 )
+
+// errTooManyReads: a read of the threads gave up at maxReads.
+var errTooManyReads = errors.New("the interpreter's threads took more reads than hangdoc allows one sample (its memory is not what its layout says, or it has more threads and frames than hangdoc reads)")
 
 // ErrNotPython: the process has no CPython runtime hangdoc can find.
 var ErrNotPython = errors.New("no CPython runtime (_PyRuntime) in the process")
@@ -332,7 +339,12 @@ func (r *Reader) Threads(ctx context.Context) ([]Thread, error) {
 	}
 	var out []Thread
 	var states []uint64
-	for n := 0; interp != 0 && n < maxInterpreters; n++ {
+	// A list that loops back on itself (memory torn, or not what the
+	// layout says) is read once round.
+	seen := map[uint64]bool{}
+	r.mem.reads, r.mem.bytes = 0, 0
+	for n := 0; interp != 0 && n < maxInterpreters && !seen[interp]; n++ {
+		seen[interp] = true
 		ts, err := r.mem.ptr(interp + uint64(l.InterpThreadsHead))
 		if err != nil {
 			return nil, fmt.Errorf("reading an interpreter: %w", err)
@@ -342,9 +354,13 @@ func (r *Reader) Threads(ctx context.Context) ([]Thread, error) {
 		if g.locked {
 			holder = g.holder
 		}
-		for k := 0; ts != 0 && k < maxThreads; k++ {
+		for k := 0; ts != 0 && k < maxThreads && !seen[ts]; k++ {
+			seen[ts] = true
 			if err := ctx.Err(); err != nil {
 				return nil, err
+			}
+			if r.mem.reads > maxReads || r.mem.bytes > maxReadBytes {
+				return nil, errTooManyReads
 			}
 			t, next, err := r.thread(ts, interp)
 			if err != nil {
