@@ -295,6 +295,9 @@ func TestPythonLockHoldersLive(t *testing.T) {
 			cmd := exec.Command(py, filepath.Join(dir, tc.victim))
 			cmd.Dir = dir
 			v := testvictim.StartCmd(t, cmd)
+			// Main prints the ready line, then joins: from memory, a read
+			// can catch it on its way.
+			v.WaitBlocked(v.PID)
 			out, stderr, code := hangdoc(t, strconv.Itoa(v.PID), "--json", "--samples", "2", "--interval", "300ms")
 			var r lockReport
 			if err := json.Unmarshal([]byte(out), &r); err != nil {

@@ -70,6 +70,10 @@ func trials(def int) int {
 // by default it reads the goroutines from memory and never stops it.
 var delveArgs = []string{"--source", "delve"}
 
+// pySpyArgs ask for py-spy, which pauses a Python target: the memory
+// reader, which comes first, never does.
+var pySpyArgs = []string{"--source", "py-spy"}
+
 // run is one hangdoc run on pid (with args), killed when kill (given hangdoc's stderr
 // lines as they come) returns; it returns what hangdoc said.
 func run(t *testing.T, pid int, env, args []string, kill func(h *os.Process, lines <-chan string)) string {
@@ -218,7 +222,7 @@ func TestKillDuringPySpy(t *testing.T) {
 		t.Run(fmt.Sprintf("traced%d", i), func(t *testing.T) {
 			v, beat := victim(t)
 			caught := false
-			said := run(t, v.PID, nil, nil, func(h *os.Process, lines <-chan string) {
+			said := run(t, v.PID, nil, pySpyArgs, func(h *os.Process, lines <-chan string) {
 				// Until py-spy is the target's tracer, or hangdoc is
 				// done (then the trial missed: said below).
 				exited := make(chan struct{})
@@ -249,7 +253,7 @@ func TestKillDuringPySpy(t *testing.T) {
 		d := time.Duration(rand.Int64N(int64(1500 * time.Millisecond)))
 		t.Run(fmt.Sprintf("delay%d", i), func(t *testing.T) {
 			v, beat := victim(t)
-			said := run(t, v.PID, nil, nil, func(*os.Process, <-chan string) { time.Sleep(d) })
+			said := run(t, v.PID, nil, pySpyArgs, func(*os.Process, <-chan string) { time.Sleep(d) })
 			wantUnharmed(t, v.PID, beat, fmt.Sprintf("after %v", d), said)
 		})
 	}

@@ -46,7 +46,7 @@ func TestKillWithPySpyShim(t *testing.T) {
 	for i := range trials(3) {
 		t.Run(strconv.Itoa(i), func(t *testing.T) {
 			var seen []int
-			said := run(t, v.PID, env, []string{"--py-spy", shim}, func(h *os.Process, lines <-chan string) {
+			said := run(t, v.PID, env, []string{"--source", "py-spy", "--py-spy", shim}, func(h *os.Process, lines <-chan string) {
 				// Until the fake py-spy runs (hangdoc waits for it
 				// until its dump's budget, seconds from now).
 				for end := time.Now().Add(75 * time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {

@@ -575,3 +575,33 @@ func tail(path string, w *lineWriter, done <-chan struct{}) {
 		}
 	}
 }
+
+// WaitBlocked waits until thread tid of the victim is in a system call
+// in two reads 50 ms apart (its /proc/PID/task/TID/syscall names one), or
+// fails the test after 20 s: for a victim whose thread prints the ready
+// line before it enters its last wait (a join), so that a reader as fast
+// as the memory readers does not catch it on its way there.
+func (v *Victim) WaitBlocked(tid int) {
+	v.t.Helper()
+	path := fmt.Sprintf("/proc/%d/task/%d/syscall", v.PID, tid)
+	blocked := func() string {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return ""
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 2 || f[0] == "running" || strings.HasPrefix(f[0], "-") {
+			return ""
+		}
+		return f[0] + " " + f[1]
+	}
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if a := blocked(); a != "" {
+			time.Sleep(50 * time.Millisecond)
+			if blocked() == a {
+				return
+			}
+		}
+	}
+	v.t.Fatalf("victim %d: thread %d not in a system call within 20 s", v.PID, tid)
+}
