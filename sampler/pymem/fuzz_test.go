@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// FuzzThreads reads an image of memory that holds anything at all, with
+// FuzzThreads reads threads and asyncio tasks from an image of memory
+// that holds anything at all, with
 // each version's layout: the reader must not panic, and must stay within
 // its bounds (threads, frames, entries), whatever the pointers say. The
 // image is the fuzzer's bytes at address 0x1000, repeated: every pointer
@@ -51,6 +52,12 @@ func FuzzThreads(f *testing.F) {
 		for _, th := range ts {
 			if len(th.Frames) > maxFrames {
 				t.Fatalf("%d frames", len(th.Frames))
+			}
+		}
+		tasks, _ := r.Tasks(context.Background())
+		for _, tk := range tasks {
+			if len(tk.Stack) > maxFrames {
+				t.Fatalf("a task of %d frames", len(tk.Stack))
 			}
 		}
 	})

@@ -93,6 +93,28 @@ type Layout struct {
 	ValuesValues       int
 	ValuesValid        int
 
+	// asyncio's tasks: the interpreter's sys.modules, a module's dict, a
+	// set's table (entries of a key and a hash), a weak reference's
+	// object; a coroutine's frame (inside it, from 3.11) and its state,
+	// a frame's value stack's height (what a suspended frame awaits is
+	// on top); the _asyncio module's Task (from its own DWARF).
+	InterpModules  int
+	ModuleDict     int
+	SetMask        int
+	SetTable       int
+	SetEntrySize   int
+	WeakrefObject  int
+	CoroFrameState int
+	CoroFrame      int
+	IFrameStackTop int
+	TaskState      int
+	TaskFutWaiter  int
+	TaskCoro       int
+	TaskName       int
+	// FutureIterFuture is the future a Future's await iterator stands
+	// for: what a coroutine in `await fut` has on its stack.
+	FutureIterFuture int
+
 	// The objects names and tables are in.
 	ObType      int
 	TypeName    int

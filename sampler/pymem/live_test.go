@@ -346,3 +346,62 @@ func churnStackWrong(fs []model.Frame, script string, recurse, call, leaf int) (
 	}
 	return "", lines
 }
+
+// TestTasksFromMemory reads py_asyncio_abba's tasks on 3.11 to 3.13:
+// each task by its name, its coroutine stack innermost first, and what
+// it awaits; the two in the ABBA wait in Lock.acquire, whose self is the
+// lock the other holds (the ready line gives both locks' addresses).
+func TestTasksFromMemory(t *testing.T) {
+	pythons := pyenvPythons(t)
+	script := testvictim.Script(t, "py_asyncio_abba.py")
+	inner := markedLine(t, script, "inner")
+	for _, v := range []string{"3.11", "3.12", "3.13"} {
+		t.Run(v, func(t *testing.T) {
+			py, ok := pythons[v]
+			if !ok {
+				t.Skipf("no Python %s", v)
+			}
+			t.Parallel()
+			vic := testvictim.StartCmd(t, exec.Command(py, script))
+			r, err := Open(sampler.NewFS(""), vic.PID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.ReadVars(true)
+			tasks, err := r.Tasks(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			byName := map[string]Task{}
+			for _, tk := range tasks {
+				byName[tk.Name] = tk
+			}
+			for name, want := range map[string]string{"first": vic.Info["lockb"], "second": vic.Info["locka"]} {
+				tk, ok := byName[name]
+				if !ok {
+					t.Errorf("task %s not read; tasks %+v", name, tasks)
+					continue
+				}
+				if len(tk.Stack) < 2 || !strings.HasSuffix(tk.Stack[0].Func, "acquire") || !strings.HasSuffix(tk.Stack[0].File, "asyncio/locks.py") {
+					t.Errorf("%s: stack %+v, want Lock.acquire innermost", name, tk.Stack)
+					continue
+				}
+				if tk.Stack[len(tk.Stack)-1].Func != "take" || tk.Stack[len(tk.Stack)-1].Line != inner {
+					t.Errorf("%s: stack %+v, want take at line %d outermost", name, tk.Stack, inner)
+				}
+				if !strings.HasSuffix(tk.AwaitsType, "Future") || tk.Awaits == 0 || tk.Awaits != tk.Waiter {
+					t.Errorf("%s: awaits %#x (%s), waiter %#x: want the future it waits on", name, tk.Awaits, tk.AwaitsType, tk.Waiter)
+				}
+				if got := varOf(tk.Vars, 0, "self"); got != want {
+					t.Errorf("%s: waits in Lock.acquire of %s, want %s (the lock the other holds); vars %+v", name, got, want, tk.Vars)
+				}
+			}
+			if tk := byName["sleeper"]; len(tk.Stack) == 0 || tk.Stack[0].Func != "sleep" || tk.Awaits == 0 {
+				t.Errorf("sleeper: %+v, want in asyncio.sleep, awaiting its future", tk)
+			}
+			if tk := byName["on-event"]; len(tk.Stack) == 0 || !strings.HasSuffix(tk.Stack[0].Func, "wait") || tk.Awaits == 0 {
+				t.Errorf("on-event: %+v, want in Event.wait, awaiting its future", tk)
+			}
+		})
+	}
+}

@@ -34,14 +34,20 @@ import (
 // for the struct's size. Alternatives, tried in order, cover renames
 // across versions.
 type field struct {
-	name  string // the Layout field
-	paths [][2]string
+	name    string // the Layout field
+	paths   [][2]string
+	asyncio bool // in the _asyncio extension module, not the runtime
 }
 
 func f(name string, alts ...string) field {
 	fl := field{name: name}
 	for _, a := range alts {
 		s, p, _ := strings.Cut(a, ":")
+		if s == "asyncio" {
+			// A struct of the _asyncio extension module: its own DWARF.
+			fl.asyncio = true
+			s, p, _ = strings.Cut(p, ":")
+		}
 		fl.paths = append(fl.paths, [2]string{s, p})
 	}
 	return fl
@@ -111,6 +117,20 @@ var fields = []field{
 	f("ValuesValid", "_dictvalues:valid"),
 	f("VarSize", "PyVarObject:ob_size"),
 	f("BytesData", "PyBytesObject:ob_sval"),
+	f("InterpModules", "_is:imports.modules", "_is:modules"),
+	f("ModuleDict", "PyModuleObject:md_dict"),
+	f("SetMask", "PySetObject:mask"),
+	f("SetTable", "PySetObject:table"),
+	f("SetEntrySize", "setentry:sizeof"),
+	f("WeakrefObject", "_PyWeakReference:wr_object"),
+	f("CoroFrameState", "PyCoroObject:cr_frame_state"),
+	f("CoroFrame", "PyCoroObject:cr_iframe"),
+	f("IFrameStackTop", "_PyInterpreterFrame:stacktop"),
+	f("TaskState", "asyncio:TaskObj:task_state"),
+	f("TaskFutWaiter", "asyncio:TaskObj:task_fut_waiter"),
+	f("TaskCoro", "asyncio:TaskObj:task_coro"),
+	f("TaskName", "asyncio:TaskObj:task_name"),
+	f("FutureIterFuture", "asyncio:futureiterobject:future"),
 	f("ASCIILength", "PyASCIIObject:length"),
 	f("ASCIIState", "PyASCIIObject:state"),
 	f("ASCIISize", "PyASCIIObject:sizeof"),
@@ -136,15 +156,20 @@ func main() {
 	}
 	var rows bytes.Buffer
 	for _, py := range pythons {
-		version, lib := describe(py)
+		version, lib, asyncio := describe(py)
 		d := dwarfOf(lib)
 		types := structs(d)
+		atypes := structs(dwarfOf(asyncio))
 		minor := strings.Split(version, ".")[1]
 		fmt.Fprintf(&rows, "\t// %s, from %s\n\t%s: {Version: %q,\n", version, filepath.Base(lib), minor, version)
 		for _, fl := range fields {
 			off := -1
+			in := types
+			if fl.asyncio {
+				in = atypes
+			}
 			for _, p := range fl.paths {
-				if o, ok := offsetOf(types, p[0], p[1]); ok {
+				if o, ok := offsetOf(in, p[0], p[1]); ok {
 					off = o
 					break
 				}
@@ -172,18 +197,19 @@ var layouts = map[int]Layout{
 	}
 }
 
-// describe is an interpreter's version and the file its runtime is in:
-// its libpython when it links one, else itself.
-func describe(py string) (version, lib string) {
-	b, err := exec.Command(py, "-c", "import sys, sysconfig, os; print('%d.%d.%d' % sys.version_info[:3]); print(os.path.join(sysconfig.get_config_var('LIBDIR') or '', sysconfig.get_config_var('INSTSONAME') or '') if sysconfig.get_config_var('Py_ENABLE_SHARED') else sys.executable)").Output()
+// describe is an interpreter's version, the file its runtime is in (its
+// libpython when it links one, else itself) and its _asyncio extension
+// module's file.
+func describe(py string) (version, lib, asyncio string) {
+	b, err := exec.Command(py, "-c", "import sys, sysconfig, os, _asyncio; print('%d.%d.%d' % sys.version_info[:3]); print(os.path.join(sysconfig.get_config_var('LIBDIR') or '', sysconfig.get_config_var('INSTSONAME') or '') if sysconfig.get_config_var('Py_ENABLE_SHARED') else sys.executable); print(_asyncio.__file__)").Output()
 	if err != nil {
 		log.Fatalf("%s: %v", py, err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) != 2 {
+	if len(lines) != 3 {
 		log.Fatalf("%s: %q", py, b)
 	}
-	return lines[0], lines[1]
+	return lines[0], lines[1], lines[2]
 }
 
 func dwarfOf(path string) *dwarf.Data {
