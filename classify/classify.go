@@ -54,6 +54,7 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 	d.Orphans = g.orphans()
 	g.chains()
 
+	d.Tasks = tasks(rec.Samples, rec.Sources)
 	// One verdict step over both layers.
 	tv, tcause := p.decide(&d, g, opts)
 	d.Evidence = threadEvidence(p, g, &d, tv, tcause)
@@ -89,6 +90,13 @@ func (p *proc) decide(d *Diagnosis, g *graph, opts Options) (Verdict, Cause) {
 		tcause.PoolIdle, tcause.PoolLate = g.poolWaitsForTasks()
 	}
 	d.Verdict, d.Confidence, d.Cause = tv, tc, tcause
+	if cy := taskCycles(d.Tasks); len(cy) > 0 && d.Verdict != Deadlock {
+		// asyncio tasks wait for each other's locks: the loop's thread
+		// sits in its selector, idle to the kernel, while nothing it runs
+		// can ever go on. The worst proven state decides.
+		d.Verdict, d.Confidence = Deadlock, Medium
+		d.Cause = Cause{Rule: CauseTaskDeadlock, TaskCycle: cy[0], TaskCycles: len(cy), Group: -1}
+	}
 	if p.gsamples == nil {
 		return tv, tcause
 	}
@@ -223,6 +231,9 @@ func threadEvidence(p *proc, g *graph, d *Diagnosis, v Verdict, c Cause) []Fact 
 		}
 	}
 	for _, t := range p.threads {
+		if len(d.Tasks) > 0 {
+			break // the tasks were read: the loop's thread hides none
+		}
 		if slices.ContainsFunc(t.Stack, func(f model.Frame) bool { return strings.Contains(f.File, "asyncio/") }) {
 			// py-spy shows a thread's stack, which is its running task's:
 			// tasks parked on an await (an asyncio.Lock) are not on it.

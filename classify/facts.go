@@ -127,6 +127,11 @@ type Cause struct {
 	Lock   string
 	Cycle  int // index in Diagnosis.Cycles
 	Cycles int // how many cycles there are
+	// TaskCycle is a cycle of asyncio tasks (indexes in Diagnosis.Tasks),
+	// each waiting for a lock the next one holds; TaskCycles how many
+	// cycles there are.
+	TaskCycle  []int
+	TaskCycles int
 	// Group is the rung's group of goroutines (the biggest blocked or
 	// idle one); -1 for none.
 	Group int
@@ -310,6 +315,7 @@ const (
 	CauseRuntimeDeadlock                  // the Go runtime said "all goroutines are asleep - deadlock!"
 	CauseLostWakeup                       // threads wait on each other with no proof of who would end the waits: each waits on a condition, a future, a join whose every candidate waits itself (Actors: all of them, Kinds)
 	CauseGCThrash                         // a JVM spends most of the run in GC pauses (Diagnosis.GC): working, but hardly at all
+	CauseTaskDeadlock                     // asyncio tasks wait for asyncio locks the others hold, in a cycle (TaskCycle)
 )
 
 // IOChain is what the kernel says of the pipe a goroutine in IO wait is

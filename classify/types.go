@@ -198,11 +198,14 @@ type Diagnosis struct {
 	// order, goroutines in id order.
 	Threads    []Actor
 	Goroutines []Actor
-	Groups     []Group
-	Locks      []Lock
-	Cycles     []Cycle
-	Waits      []Wait
-	Memory     Memory
+	// Tasks are a Python target's asyncio tasks and what each waits for
+	// (its last sample's).
+	Tasks  []Task
+	Groups []Group
+	Locks  []Lock
+	Cycles []Cycle
+	Waits  []Wait
+	Memory Memory
 	// Processes are the other processes the target's waits lead to.
 	Processes []Process
 	// Orphans are processes left behind in the target's process group or

@@ -78,6 +78,7 @@ const (
 	NoteNoPythonStacks      NoteKind = "no_python_stacks"        // why each source failed
 	NotePyMemoryRead        NoteKind = "py_memory_read"          // CPython version, how its layout was known
 	NotePyTornLeft          NoteKind = "py_torn_left"            // stacks
+	NotePyTasksUnread       NoteKind = "py_tasks_unread"         // error
 
 	// Source files.
 	NoteSourceUnread     NoteKind = "source_unread"      // path, error

@@ -31,6 +31,10 @@ type Sample struct {
 	// Goroutines are a Go target's goroutines from a goroutine stack
 	// source (pprof, Delve, a SIGQUIT dump); nil when there was none.
 	Goroutines []Goroutine `json:"goroutines,omitempty"`
+	// Tasks are a Python target's pending asyncio tasks, read from the
+	// interpreter's memory (3.11 on) on a run's last sample; nil
+	// elsewhere.
+	Tasks []Task `json:"tasks,omitempty"`
 	// Excerpt: the goroutines are not the whole program's, or may not be:
 	// a dump cut short, one with goroutines it could not read or did not
 	// keep, one without goroutine 1 (a paste of some records), a panic's
@@ -547,4 +551,23 @@ func CountFuncs(stacks []CPUStack) []FuncCount {
 type CPUStack struct {
 	N      int     `json:"n"`
 	Frames []Frame `json:"frames"`
+}
+
+// Task is one asyncio task as the interpreter's memory holds it.
+type Task struct {
+	// Addr is the task object's address: what a task that awaits it
+	// names.
+	Addr string `json:"addr"`
+	Name string `json:"name"`
+	// Done: it finished, and is still referred to.
+	Done bool `json:"done,omitempty"`
+	// Stack is its coroutines' frames, innermost first: the coroutine the
+	// task runs last.
+	Stack []Frame     `json:"stack"`
+	Vars  []FrameVars `json:"vars,omitempty"`
+	// Awaits is the object its innermost coroutine awaits (a future,
+	// another task) and that object's type; "" when it awaits nothing (it
+	// runs, or has not started).
+	Awaits     string `json:"awaits,omitempty"`
+	AwaitsType string `json:"awaits_type,omitempty"`
 }

@@ -33,6 +33,8 @@ var hintRows = []hintRow{
 	{"go-holder-parked", "One goroutine holds the mutex the others want and has parked for good"},
 	{"self-deadlock", "A thread locks a non-recursive mutex it already holds"},
 	{"lock-order", "Threads take the same locks in opposite orders"},
+	{"asyncio-lock-order", "asyncio tasks take the same asyncio.Locks in opposite orders"},
+	{"asyncio-self-deadlock", "An asyncio task acquires an asyncio.Lock it already holds"},
 	{"wait-cycle", "These threads wait on each other in a cycle"},
 	{"go-holder-spins", "One goroutine loops while holding the mutex"},
 	{"holder-spins", "One thread spins while holding the lock"},

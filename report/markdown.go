@@ -28,6 +28,9 @@ func Markdown(w io.Writer, r *Report) error {
 	if len(r.Threads) > 0 || len(r.Goroutines) == 0 {
 		threadMarkdown(&b, r, rows, hidden)
 	}
+	if len(r.Tasks) > 0 {
+		taskMarkdown(&b, r)
+	}
 	if len(r.Locks) > 0 {
 		fmt.Fprintf(&b, "\n#### Locks\n\n")
 		for _, l := range r.Locks {

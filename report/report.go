@@ -48,6 +48,9 @@ type Report struct {
 	// the same stack, biggest first. Empty without a Go stack source.
 	Goroutines GoroutineList `json:"goroutines"`
 	Groups     []Group       `json:"groups"`
+	// Tasks are a Python target's asyncio tasks, read from the
+	// interpreter's memory on the last sample; empty otherwise.
+	Tasks []Task `json:"tasks"`
 	// Stop is how the target is stopped, when every thread of it is (by a
 	// signal or a tracer); absent when it runs.
 	Stop *Stop `json:"stop,omitempty"`
@@ -575,6 +578,7 @@ func New(rec model.Recording, d classify.Diagnosis) *Report {
 	r.Orphans = orphans(d.Orphans)
 	r.Goroutines = w.goroutines()
 	r.Groups = w.groups()
+	r.Tasks = tasks(d.Tasks, d.Cause)
 	r.Stop = w.stop(d.Cause.Stop)
 	r.CPU = cpuBlock(d.Throttle, d.Machine)
 	if g := d.GC; g != nil {

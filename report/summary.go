@@ -64,6 +64,8 @@ func (w *words) summary(c classify.Cause) string {
 		return w.crossDeadlock(w.d.Cycles[c.Cycle])
 	case classify.CauseDeadlock:
 		return w.deadlockSummary(c)
+	case classify.CauseTaskDeadlock:
+		return w.taskDeadlockSummary(c)
 	case classify.CauseHolderSpins:
 		h, l := as[0], w.lock(c.Lock)
 		if goroutines {
@@ -355,6 +357,11 @@ func (w *words) hint(c classify.Cause) string {
 		return s
 	case classify.CauseCrossDeadlock:
 		return crossHint(w.cycleKinds(w.d.Cycles[c.Cycle]))
+	case classify.CauseTaskDeadlock:
+		if len(c.TaskCycle) == 1 {
+			return "An asyncio task acquires an asyncio.Lock it already holds (asyncio.Lock is not reentrant): it waits for itself. Acquire it once, in the outer coroutine, and give the inner code a variant that expects it held; only cancelling the task (or a restart) frees it."
+		}
+		return "asyncio tasks take the same asyncio.Locks in opposite orders: take them in one order in every task, or guard both with one lock. The event loop itself is not blocked (its thread waits in its selector), so the process answers nothing those tasks serve; only cancelling one of them (or a restart) frees them. asyncio.timeout() around the inner acquire turns the hang into an error."
 	case classify.CauseDeadlock:
 		cy := w.d.Cycles[c.Cycle]
 		switch {

@@ -30,6 +30,9 @@ func Text(w io.Writer, r *Report, p Palette) error {
 	if len(r.Threads) > 0 || len(r.Goroutines) == 0 {
 		threadText(&b, r, p, rows, hidden)
 	}
+	if len(r.Tasks) > 0 {
+		taskText(&b, r)
+	}
 	if len(r.Locks) > 0 {
 		fmt.Fprintf(&b, "\nLOCKS\n")
 		for _, l := range r.Locks {

@@ -294,6 +294,11 @@ func ReadSourcesContext(ctx context.Context, samples []model.Sample, read func(p
 			}
 		}
 	}
+	for _, t := range last.Tasks {
+		for _, f := range t.Stack {
+			add(f)
+		}
+	}
 	var notes []model.Note
 	for _, he := range givenUp {
 		n := model.NewNote(model.NoteSourceUnread, he.Path, he.Err)

@@ -85,3 +85,76 @@ func TestPythonFromMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestAsyncioDeadlockFromMemory: two asyncio tasks that take two
+// asyncio.Locks in opposite orders are a deadlock between the two tasks,
+// read from the interpreter's memory on 3.11 to 3.13 — each task named,
+// waiting for the lock the other holds (by address: the ready line
+// gives both) — though the loop's one thread sits idle in epoll. The
+// other tasks say what they wait for: a sleep, an Event.
+func TestAsyncioDeadlockFromMemory(t *testing.T) {
+	type task struct {
+		Name       string   `json:"name"`
+		State      string   `json:"state"`
+		Waits      string   `json:"waits"`
+		Object     string   `json:"object"`
+		Holds      []string `json:"holds"`
+		Deadlocked bool     `json:"deadlocked"`
+	}
+	for _, v := range []string{"3.11", "3.12", "3.13"} {
+		t.Run(v, func(t *testing.T) {
+			py := pyenvPython(t, v)
+			t.Parallel()
+			vic := testvictim.StartCmd(t, exec.Command(py, testvictim.Script(t, "py_asyncio_abba.py")))
+			vic.WaitBlocked(vic.PID)
+			out, stderr, code := hangdoc(t, strconv.Itoa(vic.PID), "--json", "--samples", "2", "--interval", "300ms")
+			var r struct {
+				Verdict   string `json:"verdict"`
+				Summary   string `json:"summary"`
+				HintBasis string `json:"hint_basis"`
+				Tasks     []task `json:"tasks"`
+				Evidence  []string
+			}
+			if err := jsonUnmarshal(out, &r); err != nil {
+				t.Fatal(err)
+			}
+			if code != ExitDeadlock || r.Verdict != "deadlock" || r.HintBasis != "asyncio-lock-order" {
+				t.Fatalf("exit %d, verdict %q (%s), hint %s: want a deadlock of asyncio tasks\n%s", code, r.Verdict, r.Summary, r.HintBasis, stderr)
+			}
+			a, b := vic.Info["locka"], vic.Info["lockb"]
+			want := map[string]task{
+				"first":    {Name: "first", State: "waiting", Waits: "asyncio.Lock", Object: b, Holds: []string{a}, Deadlocked: true},
+				"second":   {Name: "second", State: "waiting", Waits: "asyncio.Lock", Object: a, Holds: []string{b}, Deadlocked: true},
+				"sleeper":  {Name: "sleeper", State: "waiting", Waits: "sleep"},
+				"on-event": {Name: "on-event", State: "waiting", Waits: "asyncio.Event"},
+			}
+			seen := 0
+			for _, tk := range r.Tasks {
+				w, ok := want[tk.Name]
+				if !ok {
+					continue
+				}
+				seen++
+				if tk.Name == "on-event" {
+					tk.Object = "" // the Event's address is not in the ready line
+				}
+				if !slices.Equal(tk.Holds, w.Holds) || tk.State != w.State || tk.Waits != w.Waits || tk.Object != w.Object || tk.Deadlocked != w.Deadlocked {
+					t.Errorf("task %+v, want %+v", tk, w)
+				}
+			}
+			if seen != len(want) {
+				t.Errorf("tasks %+v: want %d named ones", r.Tasks, len(want))
+			}
+			for _, s := range []string{"deadlock between 2 asyncio tasks", "task first waits for asyncio.Lock " + b, "held by task second"} {
+				if !strings.Contains(r.Summary, s) {
+					t.Errorf("summary %q lacks %q", r.Summary, s)
+				}
+			}
+			for _, e := range r.Evidence {
+				if strings.Contains(e, "tasks parked on an await") {
+					t.Errorf("evidence %q: the tasks were read", e)
+				}
+			}
+		})
+	}
+}

@@ -55,6 +55,23 @@ type report struct {
 		Chain  string `json:"chain"`
 	} `json:"waits"`
 	Cycles [][]ref `json:"cycles"`
+	// Tasks are asyncio tasks; a cycle of them is marked on each one.
+	Tasks []struct {
+		Name       string `json:"name"`
+		Deadlocked bool   `json:"deadlocked"`
+	} `json:"tasks"`
+}
+
+// taskCycle counts the tasks marked deadlocked: a cycle of asyncio tasks
+// is in the JSON that way, not in cycles.
+func (r *report) taskCycle() int {
+	n := 0
+	for _, t := range r.Tasks {
+		if t.Deadlocked {
+			n++
+		}
+	}
+	return n
 }
 
 type ref struct {
@@ -192,13 +209,19 @@ var moreCycles = regexp.MustCompile(`\(and (\d+) more cycles\)`)
 // cycleHints are the hints that rest on a wait-for cycle (docs/hints.md).
 var cycleHints = []string{"go-self-deadlock", "go-cycle", "python-self-deadlock", "self-deadlock", "lock-order", "wait-cycle", "executor-cycle", "join-cycle", "wakeup-cycle"}
 
+// taskCycleHints are the hints that rest on a cycle of asyncio tasks.
+var taskCycleHints = []string{"asyncio-lock-order", "asyncio-self-deadlock"}
+
 // cycleWords checks the words that rest on cycles against the JSON's
 // cycles: a deadlock named in the summary, "(and N more cycles)", a
 // hint chosen by a cycle.
 func cycleWords(r *report) []Problem {
 	var out []Problem
-	if regexp.MustCompile(`^(?:self-deadlock:|deadlock between)`).MatchString(r.Summary) && len(r.Cycles) == 0 {
+	if regexp.MustCompile(`^(?:self-deadlock:|deadlock between)`).MatchString(r.Summary) && len(r.Cycles) == 0 && r.taskCycle() == 0 {
 		out = append(out, Problem{Where: "summary", What: "a deadlock named, but the JSON has no cycle", Text: r.Summary})
+	}
+	if strings.HasPrefix(r.Summary, "deadlock between") && strings.Contains(r.Summary, "asyncio tasks") && r.taskCycle() < 2 {
+		out = append(out, Problem{Where: "summary", What: "a deadlock of asyncio tasks named, but fewer than two tasks are marked deadlocked", Text: r.Summary})
 	}
 	if m := moreCycles.FindStringSubmatch(r.Summary); m != nil {
 		var n int
@@ -206,6 +229,9 @@ func cycleWords(r *report) []Problem {
 		if len(r.Cycles) < n+1 {
 			out = append(out, Problem{Where: "summary", What: fmt.Sprintf("%s, but the JSON has %d cycles", m[0], len(r.Cycles)), Text: r.Summary})
 		}
+	}
+	if contains(taskCycleHints, r.HintBasis) && r.taskCycle() == 0 {
+		out = append(out, Problem{Where: "hint", What: "a hint chosen by a cycle of asyncio tasks (" + r.HintBasis + "), but no task is marked deadlocked", Text: r.Hint})
 	}
 	if contains(cycleHints, r.HintBasis) && len(r.Cycles) == 0 {
 		out = append(out, Problem{Where: "hint", What: "a hint chosen by a cycle (" + r.HintBasis + "), but the JSON has no cycle", Text: r.Hint})

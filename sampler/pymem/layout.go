@@ -115,6 +115,11 @@ type Layout struct {
 	// for: what a coroutine in `await fut` has on its stack.
 	FutureIterFuture int
 
+	// A small int (a task's number, before its name is asked for): from
+	// 3.12 its digit count is in a tag (LongTag), before in ob_size.
+	LongTag    int
+	LongDigits int
+
 	// The objects names and tables are in.
 	ObType      int
 	TypeName    int

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hangdoc/hangdoc/model"
@@ -145,8 +146,17 @@ func (r *Reader) task(addr uint64) (Task, bool) {
 	}
 	word := func(off int) uint64 { return binary.LittleEndian.Uint64(b[off:]) }
 	t := Task{Addr: addr, Done: binary.LittleEndian.Uint32(b[l.TaskState:]) != 0, Waiter: word(l.TaskFutWaiter)}
-	if n := word(l.TaskName); n != 0 && r.typeName(n) == "str" {
-		t.Name = r.str(n)
+	if n := word(l.TaskName); n != 0 {
+		switch r.typeName(n) {
+		case "str":
+			t.Name = r.str(n)
+		case "int":
+			// From 3.12 a task keeps its number until its name is asked
+			// for, and is named Task-N then.
+			if v, ok := r.smallInt(n); ok {
+				t.Name = "Task-" + strconv.FormatUint(v, 10)
+			}
+		}
 	}
 	coro := word(l.TaskCoro)
 	var frames []model.Frame
@@ -218,4 +228,36 @@ func (r *Reader) frameCreated() int8 {
 		return -3
 	}
 	return -2
+}
+
+// smallInt reads a non-negative int of one 30-bit digit.
+func (r *Reader) smallInt(obj uint64) (uint64, bool) {
+	l := &r.lay
+	sizeAt := l.VarSize
+	if l.LongTag >= 0 {
+		sizeAt = l.LongTag
+	}
+	size, err := r.mem.ptr(obj + uint64(sizeAt))
+	if err != nil {
+		return 0, false
+	}
+	if l.LongTag >= 0 {
+		// lv_tag: the digit count above 3 bits of sign (0 positive, 1
+		// zero, 2 negative).
+		if size&3 == 1 {
+			return 0, true
+		}
+		if size&3 != 0 {
+			return 0, false
+		}
+		size >>= 3
+	}
+	if size != 1 {
+		return 0, false
+	}
+	b, err := r.mem.read(obj+uint64(l.LongDigits), 4)
+	if err != nil {
+		return 0, false
+	}
+	return uint64(binary.LittleEndian.Uint32(b)), true
 }

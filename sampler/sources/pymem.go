@@ -3,6 +3,7 @@ package sources
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/hangdoc/hangdoc/internal/deadline"
 	"github.com/hangdoc/hangdoc/model"
@@ -15,13 +16,16 @@ import (
 // sample's read takes the frames' variables too (the lock rules read
 // only that sample's).
 type pyMemSource struct {
-	fs     sampler.FS
-	t      *sampler.Target
-	r      *pymem.Reader
-	broken error // an open given up: its read may still be blocked
-	torn   int   // stacks left out because they changed on every read
-	last   bool  // the next read is the run's last
+	fs       sampler.FS
+	t        *sampler.Target
+	r        *pymem.Reader
+	broken   error // an open given up: its read may still be blocked
+	torn     int   // stacks left out because they changed on every read
+	last     bool  // the next read is the run's last
+	tasksErr error // why the asyncio tasks were not all read
 }
+
+func hexAddr(a uint64) string { return "0x" + strconv.FormatUint(a, 16) }
 
 // Last asks the next read for the frames' variables.
 func (m *pyMemSource) Last() { m.last = true }
@@ -51,6 +55,20 @@ func (m *pyMemSource) Stacks(ctx context.Context, s *model.Sample) error {
 	threads, err := m.r.Threads(ctx)
 	if err != nil {
 		return err
+	}
+	if m.last {
+		// asyncio's tasks, once a run: what the last sample's waits are.
+		tasks, err := m.r.Tasks(ctx)
+		if err != nil {
+			m.tasksErr = err
+		}
+		for _, t := range tasks {
+			mt := model.Task{Addr: hexAddr(t.Addr), Name: t.Name, Done: t.Done, Stack: t.Stack, Vars: t.Vars, AwaitsType: t.AwaitsType}
+			if t.Awaits != 0 {
+				mt.Awaits = hexAddr(t.Awaits)
+			}
+			s.Tasks = append(s.Tasks, mt)
+		}
 	}
 	// The interpreter's thread ids are the target's own: in a container,
 	// its threads' NSTIDs.
@@ -93,6 +111,9 @@ func (m *pyMemSource) Notes() []model.Note {
 	out := []model.Note{model.NewNote(model.NotePyMemoryRead, m.r.Version(), how)}
 	if m.torn > 0 {
 		out = append(out, model.NewNote(model.NotePyTornLeft, m.torn))
+	}
+	if m.tasksErr != nil {
+		out = append(out, model.NewNote(model.NotePyTasksUnread, m.tasksErr))
 	}
 	return out
 }

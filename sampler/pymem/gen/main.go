@@ -131,6 +131,8 @@ var fields = []field{
 	f("TaskCoro", "asyncio:TaskObj:task_coro"),
 	f("TaskName", "asyncio:TaskObj:task_name"),
 	f("FutureIterFuture", "asyncio:futureiterobject:future"),
+	f("LongTag", "_longobject:long_value.lv_tag"),
+	f("LongDigits", "_longobject:long_value.ob_digit", "_longobject:ob_digit"),
 	f("ASCIILength", "PyASCIIObject:length"),
 	f("ASCIIState", "PyASCIIObject:state"),
 	f("ASCIISize", "PyASCIIObject:sizeof"),

@@ -1,0 +1,154 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/hangdoc/hangdoc/classify"
+	"github.com/hangdoc/hangdoc/model"
+)
+
+// Task is a Python target's asyncio task: what it waits for, who awaits
+// it, and where it stands.
+type Task struct {
+	Name string `json:"name"`
+	Addr string `json:"addr"`
+	// State is "waiting" (suspended in an await), "active" (not in one:
+	// it runs, or has not started) or "done".
+	State string `json:"state"`
+	// Waits is what it waits for: "asyncio.Lock", "asyncio.Semaphore",
+	// "asyncio.Event", "asyncio.Condition", "asyncio.Queue", "sleep",
+	// "task", "future"; "" when it waits for nothing.
+	Waits string `json:"waits,omitempty"`
+	// Object is the address of what it waits for (the lock's, the task's,
+	// the future's); "" when not known.
+	Object string `json:"object,omitempty"`
+	// AwaitedBy are the tasks that await this one.
+	AwaitedBy []string `json:"awaited_by,omitempty"`
+	// Holds are the asyncio locks it holds, by address: a frame of its
+	// is inside `async with NAME:`, whose variable names that lock.
+	Holds []string `json:"holds,omitempty"`
+	// Deadlocked: it is in the cycle of tasks the verdict names.
+	Deadlocked bool `json:"deadlocked,omitempty"`
+	// Where is its innermost frame in the program's own code.
+	Where string  `json:"where,omitempty"`
+	Stack []Frame `json:"stack"`
+}
+
+// taskWaitWords name what a task waits for, in the JSON and the text.
+var taskWaitWords = map[classify.TaskWaitKind]string{
+	classify.TaskLock:       "asyncio.Lock",
+	classify.TaskSemaphore:  "asyncio.Semaphore",
+	classify.TaskEvent:      "asyncio.Event",
+	classify.TaskCondition:  "asyncio.Condition",
+	classify.TaskQueue:      "asyncio.Queue",
+	classify.TaskSleep:      "sleep",
+	classify.TaskAwaitsTask: "task",
+	classify.TaskFuture:     "future",
+}
+
+// tasks builds the report's tasks from the diagnosis's, in its order.
+func tasks(ts []classify.Task, c classify.Cause) []Task {
+	out := make([]Task, 0, len(ts))
+	byAddr := map[string]string{}
+	for _, t := range ts {
+		byAddr[t.Addr] = t.Name
+	}
+	for _, t := range ts {
+		x := Task{Name: t.Name, Addr: t.Addr, Waits: taskWaitWords[t.Kind], Object: t.Object, Stack: frames(t.Stack), State: "waiting"}
+		switch t.Kind {
+		case classify.TaskRuns:
+			x.State = "active"
+		case classify.TaskDone:
+			x.State = "done"
+		}
+		if t.Where.Func != "" {
+			x.Where = frameWhere(t.Where)
+		}
+		for _, o := range ts {
+			if o.Kind == classify.TaskAwaitsTask && o.Object == t.Addr {
+				x.AwaitedBy = append(x.AwaitedBy, o.Name)
+			}
+		}
+		slices.Sort(x.AwaitedBy)
+		for _, h := range t.Holds {
+			x.Holds = append(x.Holds, h.Lock)
+		}
+		out = append(out, x)
+	}
+	if c.Rule == classify.CauseTaskDeadlock {
+		for _, i := range c.TaskCycle {
+			out[i].Deadlocked = true
+		}
+	}
+	return out
+}
+
+// taskDeadlockSummary says which tasks wait for which locks in the cycle,
+// and who holds them.
+func (w *words) taskDeadlockSummary(c classify.Cause) string {
+	ts := w.d.Tasks
+	if len(c.TaskCycle) == 1 {
+		t := ts[c.TaskCycle[0]]
+		return fmt.Sprintf("self-deadlock: task %s waits for asyncio.Lock %s at %s, which it holds itself (asyncio.Lock is not reentrant)", t.Name, t.Object, frameWhere(t.Where))
+	}
+	var parts []string
+	for k, i := range c.TaskCycle {
+		t, next := ts[i], ts[c.TaskCycle[(k+1)%len(c.TaskCycle)]]
+		held := ""
+		for _, h := range next.Holds {
+			if h.Lock == t.Object {
+				held = fmt.Sprintf(" (async with %s, %s)", h.Expr, frameWhere(model.Frame{Func: h.Frame.Func, File: h.Frame.File, Line: h.Line}))
+			}
+		}
+		parts = append(parts, fmt.Sprintf("task %s waits for asyncio.Lock %s at %s, held by task %s%s", t.Name, t.Object, frameWhere(t.Where), next.Name, held))
+	}
+	s := fmt.Sprintf("deadlock between %d asyncio tasks: %s", len(c.TaskCycle), strings.Join(parts, "; "))
+	if c.TaskCycles > 1 {
+		s += fmt.Sprintf("; %d cycles in all (the tasks table marks them)", c.TaskCycles)
+	}
+	return s
+}
+
+// taskWaitCell says what a task waits for, with the object's address.
+func taskWaitCell(t Task) string {
+	w := t.Waits
+	if w == "" {
+		return t.State
+	}
+	if t.Object != "" {
+		w += " " + t.Object
+	}
+	if len(t.AwaitedBy) > 0 {
+		w += "; awaited by " + strings.Join(t.AwaitedBy, ", ")
+	}
+	if len(t.Holds) > 0 {
+		w += "; holds " + strings.Join(t.Holds, ", ")
+	}
+	if t.Deadlocked {
+		w += " (deadlocked)"
+	}
+	return w
+}
+
+// taskText writes the tasks' table.
+func taskText(b *strings.Builder, r *Report) {
+	fmt.Fprintf(b, "\nASYNCIO TASKS  %d (from the interpreter's memory, the last sample)\n", len(r.Tasks))
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NAME\tWAITS FOR\tWHERE\t")
+	for _, t := range r.Tasks {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t\n", t.Name, taskWaitCell(t), dash(t.Where))
+	}
+	tw.Flush()
+}
+
+// taskMarkdown writes the tasks' table.
+func taskMarkdown(b *strings.Builder, r *Report) {
+	fmt.Fprintf(b, "\n#### asyncio tasks (%d, from the interpreter's memory, the last sample)\n\n", len(r.Tasks))
+	fmt.Fprintf(b, "| Name | Waits for | Where |\n|---|---|---|\n")
+	for _, t := range r.Tasks {
+		fmt.Fprintf(b, "| %s | %s | %s |\n", cell(t.Name), cell(taskWaitCell(t)), code(t.Where))
+	}
+}
