@@ -19,7 +19,7 @@ type memory struct {
 	image func(addr uint64, n int) ([]byte, error)
 }
 
-func newMemory(pid int, _ []byte) *memory { return &memory{pid: pid} }
+func newMemory(pid int) *memory { return &memory{pid: pid} }
 
 var errShort = errors.New("short read of the target's memory")
 

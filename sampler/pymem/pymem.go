@@ -156,7 +156,7 @@ func Open(fsys sampler.FS, pid int) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Reader{fs: fsys, pid: pid, mem: newMemory(pid, maps), runtime: base + sym, minor: minor,
+	r := &Reader{fs: fsys, pid: pid, mem: newMemory(pid), runtime: base + sym, minor: minor,
 		codes: map[uint64]*code{}, types: map[uint64]string{}, pthreadTID: -1}
 	if err := r.checkVersion(); err != nil {
 		return nil, err
@@ -338,7 +338,6 @@ func (r *Reader) Threads(ctx context.Context) ([]Thread, error) {
 		return nil, fmt.Errorf("reading _PyRuntime: %w", err)
 	}
 	var out []Thread
-	var states []uint64
 	// A list that loops back on itself (memory torn, or not what the
 	// layout says) is read once round.
 	seen := map[uint64]bool{}
@@ -368,7 +367,6 @@ func (r *Reader) Threads(ctx context.Context) ([]Thread, error) {
 			}
 			t.HoldsGIL = holder != 0 && holder == ts
 			out = append(out, t)
-			states = append(states, ts)
 			ts = next
 		}
 		if interp, err = r.mem.ptr(interp + uint64(l.InterpNext)); err != nil {
