@@ -30,6 +30,7 @@ const (
 	TaskSleep                          // asyncio.sleep
 	TaskAwaitsTask                     // another task
 	TaskFuture                         // a future nobody above names
+	TaskGather                         // asyncio.gather's future: every one of the tasks it gathered
 )
 
 // Task is one asyncio task and what it waits for.
@@ -40,6 +41,9 @@ type Task struct {
 	// Object is the primitive's address (a lock's), or the task or future
 	// awaited; "" when none is known.
 	Object string
+	// Awaited are the addresses of the tasks (or futures) it waits for
+	// every one of: the one it awaits, or those its gather gathered.
+	Awaited []string
 	// Where is its innermost frame outside asyncio's own code: the line
 	// of the program that awaits.
 	Where model.Frame
@@ -97,7 +101,9 @@ func tasks(samples []model.Sample, sources map[string][]string) []Task {
 		case len(t.Stack) > 0 && t.Stack[0].Func == "sleep" && strings.HasSuffix(t.Stack[0].File, "asyncio/tasks.py"):
 			x.Kind = TaskSleep
 		case strings.HasSuffix(t.AwaitsType, "Task"):
-			x.Kind, x.Object = TaskAwaitsTask, t.Awaits
+			x.Kind, x.Object, x.Awaited = TaskAwaitsTask, t.Awaits, []string{t.Awaits}
+		case t.AwaitsType == "_GatheringFuture":
+			x.Kind, x.Object, x.Awaited = TaskGather, t.Awaits, t.AwaitsAll
 		default:
 			x.Kind, x.Object = TaskFuture, t.Awaits
 		}
@@ -189,13 +195,52 @@ func indent(l string) int {
 	return n
 }
 
-// taskCycles are the cycles of tasks that wait for asyncio locks other
-// tasks of the cycle hold: each a list of task indexes, each waiting for
-// the next one's lock (the last for the first's). A lock two tasks hold
-// names no holder.
+// taskCycles are cycles of tasks each of which waits for the next: for an
+// asyncio lock the next one holds, or for the next itself (it awaits it,
+// alone or in a gather). Each is a list of task indexes, each waiting for
+// the next (the last for the first). A lock two tasks hold names no
+// holder.
 func taskCycles(ts []Task) [][]int {
+	next := taskEdges(ts)
+	var out [][]int
+	const (
+		unseen = iota
+		onPath
+		finished
+	)
+	state := make([]int, len(ts))
+	var path []int
+	var visit func(i int)
+	visit = func(i int) {
+		state[i] = onPath
+		path = append(path, i)
+		for _, j := range next[i] {
+			switch state[j] {
+			case unseen:
+				visit(j)
+			case onPath:
+				k := slices.Index(path, j)
+				out = append(out, slices.Clone(path[k:]))
+			}
+		}
+		path = path[:len(path)-1]
+		state[i] = finished
+	}
+	for i := range ts {
+		if state[i] == unseen {
+			visit(i)
+		}
+	}
+	return out
+}
+
+// taskEdges are, for each task, the tasks it waits for: the holder of the
+// asyncio lock it waits for, and the tasks it awaits.
+func taskEdges(ts []Task) [][]int {
 	holder := map[string]int{}
+	byAddr := map[string]int{}
 	for i, t := range ts {
+		byAddr[t.Addr] = i
 		for _, h := range t.Holds {
 			if _, dup := holder[h.Lock]; dup {
 				holder[h.Lock] = -1
@@ -204,33 +249,35 @@ func taskCycles(ts []Task) [][]int {
 			}
 		}
 	}
-	next := make([]int, len(ts))
+	next := make([][]int, len(ts))
 	for i, t := range ts {
-		next[i] = -1
 		if t.Kind == TaskLock && t.Object != "" {
 			if h, ok := holder[t.Object]; ok && h >= 0 {
-				next[i] = h
+				next[i] = append(next[i], h)
+			}
+		}
+		for _, a := range t.Awaited {
+			if j, ok := byAddr[a]; ok {
+				next[i] = append(next[i], j)
 			}
 		}
 	}
-	var out [][]int
-	done := make([]bool, len(ts))
-	for i := range ts {
-		// Follow the waits from i; a cycle is found when the walk comes
-		// back to a task of this walk.
-		at := map[int]int{}
-		var path []int
-		for j := i; j >= 0 && !done[j]; j = next[j] {
-			if k, seen := at[j]; seen {
-				out = append(out, slices.Clone(path[k:]))
-				break
+	return next
+}
+
+// TaskHolder is the task that holds the asyncio lock at addr, -1 for none
+// or more than one.
+func TaskHolder(ts []Task, addr string) int {
+	h := -1
+	for i, t := range ts {
+		for _, x := range t.Holds {
+			if x.Lock == addr {
+				if h >= 0 && h != i {
+					return -1
+				}
+				h = i
 			}
-			at[j] = len(path)
-			path = append(path, j)
-		}
-		for _, j := range path {
-			done[j] = true
 		}
 	}
-	return out
+	return h
 }

@@ -50,6 +50,20 @@ func TestTaskWaitsAndCycles(t *testing.T) {
 	if cy := taskCycles(run(waiting("a", "0x1", "0x2"), waiting("b", "0x2", "0x1"), waiting("c", "0x1", "0x3"))); len(cy) != 0 {
 		t.Errorf("a lock two tasks hold: cycles %v, want none", cy)
 	}
+	// Awaits: c awaits a gather of d and e; d awaits c; e awaits nothing.
+	c := model.Task{Addr: "0xc", Name: "c", Awaits: "0xg", AwaitsType: "_GatheringFuture", AwaitsAll: []string{"0xd", "0xe"}, Stack: []model.Frame{{Func: "c", File: "/app/m.py", Line: 3}}}
+	d := model.Task{Addr: "0xd", Name: "d", Awaits: "0xc", AwaitsType: "_asyncio.Task", Stack: []model.Frame{{Func: "d", File: "/app/m.py", Line: 3}}}
+	e := model.Task{Addr: "0xe", Name: "e", Done: true}
+	at := run(c, d, e)
+	if at[0].Kind != TaskGather || !slices.Equal(at[0].Awaited, []string{"0xd", "0xe"}) || at[2].Kind != TaskDone {
+		t.Errorf("gather: %+v, done: %+v", at[0], at[2])
+	}
+	if cy := taskCycles(at); len(cy) != 1 || !slices.Equal(sorted(cy[0]), []int{0, 1}) {
+		t.Errorf("await cycle: %v, want c and d", cy)
+	}
+	if cy := taskCycles(run(c, e)); len(cy) != 0 {
+		t.Errorf("c awaits a gather of tasks that do not await it: cycles %v", cy)
+	}
 	// Without the source, nothing is held.
 	if ts := tasks([]model.Sample{{Tasks: []model.Task{waiting("a", "0x1", "0x2")}}}, nil); len(ts[0].Holds) != 0 {
 		t.Errorf("holds %+v without the source", ts[0].Holds)

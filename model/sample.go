@@ -570,4 +570,7 @@ type Task struct {
 	// runs, or has not started).
 	Awaits     string `json:"awaits,omitempty"`
 	AwaitsType string `json:"awaits_type,omitempty"`
+	// AwaitsAll are, when it awaits a gather, the gathered tasks'
+	// (or futures') addresses: it waits for every one.
+	AwaitsAll []string `json:"awaits_all,omitempty"`
 }

@@ -358,6 +358,9 @@ func (w *words) hint(c classify.Cause) string {
 	case classify.CauseCrossDeadlock:
 		return crossHint(w.cycleKinds(w.d.Cycles[c.Cycle]))
 	case classify.CauseTaskDeadlock:
+		if !taskCycleLocks(w.d.Tasks, c.TaskCycle) {
+			return "asyncio tasks await each other (directly, or through gather): none can finish before the others do. A task must not await a task that awaits it; hand the result over through a future or a queue instead, and give the outer await a timeout (asyncio.timeout) so that the hang becomes an error. Only cancelling one of them (or a restart) frees them."
+		}
 		if len(c.TaskCycle) == 1 {
 			return "An asyncio task acquires an asyncio.Lock it already holds (asyncio.Lock is not reentrant): it waits for itself. Acquire it once, in the outer coroutine, and give the inner code a variant that expects it held; only cancelling the task (or a restart) frees it."
 		}

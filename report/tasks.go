@@ -46,6 +46,7 @@ var taskWaitWords = map[classify.TaskWaitKind]string{
 	classify.TaskQueue:      "asyncio.Queue",
 	classify.TaskSleep:      "sleep",
 	classify.TaskAwaitsTask: "task",
+	classify.TaskGather:     "gather",
 	classify.TaskFuture:     "future",
 }
 
@@ -68,7 +69,7 @@ func tasks(ts []classify.Task, c classify.Cause) []Task {
 			x.Where = frameWhere(t.Where)
 		}
 		for _, o := range ts {
-			if o.Kind == classify.TaskAwaitsTask && o.Object == t.Addr {
+			if slices.Contains(o.Awaited, t.Addr) {
 				x.AwaitedBy = append(x.AwaitedBy, o.Name)
 			}
 		}
@@ -86,30 +87,57 @@ func tasks(ts []classify.Task, c classify.Cause) []Task {
 	return out
 }
 
-// taskDeadlockSummary says which tasks wait for which locks in the cycle,
-// and who holds them.
+// taskDeadlockSummary says which tasks wait for which in the cycle: for
+// a lock the next one holds (and where it took it), or for the next task
+// itself.
 func (w *words) taskDeadlockSummary(c classify.Cause) string {
 	ts := w.d.Tasks
 	if len(c.TaskCycle) == 1 {
 		t := ts[c.TaskCycle[0]]
-		return fmt.Sprintf("self-deadlock: task %s waits for asyncio.Lock %s at %s, which it holds itself (asyncio.Lock is not reentrant)", t.Name, t.Object, frameWhere(t.Where))
+		if t.Kind == classify.TaskLock {
+			return fmt.Sprintf("self-deadlock: task %s waits for asyncio.Lock %s at %s, which it holds itself (asyncio.Lock is not reentrant)", t.Name, t.Object, frameWhere(t.Where))
+		}
+		return fmt.Sprintf("self-deadlock: task %s awaits itself at %s", t.Name, frameWhere(t.Where))
 	}
 	var parts []string
 	for k, i := range c.TaskCycle {
-		t, next := ts[i], ts[c.TaskCycle[(k+1)%len(c.TaskCycle)]]
-		held := ""
-		for _, h := range next.Holds {
-			if h.Lock == t.Object {
-				held = fmt.Sprintf(" (async with %s, %s)", h.Expr, frameWhere(model.Frame{Func: h.Frame.Func, File: h.Frame.File, Line: h.Line}))
-			}
-		}
-		parts = append(parts, fmt.Sprintf("task %s waits for asyncio.Lock %s at %s, held by task %s%s", t.Name, t.Object, frameWhere(t.Where), next.Name, held))
+		t, n := ts[i], c.TaskCycle[(k+1)%len(c.TaskCycle)]
+		parts = append(parts, taskHop(ts, t, n))
 	}
 	s := fmt.Sprintf("deadlock between %d asyncio tasks: %s", len(c.TaskCycle), strings.Join(parts, "; "))
 	if c.TaskCycles > 1 {
 		s += fmt.Sprintf("; %d cycles in all (the tasks table marks them)", c.TaskCycles)
 	}
 	return s
+}
+
+// taskHop says why task t waits for ts[n]: the lock it holds, or itself.
+func taskHop(ts []classify.Task, t classify.Task, n int) string {
+	next := ts[n]
+	if t.Kind == classify.TaskLock && classify.TaskHolder(ts, t.Object) == n {
+		held := ""
+		for _, h := range next.Holds {
+			if h.Lock == t.Object {
+				held = fmt.Sprintf(" (async with %s, %s)", h.Expr, frameWhere(model.Frame{Func: h.Frame.Func, File: h.Frame.File, Line: h.Line}))
+			}
+		}
+		return fmt.Sprintf("task %s waits for asyncio.Lock %s at %s, held by task %s%s", t.Name, t.Object, frameWhere(t.Where), next.Name, held)
+	}
+	if t.Kind == classify.TaskGather {
+		return fmt.Sprintf("task %s awaits a gather of task %s at %s", t.Name, next.Name, frameWhere(t.Where))
+	}
+	return fmt.Sprintf("task %s awaits task %s at %s", t.Name, next.Name, frameWhere(t.Where))
+}
+
+// taskCycleLocks reports a cycle of tasks in which every one waits for a
+// lock (no task awaits another).
+func taskCycleLocks(ts []classify.Task, cycle []int) bool {
+	for _, i := range cycle {
+		if ts[i].Kind != classify.TaskLock {
+			return false
+		}
+	}
+	return true
 }
 
 // taskWaitCell says what a task waits for, with the object's address.

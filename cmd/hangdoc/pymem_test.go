@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -154,6 +155,56 @@ func TestAsyncioDeadlockFromMemory(t *testing.T) {
 				if strings.Contains(e, "tasks parked on an await") {
 					t.Errorf("evidence %q: the tasks were read", e)
 				}
+			}
+		})
+	}
+}
+
+// TestAsyncioAwaitCycleFromMemory: a task that awaits a gather of a
+// second task, which awaits the first, is a deadlock between them, on
+// 3.11 to 3.13; the gathered task that finished is done, awaited by the
+// first's gather, and the main task (Task-1) awaits the first.
+func TestAsyncioAwaitCycleFromMemory(t *testing.T) {
+	for _, v := range []string{"3.11", "3.12", "3.13"} {
+		t.Run(v, func(t *testing.T) {
+			py := pyenvPython(t, v)
+			t.Parallel()
+			vic := testvictim.StartCmd(t, exec.Command(py, testvictim.Script(t, "py_asyncio_gather.py")))
+			vic.WaitBlocked(vic.PID)
+			out, stderr, code := hangdoc(t, strconv.Itoa(vic.PID), "--json", "--samples", "2", "--interval", "300ms")
+			var r struct {
+				Verdict   string `json:"verdict"`
+				Summary   string `json:"summary"`
+				HintBasis string `json:"hint_basis"`
+				Tasks     []struct {
+					Name       string   `json:"name"`
+					State      string   `json:"state"`
+					Waits      string   `json:"waits"`
+					AwaitedBy  []string `json:"awaited_by"`
+					Deadlocked bool     `json:"deadlocked"`
+				} `json:"tasks"`
+			}
+			if err := jsonUnmarshal(out, &r); err != nil {
+				t.Fatal(err)
+			}
+			if code != ExitDeadlock || r.Verdict != "deadlock" || r.HintBasis != "asyncio-await-cycle" {
+				t.Fatalf("exit %d, verdict %q (%s), hint %s: want a deadlock of tasks awaiting each other\n%s", code, r.Verdict, r.Summary, r.HintBasis, stderr)
+			}
+			got := map[string]string{}
+			for _, tk := range r.Tasks {
+				got[tk.Name] = fmt.Sprintf("%s %s %v by %v", tk.State, tk.Waits, tk.Deadlocked, tk.AwaitedBy)
+			}
+			for name, want := range map[string]string{
+				"ping":   "waiting gather true by [Task-1 pong]",
+				"pong":   "waiting task true by [ping]",
+				"worker": "done  false by [ping]", // gathered, and finished
+			} {
+				if !strings.HasPrefix(got[name], want) {
+					t.Errorf("task %s: %q, want %q…; tasks %v", name, got[name], want, got)
+				}
+			}
+			if !strings.Contains(r.Summary, "task ping awaits a gather of task pong") || !strings.Contains(r.Summary, "task pong awaits task ping") {
+				t.Errorf("summary %q", r.Summary)
 			}
 		})
 	}

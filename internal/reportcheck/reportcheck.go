@@ -210,7 +210,7 @@ var moreCycles = regexp.MustCompile(`\(and (\d+) more cycles\)`)
 var cycleHints = []string{"go-self-deadlock", "go-cycle", "python-self-deadlock", "self-deadlock", "lock-order", "wait-cycle", "executor-cycle", "join-cycle", "wakeup-cycle"}
 
 // taskCycleHints are the hints that rest on a cycle of asyncio tasks.
-var taskCycleHints = []string{"asyncio-lock-order", "asyncio-self-deadlock"}
+var taskCycleHints = []string{"asyncio-lock-order", "asyncio-self-deadlock", "asyncio-await-cycle"}
 
 // cycleWords checks the words that rest on cycles against the JSON's
 // cycles: a deadlock named in the summary, "(and N more cycles)", a

@@ -66,6 +66,7 @@ type Layout struct {
 	CodeLocalsNames int
 	CodeLocalsKinds int
 	TupleItems      int
+	ListItems       int // a list's items: a pointer to its array
 	CellRef         int
 
 	// Where an instance's attributes are: its type's flags (3.11 on: a

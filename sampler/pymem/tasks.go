@@ -38,6 +38,9 @@ type Task struct {
 	// await, or a running task).
 	Awaits     uint64
 	AwaitsType string
+	// AwaitsAll are the children of the gather it awaits: tasks (or
+	// futures) it waits for every one of.
+	AwaitsAll []uint64
 	// Waiter is the future the task itself waits on (its fut_waiter).
 	Waiter uint64
 }
@@ -172,6 +175,9 @@ func (r *Reader) task(addr uint64) (Task, bool) {
 		}
 		if typ != "coroutine" && typ != "generator" {
 			t.Awaits, t.AwaitsType = coro, typ
+			if typ == "_GatheringFuture" {
+				t.AwaitsAll = r.listItems(r.attr(coro, "_children"))
+			}
 			break
 		}
 		var st []byte
@@ -260,4 +266,25 @@ func (r *Reader) smallInt(obj uint64) (uint64, bool) {
 		return 0, false
 	}
 	return uint64(binary.LittleEndian.Uint32(b)), true
+}
+
+// listItems is a list's items; nil when obj is not a list.
+func (r *Reader) listItems(obj uint64) []uint64 {
+	if obj == 0 || r.typeName(obj) != "list" {
+		return nil
+	}
+	n, err1 := r.mem.ptr(obj + uint64(r.lay.VarSize))
+	items, err2 := r.mem.ptr(obj + uint64(r.lay.ListItems))
+	if err1 != nil || err2 != nil || n > maxTasks {
+		return nil
+	}
+	b, err := r.mem.read(items, int(n)*8)
+	if err != nil {
+		return nil
+	}
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return out
 }

@@ -67,6 +67,9 @@ func (m *pyMemSource) Stacks(ctx context.Context, s *model.Sample) error {
 			if t.Awaits != 0 {
 				mt.Awaits = hexAddr(t.Awaits)
 			}
+			for _, a := range t.AwaitsAll {
+				mt.AwaitsAll = append(mt.AwaitsAll, hexAddr(a))
+			}
 			s.Tasks = append(s.Tasks, mt)
 		}
 	}

@@ -93,6 +93,7 @@ var fields = []field{
 	f("CodeLocalsNames", "PyCodeObject:co_localsplusnames"),
 	f("CodeLocalsKinds", "PyCodeObject:co_localspluskinds"),
 	f("TupleItems", "PyTupleObject:ob_item"),
+	f("ListItems", "PyListObject:ob_item"),
 	f("CellRef", "PyCellObject:ob_ref"),
 	f("CodeAdaptive", "PyCodeObject:co_code_adaptive"),
 	f("ObType", "_object:ob_type"),
