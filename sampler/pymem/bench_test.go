@@ -245,3 +245,59 @@ func maxGap(stamps []int64, from, to int64) time.Duration {
 	}
 	return time.Duration(gap)
 }
+
+// benchTasks is how many pending tasks py_many_tasks runs.
+const benchTasks = 10000
+
+// BenchmarkTasks reads py_many_tasks' 10,000 pending asyncio tasks (each
+// awaiting an Event two coroutines deep) from memory, on Python 3.12 and
+// 3.13, the Reader opened once, without and with the frames' variables
+// (a run reads them on its last sample): wall time and hangdoc's CPU per
+// read, and the tasks and frames each read found (all of them, or it
+// fails).
+//
+//	go test -run '^$' -bench BenchmarkTasks -benchtime 20x -count 3 ./sampler/pymem
+func BenchmarkTasks(b *testing.B) {
+	for _, v := range []string{"3.12", "3.13"} {
+		b.Run(v, func(b *testing.B) {
+			py := benchPython(b, v)
+			vic := testvictim.StartCmd(b, exec.Command(py, testvictim.Script(b, "py_many_tasks.py"), strconv.Itoa(benchTasks)))
+			for _, vars := range []bool{false, true} {
+				name := "tasks"
+				if vars {
+					name = "tasks-and-variables" // as on a run's last sample
+				}
+				b.Run(name, func(b *testing.B) { benchReadTasks(b, vic.PID, vars) })
+			}
+		})
+	}
+}
+
+func benchReadTasks(b *testing.B, pid int, vars bool) {
+	r, err := Open(sampler.NewFS(""), pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r.ReadVars(vars)
+	var tasks, frames int
+	self0 := rusage(unix.RUSAGE_SELF)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		ts, err := r.Tasks(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(ts) < benchTasks {
+			b.Fatalf("read %d: %d tasks, want %d", i+1, len(ts), benchTasks)
+		}
+		tasks += len(ts)
+		for _, t := range ts {
+			frames += len(t.Stack)
+		}
+	}
+	b.StopTimer()
+	self := rusage(unix.RUSAGE_SELF) - self0
+	b.ReportMetric(float64(self.Microseconds())/1000/float64(b.N), "cpu-ms/read")
+	b.ReportMetric(float64(tasks)/float64(b.N), "tasks/read")
+	b.ReportMetric(float64(frames)/float64(b.N), "frames/read")
+}

@@ -81,13 +81,33 @@ func (r *Reader) tupleStrings(t uint64) []string {
 
 // frameVars reads the variables of the frame at f whose slots start at
 // slots: those that name objects.
-func (r *Reader) frameVars(codeAddr uint64, c *code, slots uint64) []model.Var {
+//
+// pages, when not nil, are pages already read (readPages): the reads go
+// through them, for a batch of frames that share them (asyncio's tasks).
+func (r *Reader) frameVars(codeAddr uint64, c *code, slots uint64, pages map[uint64][]byte) []model.Var {
 	names, cells := r.varNames(codeAddr, c)
 	if len(names) == 0 {
 		return nil
 	}
-	b, err := r.mem.read(slots, 8*len(names))
-	if err != nil {
+	read := func(addr uint64, n int) ([]byte, bool) {
+		if pages == nil {
+			b, err := r.mem.read(addr, n)
+			return b, err == nil
+		}
+		sp := []span{{addr: addr, b: make([]byte, n)}}
+		r.mem.readPages(sp, pages)
+		return sp[0].b, sp[0].ok
+	}
+	word := func(addr uint64) uint64 {
+		b, ok := read(addr, 8)
+		if !ok {
+			return 0
+		}
+		return binary.LittleEndian.Uint64(b)
+	}
+	typeOf := func(obj uint64) string { return r.nameOfType(word(obj + uint64(r.lay.ObType))) }
+	b, ok := read(slots, 8*len(names))
+	if !ok {
 		return nil
 	}
 	var out []model.Var
@@ -96,12 +116,12 @@ func (r *Reader) frameVars(codeAddr uint64, c *code, slots uint64) []model.Var {
 		if obj == 0 {
 			continue
 		}
-		typ := r.typeName(obj)
+		typ := typeOf(obj)
 		if cells[i] && typ == "cell" {
-			if obj, _ = r.mem.ptr(obj + uint64(r.lay.CellRef)); obj == 0 {
+			if obj = word(obj + uint64(r.lay.CellRef)); obj == 0 {
 				continue
 			}
-			typ = r.typeName(obj)
+			typ = typeOf(obj)
 		}
 		if typ == "" || notObjects[typ] || name == "?" {
 			continue

@@ -89,3 +89,118 @@ func (m *memory) cstring(addr uint64, max int) string {
 	}
 	return ""
 }
+
+// span is one range of a batch read: n bytes at addr into b (b's length
+// is n); ok once read whole.
+type span struct {
+	addr uint64
+	b    []byte
+	ok   bool
+}
+
+// maxIov is how many ranges one process_vm_readv takes (IOV_MAX).
+const maxIov = 1024
+
+// pageSize is the unit readPages reads and keeps.
+const pageSize = 4096
+
+// readPages reads many ranges by the pages they lie in: each page once,
+// up to maxIov pages a call, kept in pages (for the caller to clear when
+// its read is done). The kernel's cost is per range it is given, and
+// thousands of small objects — tasks, their coroutines and names — share
+// a few hundred pages of the interpreter's heap: 10,000 tasks read by
+// their objects took 67 ms, by their pages a fraction of that.
+func (m *memory) readPages(spans []span, pages map[uint64][]byte) {
+	var want []span
+	seen := map[uint64]bool{}
+	for _, s := range spans {
+		if s.addr == 0 || len(s.b) == 0 || s.addr+uint64(len(s.b)) < s.addr {
+			continue
+		}
+		for p := s.addr &^ (pageSize - 1); p < s.addr+uint64(len(s.b)); p += pageSize {
+			if _, ok := pages[p]; !ok && !seen[p] {
+				seen[p] = true
+				want = append(want, span{addr: p, b: make([]byte, pageSize)})
+			}
+		}
+	}
+	m.readBatch(want)
+	for _, w := range want {
+		if w.ok {
+			pages[w.addr] = w.b
+		} else {
+			pages[w.addr] = nil // unreadable: not asked for again
+		}
+	}
+	for i := range spans {
+		s := &spans[i]
+		if s.addr == 0 || len(s.b) == 0 || s.addr+uint64(len(s.b)) < s.addr {
+			continue
+		}
+		s.ok = true
+		for done := 0; done < len(s.b); {
+			at := s.addr + uint64(done)
+			page := pages[at&^(pageSize-1)]
+			if page == nil {
+				s.ok = false
+				break
+			}
+			done += copy(s.b[done:], page[at&(pageSize-1):])
+		}
+	}
+}
+
+// readBatch reads many ranges with as few calls as it can: up to maxIov
+// ranges a call. The kernel stops a call at the first range it cannot
+// read; the ranges after it are read by the next call, and that one is
+// left not ok. Where each read's address comes from the one before, a
+// batch is one level of many walks at once (Tasks).
+func (m *memory) readBatch(spans []span) {
+	if m.image != nil {
+		for i := range spans {
+			b, err := m.read(spans[i].addr, len(spans[i].b))
+			if err == nil {
+				copy(spans[i].b, b)
+				spans[i].ok = true
+			}
+		}
+		return
+	}
+	for start := 0; start < len(spans); {
+		end := min(len(spans), start+maxIov)
+		local := make([]unix.Iovec, 0, end-start)
+		remote := make([]unix.RemoteIovec, 0, end-start)
+		for i := start; i < end; i++ {
+			s := &spans[i]
+			if s.addr == 0 || len(s.b) == 0 {
+				continue
+			}
+			v := unix.Iovec{Base: &s.b[0]}
+			v.SetLen(len(s.b))
+			local = append(local, v)
+			remote = append(remote, unix.RemoteIovec{Base: uintptr(s.addr), Len: len(s.b)})
+		}
+		m.reads++
+		got, _ := unix.ProcessVMReadv(m.pid, local, remote, 0)
+		// Mark the ranges read whole, in order, until the bytes run out:
+		// the next one is the one that failed.
+		i := start
+		for ; i < end && got >= 0; i++ {
+			s := &spans[i]
+			if s.addr == 0 || len(s.b) == 0 {
+				continue
+			}
+			if got < len(s.b) {
+				break
+			}
+			got -= len(s.b)
+			s.ok = true
+			m.bytes += len(s.b)
+		}
+		if i < end {
+			start = i + 1 // skip the range that failed
+		} else {
+			start = end
+		}
+	}
+}

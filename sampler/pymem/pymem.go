@@ -518,7 +518,7 @@ func (r *Reader) walk(f uint64) walked {
 			locals, globals = l.FrameLocals, l.FrameGlobals
 		}
 		if r.vars {
-			if vs := r.frameVars(codeAddr, c, f+uint64(locals)); len(vs) > 0 {
+			if vs := r.frameVars(codeAddr, c, f+uint64(locals), nil); len(vs) > 0 {
 				vars = append(vars, model.FrameVars{Frame: len(out), Vars: vs})
 			}
 		}
