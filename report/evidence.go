@@ -53,6 +53,11 @@ func (w *words) fact(f classify.Fact) string {
 		return memoryEvidence(w.d.Memory, f.Verdict)
 	case classify.FactGIL:
 		t := w.actor(f.Ref)
+		if len(t.Stack) == 0 {
+			// Its stack moved under every read (it runs): the GIL says
+			// who it is, not where.
+			return fmt.Sprintf("tid %d (%s) holds the GIL (its stack changed under every read: not shown)", t.Ref.TID, t.Name)
+		}
 		return fmt.Sprintf("tid %d (%s) holds the GIL at %s", t.Ref.TID, t.Name, threadWhere(t.Stack))
 	case classify.FactProcess:
 		p := w.procs[f.Ref.PID]

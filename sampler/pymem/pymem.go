@@ -418,7 +418,8 @@ func (r *Reader) thread(ts, interp uint64) (t Thread, next uint64, err error) {
 			return t, next, nil
 		}
 		if try == maxRetries {
-			t.Torn = true
+			// The name is the Thread object's, whatever the stack does.
+			t.Torn, t.Name = true, r.threadName(w.boot.self)
 			return t, next, nil
 		}
 		prev = w.sig
