@@ -96,6 +96,21 @@ func (p *proc) decide(d *Diagnosis, g *graph, opts Options) (Verdict, Cause) {
 		// can ever go on. The worst proven state decides.
 		d.Verdict, d.Confidence = Deadlock, Medium
 		d.Cause = Cause{Rule: CauseTaskDeadlock, TaskCycle: cy[0], TaskCycles: len(cy), Group: -1}
+	} else if d.Verdict == Idle {
+		// The loop's thread waits for events, idle to the kernel; a task
+		// that waits on a lock, an event or a condition waits for another
+		// part of the program, not for work: never idle.
+		var stuck []int
+		for i, t := range d.Tasks {
+			switch t.Kind {
+			case TaskLock, TaskEvent, TaskCondition, TaskSemaphore:
+				stuck = append(stuck, i)
+			}
+		}
+		if len(stuck) > 0 {
+			d.Verdict, d.Confidence = Blocked, Medium
+			d.Cause = Cause{Rule: CauseTasksBlocked, TaskCycle: stuck, Group: -1}
+		}
 	}
 	if p.gsamples == nil {
 		return tv, tcause

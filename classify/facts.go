@@ -316,6 +316,7 @@ const (
 	CauseLostWakeup                       // threads wait on each other with no proof of who would end the waits: each waits on a condition, a future, a join whose every candidate waits itself (Actors: all of them, Kinds)
 	CauseGCThrash                         // a JVM spends most of the run in GC pauses (Diagnosis.GC): working, but hardly at all
 	CauseTaskDeadlock                     // asyncio tasks wait for asyncio locks the others hold, in a cycle (TaskCycle)
+	CauseTasksBlocked                     // the loop waits for events, but asyncio tasks wait on locks, events, conditions (TaskCycle: them): blocked, not idle
 )
 
 // IOChain is what the kernel says of the pipe a goroutine in IO wait is

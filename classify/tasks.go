@@ -22,6 +22,7 @@ type TaskWaitKind uint8
 const (
 	TaskRuns       TaskWaitKind = iota // not suspended in an await (it runs, or has not started)
 	TaskDone                           // it finished
+	TaskFailed                         // it finished with an exception
 	TaskLock                           // asyncio.Lock.acquire
 	TaskSemaphore                      // asyncio.Semaphore.acquire
 	TaskEvent                          // asyncio.Event.wait
@@ -93,6 +94,8 @@ func tasks(samples []model.Sample, sources map[string][]string) []Task {
 			}
 		}
 		switch {
+		case t.Failed:
+			x.Kind = TaskFailed
 		case t.Done:
 			x.Kind = TaskDone
 		case t.Awaits == "":

@@ -559,8 +559,10 @@ type Task struct {
 	// names.
 	Addr string `json:"addr"`
 	Name string `json:"name"`
-	// Done: it finished, and is still referred to.
-	Done bool `json:"done,omitempty"`
+	// Done: it finished, and is still referred to; Failed: with an
+	// exception (nobody may have retrieved it).
+	Done   bool `json:"done,omitempty"`
+	Failed bool `json:"failed,omitempty"`
 	// Stack is its coroutines' frames, innermost first: the coroutine the
 	// task runs last.
 	Stack []Frame     `json:"stack"`

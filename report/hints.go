@@ -36,6 +36,7 @@ var hintRows = []hintRow{
 	{"asyncio-lock-order", "asyncio tasks take the same asyncio.Locks in opposite orders"},
 	{"asyncio-self-deadlock", "An asyncio task acquires an asyncio.Lock it already holds"},
 	{"asyncio-await-cycle", "asyncio tasks await each other"},
+	{"asyncio-blocked", "asyncio tasks wait on a lock, an event or a condition"},
 	{"wait-cycle", "These threads wait on each other in a cycle"},
 	{"go-holder-spins", "One goroutine loops while holding the mutex"},
 	{"holder-spins", "One thread spins while holding the lock"},

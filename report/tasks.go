@@ -16,7 +16,8 @@ type Task struct {
 	Name string `json:"name"`
 	Addr string `json:"addr"`
 	// State is "waiting" (suspended in an await), "active" (not in one:
-	// it runs, or has not started) or "done".
+	// it runs, or has not started), "done", or "failed" (done with an
+	// exception).
 	State string `json:"state"`
 	// Waits is what it waits for: "asyncio.Lock", "asyncio.Semaphore",
 	// "asyncio.Event", "asyncio.Condition", "asyncio.Queue", "sleep",
@@ -64,6 +65,8 @@ func tasks(ts []classify.Task, c classify.Cause) []Task {
 			x.State = "active"
 		case classify.TaskDone:
 			x.State = "done"
+		case classify.TaskFailed:
+			x.State = "failed"
 		}
 		if t.Where.Func != "" {
 			x.Where = frameWhere(t.Where)
@@ -95,9 +98,9 @@ func (w *words) taskDeadlockSummary(c classify.Cause) string {
 	if len(c.TaskCycle) == 1 {
 		t := ts[c.TaskCycle[0]]
 		if t.Kind == classify.TaskLock {
-			return fmt.Sprintf("self-deadlock: task %s waits for asyncio.Lock %s at %s, which it holds itself (asyncio.Lock is not reentrant)", t.Name, t.Object, frameWhere(t.Where))
+			return fmt.Sprintf("self-deadlock: task %s waits for asyncio.Lock %s at %s, which it holds itself (asyncio.Lock is not reentrant)", t.Name, t.Object, taskWhere(t))
 		}
-		return fmt.Sprintf("self-deadlock: task %s awaits itself at %s", t.Name, frameWhere(t.Where))
+		return fmt.Sprintf("self-deadlock: task %s awaits itself at %s", t.Name, taskWhere(t))
 	}
 	var parts []string
 	for k, i := range c.TaskCycle {
@@ -107,6 +110,56 @@ func (w *words) taskDeadlockSummary(c classify.Cause) string {
 	s := fmt.Sprintf("deadlock between %d asyncio tasks: %s", len(c.TaskCycle), strings.Join(parts, "; "))
 	if c.TaskCycles > 1 {
 		s += fmt.Sprintf("; %d cycles in all (the tasks table marks them)", c.TaskCycles)
+	}
+	return s
+}
+
+// taskWhere is where a task stands: its innermost frame in the program's
+// own code, else its innermost frame.
+func taskWhere(t classify.Task) string {
+	switch {
+	case t.Where.Func != "":
+		return frameWhere(t.Where)
+	case len(t.Stack) > 0:
+		return frameWhere(t.Stack[0])
+	}
+	return "(no frame read)"
+}
+
+// tasksBlockedSummary names the tasks that wait on asyncio primitives,
+// and on what.
+func (w *words) tasksBlockedSummary(c classify.Cause) string {
+	var parts []string
+	for k, i := range c.TaskCycle {
+		if k == 3 {
+			parts = append(parts, fmt.Sprintf("%d more", len(c.TaskCycle)-3))
+			break
+		}
+		t := w.d.Tasks[i]
+		what := taskWaitWords[t.Kind]
+		if t.Object != "" {
+			what += " " + t.Object
+		}
+		held := ""
+		if t.Kind == classify.TaskLock {
+			if h := classify.TaskHolder(w.d.Tasks, t.Object); h >= 0 {
+				held = ", held by task " + w.d.Tasks[h].Name
+			}
+		}
+		parts = append(parts, fmt.Sprintf("task %s waits for %s at %s%s", t.Name, what, taskWhere(t), held))
+	}
+	s := fmt.Sprintf("%s on asyncio locks, events or conditions, while the event loop's thread waits for events: %s",
+		plural(len(c.TaskCycle), "task is blocked", "tasks are blocked"), strings.Join(parts, "; "))
+	// A task that failed may be the one that would have set or released
+	// what they wait for.
+	var failed []string
+	for _, t := range w.d.Tasks {
+		if t.Kind == classify.TaskFailed {
+			failed = append(failed, t.Name)
+		}
+	}
+	if len(failed) > 0 {
+		s += fmt.Sprintf("; %s with an exception: %s", plural(len(failed), "task failed", "tasks failed"), strings.Join(failed, ", "))
 	}
 	return s
 }
@@ -121,12 +174,12 @@ func taskHop(ts []classify.Task, t classify.Task, n int) string {
 				held = fmt.Sprintf(" (async with %s, %s)", h.Expr, frameWhere(model.Frame{Func: h.Frame.Func, File: h.Frame.File, Line: h.Line}))
 			}
 		}
-		return fmt.Sprintf("task %s waits for asyncio.Lock %s at %s, held by task %s%s", t.Name, t.Object, frameWhere(t.Where), next.Name, held)
+		return fmt.Sprintf("task %s waits for asyncio.Lock %s at %s, held by task %s%s", t.Name, t.Object, taskWhere(t), next.Name, held)
 	}
 	if t.Kind == classify.TaskGather {
-		return fmt.Sprintf("task %s awaits a gather of task %s at %s", t.Name, next.Name, frameWhere(t.Where))
+		return fmt.Sprintf("task %s awaits a gather of task %s at %s", t.Name, next.Name, taskWhere(t))
 	}
-	return fmt.Sprintf("task %s awaits task %s at %s", t.Name, next.Name, frameWhere(t.Where))
+	return fmt.Sprintf("task %s awaits task %s at %s", t.Name, next.Name, taskWhere(t))
 }
 
 // taskCycleLocks reports a cycle of tasks in which every one waits for a

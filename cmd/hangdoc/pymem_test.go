@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -208,4 +209,64 @@ func TestAsyncioAwaitCycleFromMemory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAsyncioBlockedFromMemory: a task waiting for an Event whose setter
+// failed is blocked, not idle, although the loop's one thread waits in
+// epoll (the tasks from memory, 3.11 to 3.13); the summary names the
+// waiter, its Event and the failed setter.
+func TestAsyncioBlockedFromMemory(t *testing.T) {
+	for _, v := range []string{"3.11", "3.12", "3.13"} {
+		t.Run(v, func(t *testing.T) {
+			py := pyenvPython(t, v)
+			t.Parallel()
+			script := testvictim.Script(t, "py_asyncio_event.py")
+			vic := testvictim.StartCmd(t, exec.Command(py, script))
+			vic.WaitBlocked(vic.PID)
+			out, stderr, code := hangdoc(t, strconv.Itoa(vic.PID), "--json", "--samples", "2", "--interval", "300ms")
+			c := pydecodeAs(t, out, "memory")
+			var r struct {
+				HintBasis string `json:"hint_basis"`
+				Tasks     []struct {
+					Name  string `json:"name"`
+					State string `json:"state"`
+					Waits string `json:"waits"`
+				} `json:"tasks"`
+			}
+			if err := jsonUnmarshal(out, &r); err != nil {
+				t.Fatal(err)
+			}
+			if code != ExitBlocked || c.Verdict != "blocked" || r.HintBasis != "asyncio-blocked" {
+				t.Fatalf("exit %d, verdict %q (%s), hint %s: want blocked tasks\n%s", code, c.Verdict, c.Summary, r.HintBasis, stderr)
+			}
+			for _, s := range []string{"1 task is blocked", "task waiter waits for asyncio.Event", fmt.Sprintf("wait_ready (py_asyncio_event.py:%d)", lineOf(t, script, "# LINE wait")), "1 task failed with an exception: setter"} {
+				if !strings.Contains(c.Summary, s) {
+					t.Errorf("summary %q lacks %q", c.Summary, s)
+				}
+			}
+			states := map[string]string{}
+			for _, tk := range r.Tasks {
+				states[tk.Name] = tk.State + " " + tk.Waits
+			}
+			if states["setter"] != "failed " || states["waiter"] != "waiting asyncio.Event" {
+				t.Errorf("tasks %v: want setter failed, waiter waiting for an Event", states)
+			}
+		})
+	}
+}
+
+// lineOf is the line of path that ends with marker.
+func lineOf(t *testing.T, path, marker string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.HasSuffix(l, marker) {
+			return i + 1
+		}
+	}
+	t.Fatalf("%s has no line ending %q", path, marker)
+	return 0
 }

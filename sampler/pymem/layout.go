@@ -112,6 +112,7 @@ type Layout struct {
 	TaskFutWaiter  int
 	TaskCoro       int
 	TaskName       int
+	TaskException  int // the exception a finished task raised; NULL for none
 	// FutureIterFuture is the future a Future's await iterator stands
 	// for: what a coroutine in `await fut` has on its stack.
 	FutureIterFuture int

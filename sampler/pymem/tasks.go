@@ -25,8 +25,9 @@ type Task struct {
 	// names.
 	Addr uint64
 	Name string
-	// Done: the task finished (its future's state is no longer pending).
-	Done bool
+	// Done: the task finished (its future's state is no longer pending);
+	// Failed: with an exception.
+	Done, Failed bool
 	// Stack is its coroutines' frames, innermost first: the awaiting
 	// coroutine's caller (the task's own coroutine) last.
 	Stack []model.Frame
@@ -144,7 +145,7 @@ func (r *Reader) setKeys(obj uint64) []uint64 {
 // one field at a time; 44 ms by pages).
 func (r *Reader) readTasks(addrs []uint64, pages map[uint64][]byte) []Task {
 	l := &r.lay
-	taskSpan := 8 + max(l.ObType, l.TaskState, l.TaskFutWaiter, l.TaskCoro, l.TaskName)
+	taskSpan := 8 + max(l.ObType, l.TaskState, l.TaskFutWaiter, l.TaskCoro, l.TaskName, l.TaskException)
 	spans := make([]span, len(addrs))
 	for i, a := range addrs {
 		spans[i] = span{addr: a, b: make([]byte, taskSpan)}
@@ -163,7 +164,8 @@ func (r *Reader) readTasks(addrs []uint64, pages map[uint64][]byte) []Task {
 		if !s.ok || !strings.HasSuffix(r.nameOfType(word(l.ObType)), "Task") {
 			continue
 		}
-		ws = append(ws, &walk{t: Task{Addr: s.addr, Done: binary.LittleEndian.Uint32(s.b[l.TaskState:]) != 0, Waiter: word(l.TaskFutWaiter)},
+		done := binary.LittleEndian.Uint32(s.b[l.TaskState:]) != 0
+		ws = append(ws, &walk{t: Task{Addr: s.addr, Done: done, Failed: done && word(l.TaskException) != 0, Waiter: word(l.TaskFutWaiter)},
 			at: word(l.TaskCoro), name: word(l.TaskName)})
 	}
 	// Names: a str (or 3.12's int, until the name is asked for) each.

@@ -63,7 +63,7 @@ func (m *pyMemSource) Stacks(ctx context.Context, s *model.Sample) error {
 			m.tasksErr = err
 		}
 		for _, t := range tasks {
-			mt := model.Task{Addr: hexAddr(t.Addr), Name: t.Name, Done: t.Done, Stack: t.Stack, Vars: t.Vars, AwaitsType: t.AwaitsType}
+			mt := model.Task{Addr: hexAddr(t.Addr), Name: t.Name, Done: t.Done, Failed: t.Failed, Stack: t.Stack, Vars: t.Vars, AwaitsType: t.AwaitsType}
 			if t.Awaits != 0 {
 				mt.Awaits = hexAddr(t.Awaits)
 			}

@@ -131,6 +131,7 @@ var fields = []field{
 	f("TaskFutWaiter", "asyncio:TaskObj:task_fut_waiter"),
 	f("TaskCoro", "asyncio:TaskObj:task_coro"),
 	f("TaskName", "asyncio:TaskObj:task_name"),
+	f("TaskException", "asyncio:TaskObj:task_exception"),
 	f("FutureIterFuture", "asyncio:futureiterobject:future"),
 	f("LongTag", "_longobject:long_value.lv_tag"),
 	f("LongDigits", "_longobject:long_value.ob_digit", "_longobject:ob_digit"),
