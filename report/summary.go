@@ -360,7 +360,7 @@ func (w *words) hint(c classify.Cause) string {
 	case classify.CauseCrossDeadlock:
 		return crossHint(w.cycleKinds(w.d.Cycles[c.Cycle]))
 	case classify.CauseTasksBlocked:
-		return "asyncio tasks wait on a lock, an event or a condition that nothing has released or set: find the code that should (a task that failed — asyncio logs \"Task exception was never retrieved\" —, a callback that never ran, a holder that awaits something slow), and give such waits a timeout (asyncio.timeout) so that the hang becomes an error."
+		return "asyncio tasks wait on a lock, an event or a condition that nothing released or set while hangdoc watched: find the code that should (a task that failed — asyncio logs \"Task exception was never retrieved\" —, a callback that never ran, a holder that awaits something slow), and give such waits a timeout (asyncio.timeout) so that the hang becomes an error."
 	case classify.CauseTaskDeadlock:
 		if !taskCycleLocks(w.d.Tasks, c.TaskCycle) {
 			return "asyncio tasks await each other (directly, or through gather): none can finish before the others do. A task must not await a task that awaits it; hand the result over through a future or a queue instead, and give the outer await a timeout (asyncio.timeout) so that the hang becomes an error. Only cancelling one of them (or a restart) frees them."

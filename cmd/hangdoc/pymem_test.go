@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"slices"
 	"strconv"
@@ -105,11 +104,7 @@ func TestAsyncioDeadlockFromMemory(t *testing.T) {
 	}
 	for _, v := range []string{"3.11", "3.12", "3.13"} {
 		t.Run(v, func(t *testing.T) {
-			py := pyenvPython(t, v)
-			t.Parallel()
-			vic := testvictim.StartCmd(t, exec.Command(py, testvictim.Script(t, "py_asyncio_abba.py")))
-			vic.WaitBlocked(vic.PID)
-			out, stderr, code := hangdoc(t, strconv.Itoa(vic.PID), "--json", "--samples", "2", "--interval", "300ms")
+			vic, out, stderr, code := diagnosePython(t, v, "py_asyncio_abba.py")
 			var r struct {
 				Verdict   string `json:"verdict"`
 				Summary   string `json:"summary"`
@@ -168,11 +163,7 @@ func TestAsyncioDeadlockFromMemory(t *testing.T) {
 func TestAsyncioAwaitCycleFromMemory(t *testing.T) {
 	for _, v := range []string{"3.11", "3.12", "3.13"} {
 		t.Run(v, func(t *testing.T) {
-			py := pyenvPython(t, v)
-			t.Parallel()
-			vic := testvictim.StartCmd(t, exec.Command(py, testvictim.Script(t, "py_asyncio_gather.py")))
-			vic.WaitBlocked(vic.PID)
-			out, stderr, code := hangdoc(t, strconv.Itoa(vic.PID), "--json", "--samples", "2", "--interval", "300ms")
+			_, out, stderr, code := diagnosePython(t, v, "py_asyncio_gather.py")
 			var r struct {
 				Verdict   string `json:"verdict"`
 				Summary   string `json:"summary"`
@@ -218,12 +209,8 @@ func TestAsyncioAwaitCycleFromMemory(t *testing.T) {
 func TestAsyncioBlockedFromMemory(t *testing.T) {
 	for _, v := range []string{"3.11", "3.12", "3.13"} {
 		t.Run(v, func(t *testing.T) {
-			py := pyenvPython(t, v)
-			t.Parallel()
 			script := testvictim.Script(t, "py_asyncio_event.py")
-			vic := testvictim.StartCmd(t, exec.Command(py, script))
-			vic.WaitBlocked(vic.PID)
-			out, stderr, code := hangdoc(t, strconv.Itoa(vic.PID), "--json", "--samples", "2", "--interval", "300ms")
+			_, out, stderr, code := diagnosePython(t, v, "py_asyncio_event.py")
 			c := pydecodeAs(t, out, "memory")
 			var r struct {
 				HintBasis string `json:"hint_basis"`
@@ -239,7 +226,7 @@ func TestAsyncioBlockedFromMemory(t *testing.T) {
 			if code != ExitBlocked || c.Verdict != "blocked" || r.HintBasis != "asyncio-blocked" {
 				t.Fatalf("exit %d, verdict %q (%s), hint %s: want blocked tasks\n%s", code, c.Verdict, c.Summary, r.HintBasis, stderr)
 			}
-			for _, s := range []string{"1 task is blocked", "task waiter waits for asyncio.Event", fmt.Sprintf("wait_ready (py_asyncio_event.py:%d)", lineOf(t, script, "# LINE wait")), "1 task failed with an exception: setter"} {
+			for _, s := range []string{"1 task is blocked", "task waiter waits for asyncio.Event", fmt.Sprintf("wait_ready (py_asyncio_event.py:%d)", testvictim.MarkedLine(t, script, "wait")), "1 task failed with an exception: setter"} {
 				if !strings.Contains(c.Summary, s) {
 					t.Errorf("summary %q lacks %q", c.Summary, s)
 				}
@@ -255,18 +242,16 @@ func TestAsyncioBlockedFromMemory(t *testing.T) {
 	}
 }
 
-// lineOf is the line of path that ends with marker.
-func lineOf(t *testing.T, path, marker string) int {
+// diagnosePython starts the script victim on pyenv's Python v, in
+// parallel with the test's others, waits for its main thread to be in
+// its last wait, and diagnoses it (JSON, two samples, stacks from
+// wherever hangdoc takes them first).
+func diagnosePython(t *testing.T, v, script string) (*testvictim.Victim, string, string, ExitCode) {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, l := range strings.Split(string(b), "\n") {
-		if strings.HasSuffix(l, marker) {
-			return i + 1
-		}
-	}
-	t.Fatalf("%s has no line ending %q", path, marker)
-	return 0
+	py := pyenvPython(t, v)
+	t.Parallel()
+	vic := testvictim.StartCmd(t, exec.Command(py, testvictim.Script(t, script)))
+	vic.WaitBlocked(vic.PID)
+	out, stderr, code := hangdoc(t, strconv.Itoa(vic.PID), "--json", "--samples", "2", "--interval", "300ms")
+	return vic, out, stderr, code
 }

@@ -605,3 +605,21 @@ func (v *Victim) WaitBlocked(tid int) {
 	}
 	v.t.Fatalf("victim %d: thread %d not in a system call within 20 s", v.PID, tid)
 }
+
+// MarkedLine is the line of the script at path that ends with the
+// comment "# LINE name", 1-based: how a test names a victim's line
+// without counting them.
+func MarkedLine(t testing.TB, path, name string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		if strings.HasSuffix(l, "# LINE "+name) {
+			return i + 1
+		}
+	}
+	t.Fatalf("%s has no line marked %q", path, name)
+	return 0
+}

@@ -250,7 +250,7 @@ func maxGap(stamps []int64, from, to int64) time.Duration {
 const benchTasks = 10000
 
 // BenchmarkTasks reads py_many_tasks' 10,000 pending asyncio tasks (each
-// awaiting an Event two coroutines deep) from memory, on Python 3.12 and
+// with an Event of its own, 1 to 5 coroutines above its wait) from memory, on Python 3.12 and
 // 3.13, the Reader opened once, without and with the frames' variables
 // (a run reads them on its last sample): wall time and hangdoc's CPU per
 // read, and the tasks and frames each read found (all of them, or it

@@ -43,22 +43,6 @@ func pyenvPythons(t *testing.T) map[string]string {
 	return out
 }
 
-// markedLine is the line of script marked "# LINE name".
-func markedLine(t *testing.T, script, name string) int {
-	t.Helper()
-	b, err := os.ReadFile(script)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, l := range strings.Split(string(b), "\n") {
-		if strings.HasSuffix(l, "# LINE "+name) {
-			return i + 1
-		}
-	}
-	t.Fatalf("%s has no line marked %q", script, name)
-	return 0
-}
-
 // TestThreadsFromMemory reads py_mem_threads on every Python from 3.8 to
 // 3.13 without stopping it (a watcher sees no thread stopped, no tracer):
 // every thread joined to its OS thread, each stack's frames named with
@@ -68,7 +52,7 @@ func TestThreadsFromMemory(t *testing.T) {
 	script := testvictim.Script(t, "py_mem_threads.py")
 	lines := map[string]int{}
 	for _, n := range []string{"holder", "waiter", "spinner", "inner", "main"} {
-		lines[n] = markedLine(t, script, n)
+		lines[n] = testvictim.MarkedLine(t, script, n)
 	}
 	// The distribution's python3 too: a static build, whose runtime is in
 	// the executable, with no DWARF of its own (read with pyenv's layout
@@ -256,7 +240,7 @@ func varOf(vars []model.FrameVars, frame int, name string) string {
 func TestChurn(t *testing.T) {
 	pythons := pyenvPythons(t)
 	script := testvictim.Script(t, "py_churn.py")
-	recurse, call, leaf := markedLine(t, script, "recurse"), markedLine(t, script, "call"), markedLine(t, script, "leaf")
+	recurse, call, leaf := testvictim.MarkedLine(t, script, "recurse"), testvictim.MarkedLine(t, script, "call"), testvictim.MarkedLine(t, script, "leaf")
 	for _, v := range []string{"3.10", "3.12"} {
 		t.Run(v, func(t *testing.T) {
 			py, ok := pythons[v]
@@ -354,7 +338,7 @@ func churnStackWrong(fs []model.Frame, script string, recurse, call, leaf int) (
 func TestTasksFromMemory(t *testing.T) {
 	pythons := pyenvPythons(t)
 	script := testvictim.Script(t, "py_asyncio_abba.py")
-	inner := markedLine(t, script, "inner")
+	inner := testvictim.MarkedLine(t, script, "inner")
 	for _, v := range []string{"3.11", "3.12", "3.13"} {
 		t.Run(v, func(t *testing.T) {
 			py, ok := pythons[v]

@@ -29,7 +29,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -120,6 +119,8 @@ type Reader struct {
 	// names are the threads' names by their Thread objects, read once
 	// (again with the variables, on a run's last sample).
 	names map[uint64]string
+	// known are the target's thread ids (KnownThreads); nil for none.
+	known []int
 }
 
 // ReadVars asks the reads that follow for the frames' variables too (as
@@ -348,7 +349,8 @@ func (r *Reader) Threads(ctx context.Context) ([]Thread, error) {
 		if err != nil {
 			return nil, fmt.Errorf("reading an interpreter: %w", err)
 		}
-		g := r.gilOf(interp)
+		gilp := r.gilAddr(interp)
+		g := r.gilAt(gilp)
 		holder := uint64(0)
 		if g.locked {
 			holder = g.holder
@@ -361,7 +363,7 @@ func (r *Reader) Threads(ctx context.Context) ([]Thread, error) {
 			if r.mem.reads > maxReads || r.mem.bytes > maxReadBytes {
 				return nil, errTooManyReads
 			}
-			t, next, err := r.thread(ts, interp)
+			t, next, err := r.thread(ts, gilp)
 			if err != nil {
 				return nil, err
 			}
@@ -389,7 +391,7 @@ func (r *Reader) Threads(ctx context.Context) ([]Thread, error) {
 // enough: a thread that returned and called again, reusing the same
 // frame's memory, leaves it as it was (TestChurn). next is the thread
 // state after it.
-func (r *Reader) thread(ts, interp uint64) (t Thread, next uint64, err error) {
+func (r *Reader) thread(ts, gilp uint64) (t Thread, next uint64, err error) {
 	l := &r.lay
 	b, err := r.mem.read(ts, r.tstateSpan)
 	if err != nil {
@@ -404,13 +406,13 @@ func (r *Reader) thread(ts, interp uint64) (t Thread, next uint64, err error) {
 	for try := 0; ; try++ {
 		// The GIL first, then the innermost frame: a frame read before the
 		// GIL was may be one the thread has left since.
-		before := r.gilOf(interp)
+		before := r.gilAt(gilp)
 		top, err := r.topFrame(ts, nil)
 		if err != nil {
 			return t, 0, err
 		}
 		w := r.walk(top)
-		after := r.gilOf(interp)
+		after := r.gilAt(gilp)
 		t.Frames, t.Vars = w.frames, w.vars
 		if w.whole && (stillWhile(ts, before, after) || slices.Equal(prev, w.sig)) {
 			t.Name = r.threadName(w.boot.self)
@@ -678,24 +680,27 @@ type gil struct {
 	switches uint64 // times it passed from one thread to another
 }
 
-// gilOf reads an interpreter's GIL (the runtime's, before 3.12), in one
-// read.
-func (r *Reader) gilOf(interp uint64) gil {
+// gilAddr is where an interpreter's GIL is (the runtime's, before
+// 3.12); 0 when it cannot be read.
+func (r *Reader) gilAddr(interp uint64) uint64 {
 	l := &r.lay
-	var at uint64
 	switch {
 	case l.RuntimeGIL >= 0:
-		at = r.runtime + uint64(l.RuntimeGIL)
+		return r.runtime + uint64(l.RuntimeGIL)
 	case l.InterpGIL >= 0:
-		p, err := r.mem.ptr(interp + uint64(l.InterpGIL))
-		if err != nil || p == 0 {
-			return gil{}
-		}
-		at = p
-	default:
+		p, _ := r.mem.ptr(interp + uint64(l.InterpGIL))
+		return p
+	}
+	return 0
+}
+
+// gilAt reads the GIL at addr (gilAddr), in one read.
+func (r *Reader) gilAt(addr uint64) gil {
+	l := &r.lay
+	if addr == 0 {
 		return gil{}
 	}
-	b, err := r.mem.read(at, 8+max(l.GILLocked, l.GILHolder, l.GILSwitch))
+	b, err := r.mem.read(addr, 8+max(l.GILLocked, l.GILHolder, l.GILSwitch))
 	if err != nil {
 		return gil{}
 	}
@@ -733,44 +738,56 @@ func (r *Reader) mainName(ts []Thread) {
 	}
 }
 
+// KnownThreads gives the reader the target's thread ids as its own PID
+// namespace numbers them (each thread's NSTID, else its TID): what a tid
+// read from glibc's struct pthread (3.8 to 3.10) must be one of while
+// its offset is looked for. A caller that has read the threads already
+// (a sample) saves the reader a look at /proc.
+func (r *Reader) KnownThreads(tids []int) { r.known = tids }
+
+// knownTIDs is the set KnownThreads gave, else the process's tids as
+// /proc/PID/task lists them (its own, outside a container).
+func (r *Reader) knownTIDs() map[int]bool {
+	set := map[int]bool{}
+	for _, t := range r.known {
+		set[t] = true
+	}
+	if len(set) > 0 {
+		return set
+	}
+	ents, _ := os.ReadDir(r.fs.Path(strconv.Itoa(r.pid), "task"))
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil {
+			set[n] = true
+		}
+	}
+	return set
+}
+
 // tidsFromPthreads gives the threads of 3.8 to 3.10, whose thread states
 // keep no OS thread id, theirs from glibc's struct pthread, whose address
 // is the pthread_t: the tid is at an offset that depends on glibc's
 // version, found once as the one at which every thread's struct holds a
 // distinct tid of the process.
 func (r *Reader) tidsFromPthreads(ts []Thread) {
-	// The tid in struct pthread is as the target's PID namespace numbers
-	// it: its threads' NSpid, which is their tid outside a container.
-	tids := map[int]bool{}
-	task := r.fs.Path(strconv.Itoa(r.pid), "task")
-	ents, _ := os.ReadDir(task)
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(task, e.Name(), "status"))
-		if err != nil {
-			continue
-		}
-		for line := range bytes.Lines(b) {
-			if ns, ok := bytes.CutPrefix(line, []byte("NSpid:")); ok {
-				if f := bytes.Fields(ns); len(f) > 0 {
-					if n, err := strconv.Atoi(string(f[len(f)-1])); err == nil {
-						tids[n] = true
-					}
-				}
+	if r.pthreadTID >= 0 {
+		// The offset is known: each thread's tid is read, not checked
+		// (a caller joins the threads by their tids, and drops one no
+		// thread of the process has).
+		for i, t := range ts {
+			if v, err := r.mem.i32(t.Ident + uint64(r.pthreadTID)); err == nil {
+				ts[i].TID = int(v)
 			}
 		}
+		return
 	}
+	tids := r.knownTIDs()
 	const span = 0x800
 	blocks := make([][]byte, len(ts))
 	for i, t := range ts {
-		if r.pthreadTID >= 0 {
-			if v, err := r.mem.i32(t.Ident + uint64(r.pthreadTID)); err == nil && tids[int(v)] {
-				ts[i].TID = int(v)
-			}
-			continue
-		}
 		blocks[i], _ = r.mem.read(t.Ident, span)
 	}
-	if r.pthreadTID >= 0 || len(ts) == 0 {
+	if len(ts) == 0 {
 		return
 	}
 	// One thread proves no offset: its tid may be anywhere its struct

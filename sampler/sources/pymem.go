@@ -1,6 +1,7 @@
 package sources
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strconv"
@@ -52,6 +53,11 @@ func (m *pyMemSource) Stacks(ctx context.Context, s *model.Sample) error {
 		m.r = r
 	}
 	m.r.ReadVars(m.last)
+	known := make([]int, len(s.Threads))
+	for i, t := range s.Threads {
+		known[i] = cmp.Or(t.NSTID, t.TID)
+	}
+	m.r.KnownThreads(known)
 	threads, err := m.r.Threads(ctx)
 	if err != nil {
 		return err
