@@ -54,7 +54,7 @@ func Classify(rec model.Recording, opts Options) Diagnosis {
 	d.Orphans = g.orphans()
 	g.chains()
 
-	d.Tasks = tasks(rec.Samples, rec.Sources)
+	d.Tasks, d.Loop = tasks(&rec)
 	// One verdict step over both layers.
 	tv, tcause := p.decide(&d, g, opts)
 	d.Evidence = threadEvidence(p, g, &d, tv, tcause)
@@ -100,16 +100,27 @@ func (p *proc) decide(d *Diagnosis, g *graph, opts Options) (Verdict, Cause) {
 		// The loop's thread waits for events, idle to the kernel; a task
 		// that waits on a lock, an event or a condition waits for another
 		// part of the program, not for work: never idle.
+		// A loop nothing can wake but a signal leaves every waiting task
+		// waiting for good, whatever it awaits.
+		nobody := d.Loop.NobodyLeft()
 		var stuck []int
 		for i, t := range d.Tasks {
 			switch t.Kind {
 			case TaskLock, TaskEvent, TaskCondition, TaskSemaphore:
 				stuck = append(stuck, i)
+			case TaskRuns, TaskDone, TaskFailed:
+			default:
+				if nobody {
+					stuck = append(stuck, i)
+				}
 			}
 		}
 		if len(stuck) > 0 {
 			d.Verdict, d.Confidence = Blocked, Medium
-			d.Cause = Cause{Rule: CauseTasksBlocked, TaskCycle: stuck, Group: -1}
+			d.Cause = Cause{Rule: CauseTasksBlocked, TaskCycle: stuck, Group: -1, NobodyLeft: nobody}
+			if nobody {
+				d.Confidence = High
+			}
 		}
 	}
 	if p.gsamples == nil {

@@ -177,7 +177,8 @@ type Cause struct {
 	Requests int
 	Handler  string
 	// For CausePool: NobodyLeft, the evidence proves that no goroutine is
-	// left that could feed the pool (a whole dump or a live source, and no
+	// left that could feed the pool (for CauseTasksBlocked: that nothing
+	// is left that could wake the event loop, Diagnosis.Loop) (a whole dump or a live source, and no
 	// goroutine of the program outside the pool but those parked for
 	// good); else Excerpt, the dump is an excerpt, and Outside, the
 	// program's goroutines outside the pool (OutsideN of them).

@@ -3,6 +3,7 @@ package classify
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hangdoc/hangdoc/model"
@@ -32,6 +33,9 @@ const (
 	TaskAwaitsTask                     // another task
 	TaskFuture                         // a future nobody above names
 	TaskGather                         // asyncio.gather's future: every one of the tasks it gathered
+	TaskSocket                         // a stream's or a loop's sock_* call: a socket (Op, FD)
+	TaskPoolCall                       // a thread-pool call (run_in_executor, to_thread) on Thread
+	TaskGroupWait                      // its TaskGroup's tasks, at the end of `async with TaskGroup()`
 )
 
 // Task is one asyncio task and what it waits for.
@@ -52,6 +56,66 @@ type Task struct {
 	// Holds are the addresses of the asyncio locks it holds, each with
 	// the frame and line of its `async with`.
 	Holds []TaskHold
+	// For TaskSocket: Op is what it waits for ("read", "write",
+	// "accept", "connect"); FD the socket's descriptor (-1 unknown),
+	// Resource what the loop's epoll says it is ("socket:[123]"), and
+	// Peers the other processes that hold its other end.
+	Op       string
+	FD       int
+	Resource string
+	Peers    []int
+	// Thread is, for TaskPoolCall, the thread whose work item resolves
+	// the future it awaits.
+	Thread int
+}
+
+// Loop is the asyncio event loop's thread and what the kernel says could
+// wake it.
+type Loop struct {
+	TID int
+	// Forever: in every sample it waited in epoll_wait with no timeout —
+	// asyncio computes one from its earliest timer, and polls at once
+	// when a callback is ready: none was due.
+	Forever bool
+	// OwnOnly: every descriptor its epoll instance watches is a socket
+	// whose other end only the target itself holds (asyncio's own
+	// wake-up socket), and Watched how many it watches.
+	OwnOnly bool
+	Watched int
+	// Alone: it was the process's only thread in every sample, so no
+	// other thread could hand it a callback (call_soon_threadsafe).
+	Alone bool
+}
+
+// NobodyLeft reports a loop that nothing in or outside the process can
+// wake but a signal: no timer, no callback, no other thread, and no
+// descriptor another process could make ready.
+func (l Loop) NobodyLeft() bool { return l.TID != 0 && l.Forever && l.OwnOnly && l.Alone }
+
+// socketWaits are asyncio's coroutines in which a task waits on a socket,
+// by the end of their file and their qualified name, and what for.
+var socketWaits = []struct{ file, fn, op string }{
+	{"asyncio/streams.py", "StreamReader._wait_for_data", "read"},
+	{"asyncio/streams.py", "FlowControlMixin._drain_helper", "write"},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recv", "read"},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recv_into", "read"},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recvfrom", "read"},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recvfrom_into", "read"},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_sendall", "write"},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_sendto", "write"},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_accept", "accept"},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_connect", "connect"},
+}
+
+// socketOp is what a task whose innermost frame is f waits for on a
+// socket; "" for no socket wait.
+func socketOp(f model.Frame) string {
+	for _, w := range socketWaits {
+		if f.Func == w.fn && strings.HasSuffix(f.File, w.file) {
+			return w.op
+		}
+	}
+	return ""
 }
 
 // TaskHold is an asyncio lock a task holds: the `async with NAME:` whose
@@ -79,14 +143,17 @@ var taskPrimitives = []struct {
 }
 
 // tasks says what each task of the last sample waits for, and which
-// locks it holds, by the source files read.
-func tasks(samples []model.Sample, sources map[string][]string) []Task {
-	if len(samples) == 0 {
-		return nil
+// locks it holds, by the source files read; and what the kernel says of
+// the loop's thread.
+func tasks(rec *model.Recording) ([]Task, Loop) {
+	samples := rec.Samples
+	if len(samples) == 0 || len(samples[len(samples)-1].Tasks) == 0 {
+		return nil, Loop{}
 	}
+	loop, watches := eventLoop(rec)
 	var out []Task
 	for _, t := range samples[len(samples)-1].Tasks {
-		x := Task{Name: t.Name, Addr: t.Addr, Stack: t.Stack, Kind: TaskRuns}
+		x := Task{Name: t.Name, Addr: t.Addr, Stack: t.Stack, Kind: TaskRuns, FD: -1}
 		for _, f := range t.Stack {
 			if !strings.Contains(f.File, "/asyncio/") {
 				x.Where = f
@@ -103,6 +170,23 @@ func tasks(samples []model.Sample, sources map[string][]string) []Task {
 			x.Kind, x.Object = primitive(t.Stack[0]), varAt(t.Vars, 0, "self")
 		case len(t.Stack) > 0 && t.Stack[0].Func == "sleep" && strings.HasSuffix(t.Stack[0].File, "asyncio/tasks.py"):
 			x.Kind = TaskSleep
+		case t.Thread != 0:
+			x.Kind, x.Object, x.Thread = TaskPoolCall, t.Awaits, t.Thread
+		case len(t.Stack) > 0 && socketOp(t.Stack[0]) != "":
+			x.Kind, x.Op, x.Object = TaskSocket, socketOp(t.Stack[0]), t.Awaits
+			if t.FD != nil {
+				x.FD = *t.FD
+				x.Resource = watches[x.FD]
+				if res, ok := rec.Resources[x.Resource]; ok && res.Peer != "" {
+					for _, pid := range holders(rec.Resources[res.Peer], "") {
+						if pid != rec.Target.PID {
+							x.Peers = append(x.Peers, pid)
+						}
+					}
+				}
+			}
+		case len(t.Stack) > 0 && (t.Stack[0].Func == "TaskGroup.__aexit__" || t.Stack[0].Func == "TaskGroup._aexit") && strings.HasSuffix(t.Stack[0].File, "asyncio/taskgroups.py"):
+			x.Kind, x.Object = TaskGroupWait, t.Awaits
 		case strings.HasSuffix(t.AwaitsType, "Task"):
 			x.Kind, x.Object, x.Awaited = TaskAwaitsTask, t.Awaits, []string{t.Awaits}
 		case t.AwaitsType == "_GatheringFuture":
@@ -110,10 +194,77 @@ func tasks(samples []model.Sample, sources map[string][]string) []Task {
 		default:
 			x.Kind, x.Object = TaskFuture, t.Awaits
 		}
-		x.Holds = taskHolds(t, sources)
+		x.Holds = taskHolds(t, rec.Sources)
 		out = append(out, x)
 	}
-	return out
+	return out, loop
+}
+
+// eventLoop finds the asyncio event loop's thread — the one whose stack
+// runs BaseEventLoop._run_once — and what could wake it, and the
+// descriptors its epoll instance watches (the last sample's), by number.
+// A process with more than one loop's thread has its first.
+func eventLoop(rec *model.Recording) (Loop, map[int]string) {
+	last := rec.Samples[len(rec.Samples)-1]
+	var l Loop
+	var watches map[int]string
+	for _, t := range last.Threads {
+		if !slices.ContainsFunc(t.Stack, func(f model.Frame) bool {
+			return strings.HasSuffix(f.Func, "_run_once") && strings.HasSuffix(f.File, "asyncio/base_events.py")
+		}) {
+			continue
+		}
+		l.TID = t.TID
+		watches = make(map[int]string, len(t.Watches))
+		l.OwnOnly = len(t.Watches) > 0
+		for _, w := range t.Watches {
+			n, name, _ := strings.Cut(w, " ")
+			fd, err := strconv.Atoi(n)
+			if err != nil {
+				l.OwnOnly = false // "… N more"
+				continue
+			}
+			watches[fd] = name
+			l.Watched++
+			res, ok := rec.Resources[name]
+			if !ok || res.Peer == "" || !strings.HasPrefix(name, "socket:") {
+				l.OwnOnly = false
+				continue
+			}
+			if ends := holders(rec.Resources[res.Peer], ""); len(ends) != 1 || ends[0] != rec.Target.PID {
+				l.OwnOnly = false
+			}
+		}
+		break
+	}
+	if l.TID == 0 {
+		return l, nil
+	}
+	l.Forever, l.Alone = true, true
+	for _, s := range rec.Samples {
+		if len(s.Threads) != 1 {
+			l.Alone = false
+		}
+		i := slices.IndexFunc(s.Threads, func(t model.Thread) bool { return t.TID == l.TID })
+		if i < 0 {
+			l.Forever = false
+			continue
+		}
+		sc := s.Threads[i].Syscall
+		switch {
+		case sc.Running || sc.Unknown:
+			l.Forever = false
+		case sc.Name == "epoll_wait" || sc.Name == "epoll_pwait" || sc.Name == "epoll_pwait2":
+			// The timeout is the fourth argument, an int: -1 waits for
+			// ever (epoll_pwait2's is a pointer: NULL).
+			if sc.Name == "epoll_pwait2" && sc.Args[3] != 0 || sc.Name != "epoll_pwait2" && int32(sc.Args[3]) != -1 {
+				l.Forever = false
+			}
+		default:
+			l.Forever = false
+		}
+	}
+	return l, watches
 }
 
 // primitive is the asyncio primitive whose method f is; TaskRuns for

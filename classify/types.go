@@ -200,7 +200,10 @@ type Diagnosis struct {
 	Goroutines []Actor
 	// Tasks are a Python target's asyncio tasks and what each waits for
 	// (its last sample's).
-	Tasks  []Task
+	Tasks []Task
+	// Loop is the asyncio event loop's thread, as the kernel showed it,
+	// when the tasks were read; its TID is 0 for none found.
+	Loop   Loop
 	Groups []Group
 	Locks  []Lock
 	Cycles []Cycle

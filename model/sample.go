@@ -575,4 +575,12 @@ type Task struct {
 	// AwaitsAll are, when it awaits a gather, the gathered tasks'
 	// (or futures') addresses: it waits for every one.
 	AwaitsAll []string `json:"awaits_all,omitempty"`
+	// FD is the descriptor of the socket it waits on, through a stream
+	// (its transport's) or a loop's sock_* call; nil when none or unread.
+	FD *int `json:"fd,omitempty"`
+	// Thread is the thread (its TID, as hangdoc's /proc numbers it) whose
+	// thread-pool work item resolves the future it awaits
+	// (run_in_executor, asyncio.to_thread): that item's future's done
+	// callback holds the very future; 0 for none.
+	Thread int `json:"thread,omitempty"`
 }

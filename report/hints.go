@@ -37,6 +37,8 @@ var hintRows = []hintRow{
 	{"asyncio-self-deadlock", "An asyncio task acquires an asyncio.Lock it already holds"},
 	{"asyncio-await-cycle", "asyncio tasks await each other"},
 	{"asyncio-blocked", "asyncio tasks wait on a lock, an event or a condition"},
+	{"asyncio-nobody-left", "Nothing is left in the process that could wake its event loop"},
+	{"asyncio-lock-across-io", "An asyncio task holds an asyncio.Lock across an await on a socket"},
 	{"wait-cycle", "These threads wait on each other in a cycle"},
 	{"go-holder-spins", "One goroutine loops while holding the mutex"},
 	{"holder-spins", "One thread spins while holding the lock"},

@@ -567,7 +567,7 @@ func New(rec model.Recording, d classify.Diagnosis) *Report {
 	if n := foreignNote(rec.Samples); n != "" {
 		r.Sampling.Notes = append(r.Sampling.Notes, n)
 	}
-	r.Summary, r.Hint = w.summary(d.Cause), w.hint(d.Cause)
+	r.Summary, r.Hint = w.summary(d.Cause)+w.poolCalls(d.Cause), w.hint(d.Cause)
 	r.HintBasis = hintKey(r.Hint)
 	r.Evidence = w.evidence(d.Evidence)
 	r.Threads = w.threads()

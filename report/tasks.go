@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -31,6 +32,15 @@ type Task struct {
 	// Holds are the asyncio locks it holds, by address: a frame of its
 	// is inside `async with NAME:`, whose variable names that lock.
 	Holds []string `json:"holds,omitempty"`
+	// FD is, for a socket wait, the socket's descriptor; Resource what
+	// the kernel calls it ("socket:[123]"), and Peers the other processes
+	// that hold its other end.
+	FD       *int   `json:"fd,omitempty"`
+	Resource string `json:"resource,omitempty"`
+	Peers    []int  `json:"peers,omitempty"`
+	// Thread is, for a thread-pool call, the thread whose work item
+	// resolves the future it awaits.
+	Thread int `json:"thread,omitempty"`
 	// Deadlocked: it is in the cycle of tasks the verdict names.
 	Deadlocked bool `json:"deadlocked,omitempty"`
 	// Where is its innermost frame in the program's own code.
@@ -49,6 +59,13 @@ var taskWaitWords = map[classify.TaskWaitKind]string{
 	classify.TaskAwaitsTask: "task",
 	classify.TaskGather:     "gather",
 	classify.TaskFuture:     "future",
+	classify.TaskPoolCall:   "thread-pool call",
+	classify.TaskGroupWait:  "TaskGroup",
+}
+
+// taskSocketWords name a socket wait by what it waits for.
+var taskSocketWords = map[string]string{
+	"read": "socket read", "write": "socket write", "accept": "socket accept", "connect": "socket connect",
 }
 
 // tasks builds the report's tasks from the diagnosis's, in its order.
@@ -63,7 +80,14 @@ func tasks(ts []classify.Task, c classify.Cause) []Task {
 		}
 	}
 	for _, t := range ts {
-		x := Task{Name: t.Name, Addr: t.Addr, Waits: taskWaitWords[t.Kind], Object: t.Object, Stack: frames(t.Stack), State: "waiting"}
+		x := Task{Name: t.Name, Addr: t.Addr, Waits: taskWaitWords[t.Kind], Object: t.Object, Stack: frames(t.Stack), State: "waiting",
+			Resource: t.Resource, Peers: t.Peers, Thread: t.Thread}
+		if t.Kind == classify.TaskSocket {
+			x.Waits = taskSocketWords[t.Op]
+		}
+		if t.FD >= 0 {
+			x.FD = &t.FD
+		}
 		switch t.Kind {
 		case classify.TaskRuns:
 			x.State = "active"
@@ -135,20 +159,22 @@ func (w *words) tasksBlockedSummary(c classify.Cause) string {
 			break
 		}
 		t := w.d.Tasks[i]
-		what := taskWaitWords[t.Kind]
-		if t.Object != "" {
-			what += " " + t.Object
-		}
 		held := ""
 		if t.Kind == classify.TaskLock {
 			if h := classify.TaskHolder(w.d.Tasks, t.Object); h >= 0 {
 				held = ", held by task " + w.d.Tasks[h].Name
+				if ht := w.d.Tasks[h]; ht.Kind != classify.TaskRuns {
+					held += ", which waits for " + w.taskAwaits(ht)
+				}
 			}
 		}
-		parts = append(parts, fmt.Sprintf("task %s waits for %s at %s%s", t.Name, what, taskWhere(t), held))
+		parts = append(parts, fmt.Sprintf("task %s waits for %s at %s%s", t.Name, w.taskAwaits(t), taskWhere(t), held))
 	}
-	s := fmt.Sprintf("%s on asyncio locks, events or conditions, while the event loop's thread waits for events: %s",
+	s := fmt.Sprintf("%s, while the event loop's thread waits for events: %s",
 		plural(len(c.TaskCycle), "task is blocked", "tasks are blocked"), strings.Join(parts, "; "))
+	if c.NobodyLeft {
+		s += "; nothing is left that could wake the loop but a signal: it waits with no timer due and no callback ready, on no descriptor but its own wake-up socket, and it is the process's only thread"
+	}
 	// A task that failed may be the one that would have set or released
 	// what they wait for.
 	var failed []string
@@ -181,6 +207,96 @@ func taskHop(ts []classify.Task, t classify.Task, n int) string {
 	return fmt.Sprintf("task %s awaits task %s at %s", t.Name, next.Name, taskWhere(t))
 }
 
+// taskAwaits says what task t waits for, in the words of a summary: the
+// primitive or future by address, the socket and who holds its other
+// end, the thread-pool thread that runs its call.
+func (w *words) taskAwaits(t classify.Task) string {
+	switch t.Kind {
+	case classify.TaskSocket:
+		what := map[string]string{"read": "a read from", "write": "room to write on", "accept": "a connection to accept on", "connect": "a connection from"}[t.Op]
+		if t.FD < 0 {
+			return what + " a socket"
+		}
+		s := fmt.Sprintf("%s socket fd %d", what, t.FD)
+		if t.Resource != "" {
+			s += " (" + t.Resource + ")"
+		}
+		if len(t.Peers) > 0 {
+			var ends []string
+			for _, pid := range t.Peers {
+				ends = append(ends, w.procName(pid)+": "+w.stateOf(pid))
+			}
+			s += ", whose other end is held by " + strings.Join(ends, "; ")
+		}
+		return s
+	case classify.TaskPoolCall:
+		return "a thread-pool call that " + w.tidName(t.Thread) + " runs"
+	case classify.TaskGroupWait:
+		return "its TaskGroup's tasks"
+	case classify.TaskFuture:
+		return "future " + t.Object
+	}
+	what := taskWaitWords[t.Kind]
+	if t.Object != "" {
+		what += " " + t.Object
+	}
+	return what
+}
+
+// poolCalls adds to a summary of threads the asyncio tasks that await a
+// thread-pool call on one of the threads it names: "; task handler
+// awaits the thread-pool call tid 7 (asyncio_0) runs". Empty for a
+// summary of tasks, or none.
+func (w *words) poolCalls(c classify.Cause) string {
+	if c.Rule == classify.CauseTasksBlocked || c.Rule == classify.CauseTaskDeadlock {
+		return ""
+	}
+	named := map[int]bool{}
+	for _, a := range c.Actors {
+		named[a.TID] = true
+	}
+	if l := w.lock(c.Lock); l != nil {
+		for _, r := range l.Waiters {
+			named[r.TID] = true
+		}
+	}
+	var parts []string
+	for _, t := range w.d.Tasks {
+		if t.Kind == classify.TaskPoolCall && named[t.Thread] {
+			parts = append(parts, fmt.Sprintf("task %s awaits, at %s, the thread-pool call that %s runs", t.Name, taskWhere(t), w.tidName(t.Thread)))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(parts, "; ")
+}
+
+// lockAcrossIO reports blocked tasks that wait for a lock whose holder
+// waits on a socket.
+func (w *words) lockAcrossIO(c classify.Cause) bool {
+	for _, i := range c.TaskCycle {
+		t := w.d.Tasks[i]
+		if t.Kind != classify.TaskLock {
+			continue
+		}
+		if h := classify.TaskHolder(w.d.Tasks, t.Object); h >= 0 && w.d.Tasks[h].Kind == classify.TaskSocket {
+			return true
+		}
+	}
+	return false
+}
+
+// tidName names a thread of the target by its TID: "tid 7 (worker)".
+func (w *words) tidName(tid int) string {
+	for i := range w.d.Threads {
+		if a := &w.d.Threads[i]; a.Ref.TID == tid {
+			return threadName(a)
+		}
+	}
+	return fmt.Sprintf("tid %d", tid)
+}
+
 // taskCycleLocks reports a cycle of tasks in which every one waits for a
 // lock (no task awaits another).
 func taskCycleLocks(ts []classify.Task, cycle []int) bool {
@@ -198,7 +314,19 @@ func taskWaitCell(t Task) string {
 	if w == "" {
 		return t.State
 	}
-	if t.Object != "" {
+	switch {
+	case t.FD != nil:
+		w += " fd " + strconv.Itoa(*t.FD)
+		if len(t.Peers) > 0 {
+			pids := make([]string, len(t.Peers))
+			for i, p := range t.Peers {
+				pids[i] = "pid " + strconv.Itoa(p)
+			}
+			w += " (other end: " + strings.Join(pids, ", ") + ")"
+		}
+	case t.Thread != 0:
+		w += " on tid " + strconv.Itoa(t.Thread)
+	case t.Object != "":
 		w += " " + t.Object
 	}
 	if len(t.AwaitedBy) > 0 {

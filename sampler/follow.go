@@ -79,7 +79,7 @@ func (f *follower) follow(pid int, sm model.Sample, depth int) {
 	}
 	wanted := map[string]bool{}
 	var children, lockers []int
-	netpoll := netpollWait(sm)
+	netpoll := netpollWait(sm) || asyncioLoop(sm)
 	for _, t := range sm.Threads {
 		sc := t.Syscall
 		if !sc.InCall() {
@@ -212,6 +212,20 @@ func netpollWait(sm model.Sample) bool {
 		}
 		for _, f := range g.Stack {
 			if strings.HasSuffix(f.Func, "(*pollDesc).waitWrite") || strings.HasSuffix(f.Func, "(*pollDesc).waitRead") && !slices.ContainsFunc(g.Stack, func(f model.Frame) bool { return strings.HasSuffix(f.Func, ").Accept") }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// asyncioLoop reports a sample with a thread that runs an asyncio event
+// loop: its tasks wait for pipes and sockets through the loop's epoll
+// instance, as a Go program's goroutines do through the runtime's.
+func asyncioLoop(sm model.Sample) bool {
+	for _, t := range sm.Threads {
+		for _, f := range t.Stack {
+			if strings.HasSuffix(f.Func, "_run_once") && strings.HasSuffix(f.File, "asyncio/base_events.py") {
 				return true
 			}
 		}

@@ -93,6 +93,13 @@ func (c gocontract) holder() (id int64, waiters int) {
 // would swallow the stops Delve waits for.
 func hangdocProcess(t *testing.T, args ...string) (stdout, stderr string, code ExitCode) {
 	t.Helper()
+	return hangdocProcessEnv(t, nil, args...)
+}
+
+// hangdocProcessEnv is hangdocProcess with env added to its environment
+// (a later entry for a name wins).
+func hangdocProcessEnv(t *testing.T, env []string, args ...string) (stdout, stderr string, code ExitCode) {
+	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +107,7 @@ func hangdocProcess(t *testing.T, args ...string) (stdout, stderr string, code E
 	args, rec := withRecord(t, args)
 	defer checkLive(t, rec)
 	cmd := exec.Command(self, args...)
-	cmd.Env = append(os.Environ(), "HANGDOC_MAIN=1")
+	cmd.Env = append(append(os.Environ(), "HANGDOC_MAIN=1"), env...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err = cmd.Run()

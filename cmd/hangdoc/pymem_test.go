@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -245,13 +247,144 @@ func TestAsyncioBlockedFromMemory(t *testing.T) {
 // diagnosePython starts the script victim on pyenv's Python v, in
 // parallel with the test's others, waits for its main thread to be in
 // its last wait, and diagnoses it (JSON, two samples, stacks from
-// wherever hangdoc takes them first).
+// wherever hangdoc takes them first) in a process of its own whose PATH
+// has no py-spy: the tasks come from the interpreter's memory alone.
 func diagnosePython(t *testing.T, v, script string) (*testvictim.Victim, string, string, ExitCode) {
 	t.Helper()
 	py := pyenvPython(t, v)
 	t.Parallel()
 	vic := testvictim.StartCmd(t, exec.Command(py, testvictim.Script(t, script)))
 	vic.WaitBlocked(vic.PID)
-	out, stderr, code := hangdoc(t, strconv.Itoa(vic.PID), "--json", "--samples", "2", "--interval", "300ms")
+	out, stderr, code := hangdocProcessEnv(t, []string{"PATH=" + pathWithout("py-spy")}, strconv.Itoa(vic.PID), "--json", "--samples", "2", "--interval", "300ms")
 	return vic, out, stderr, code
+}
+
+// pathWithout is $PATH less the directories that hold an executable
+// named name.
+func pathWithout(name string) string {
+	var keep []string
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil && fi.Mode()&0o111 != 0 {
+			continue
+		}
+		keep = append(keep, dir)
+	}
+	return strings.Join(keep, string(filepath.ListSeparator))
+}
+
+// asyncioTask is a task of the JSON report, as the asyncio tests read it.
+type asyncioTask struct {
+	Name      string   `json:"name"`
+	State     string   `json:"state"`
+	Waits     string   `json:"waits"`
+	Object    string   `json:"object"`
+	Holds     []string `json:"holds"`
+	FD        *int     `json:"fd"`
+	Peers     []int    `json:"peers"`
+	Thread    int      `json:"thread"`
+	AwaitedBy []string `json:"awaited_by"`
+}
+
+// TestAsyncioWaitsLeadOut: what an asyncio task awaits, followed out of
+// the event loop, on 3.11 to 3.13 with py-spy absent — a TaskGroup child
+// awaiting a future nobody is left to resolve (the loop waits with no
+// timer, on its own wake-up socket alone, the only thread: blocked, not
+// idle); a lock held by a task awaiting a socket whose peer (a forked
+// server) never writes (the socket's descriptor from its transport, the
+// peer's pid from the kernel); a task awaiting a thread-pool call whose
+// thread waits for a lock (the pool thread by the work item's callback).
+func TestAsyncioWaitsLeadOut(t *testing.T) {
+	for _, v := range []string{"3.11", "3.12", "3.13"} {
+		t.Run(v, func(t *testing.T) {
+			t.Run("taskgroup", func(t *testing.T) {
+				vic, r, code := diagnoseTasks(t, v, "py_asyncio_taskgroup.py")
+				if code != ExitBlocked || r.Verdict != "blocked" || r.HintBasis != "asyncio-nobody-left" {
+					t.Fatalf("exit %d, verdict %q (%s), hint %s: want blocked, nobody left", code, r.Verdict, r.Summary, r.HintBasis)
+				}
+				for _, s := range []string{"2 tasks are blocked", "task fetch waits for future 0x", fmt.Sprintf("fetch (py_asyncio_taskgroup.py:%d)", testvictim.MarkedLine(t, testvictim.Script(t, "py_asyncio_taskgroup.py"), "await")), "its TaskGroup's tasks", "nothing is left that could wake the loop but a signal"} {
+					if !strings.Contains(r.Summary, s) {
+						t.Errorf("summary %q lacks %q", r.Summary, s)
+					}
+				}
+				if tk := r.task("fetch"); tk.Waits != "future" || tk.State != "waiting" {
+					t.Errorf("fetch %+v: want waiting for a future", tk)
+				}
+				_ = vic
+			})
+			t.Run("mute socket", func(t *testing.T) {
+				vic, r, code := diagnoseTasks(t, v, "py_asyncio_mute_socket.py")
+				if code != ExitBlocked || r.Verdict != "blocked" || r.HintBasis != "asyncio-lock-across-io" {
+					t.Fatalf("exit %d, verdict %q (%s), hint %s: want blocked behind a lock held across a socket read", code, r.Verdict, r.Summary, r.HintBasis)
+				}
+				server, _ := strconv.Atoi(vic.Info["server"])
+				caller := r.task("caller")
+				if caller.Waits != "socket read" || caller.FD == nil || !slices.Equal(caller.Peers, []int{server}) || len(caller.Holds) != 1 {
+					t.Errorf("caller %+v: want a socket read with the server %d at the other end, holding the lock", caller, server)
+				}
+				if w := r.task("second"); w.Waits != "asyncio.Lock" || len(caller.Holds) == 1 && w.Object != caller.Holds[0] {
+					t.Errorf("second %+v: want waiting for the lock caller holds", w)
+				}
+				for _, s := range []string{"task second waits for asyncio.Lock", "held by task caller, which waits for a read from socket fd", fmt.Sprintf("whose other end is held by pid %d", server)} {
+					if !strings.Contains(r.Summary, s) {
+						t.Errorf("summary %q lacks %q", r.Summary, s)
+					}
+				}
+			})
+			t.Run("thread-pool call", func(t *testing.T) {
+				vic, r, code := diagnoseTasks(t, v, "py_asyncio_executor.py")
+				if code != ExitBlocked || r.Verdict != "blocked" {
+					t.Fatalf("exit %d, verdict %q (%s): want blocked", code, r.Verdict, r.Summary)
+				}
+				var pool int
+				for _, th := range r.Threads {
+					if len(th.Stack) > 0 && th.Stack[0].Func == "load" {
+						pool = th.TID
+					}
+				}
+				h := r.task("handler")
+				if pool == 0 || h.Waits != "thread-pool call" || h.Thread != pool {
+					t.Fatalf("handler %+v: want awaiting the thread-pool call of tid %d (threads %+v)", h, pool, r.Threads)
+				}
+				for _, s := range []string{"(keeper) probably holds", fmt.Sprintf("task handler awaits, at handle (py_asyncio_executor.py:%d), the thread-pool call that tid %d", testvictim.MarkedLine(t, testvictim.Script(t, "py_asyncio_executor.py"), "await"), pool)} {
+					if !strings.Contains(r.Summary, s) {
+						t.Errorf("summary %q lacks %q", r.Summary, s)
+					}
+				}
+				_ = vic
+			})
+		})
+	}
+}
+
+// tasksReport is the JSON report as the asyncio tests read it.
+type tasksReport struct {
+	pycontract
+	HintBasis string        `json:"hint_basis"`
+	Tasks     []asyncioTask `json:"tasks"`
+}
+
+// task is the report's task named name; the zero task for none.
+func (r tasksReport) task(name string) asyncioTask {
+	for _, t := range r.Tasks {
+		if t.Name == name {
+			return t
+		}
+	}
+	return asyncioTask{}
+}
+
+// diagnoseTasks is diagnosePython with its report decoded: the stacks from
+// memory.
+func diagnoseTasks(t *testing.T, v, script string) (*testvictim.Victim, tasksReport, ExitCode) {
+	t.Helper()
+	vic, out, stderr, code := diagnosePython(t, v, script)
+	var r tasksReport
+	r.pycontract = pydecodeAs(t, out, "memory")
+	if err := jsonUnmarshal(out, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Verdict == "" {
+		t.Fatalf("no verdict\n%s", stderr)
+	}
+	return vic, r, code
 }

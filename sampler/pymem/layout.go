@@ -68,6 +68,7 @@ type Layout struct {
 	TupleItems      int
 	ListItems       int // a list's items: a pointer to its array
 	CellRef         int
+	FuncClosure     int // a function's closure: the cells of its free variables
 
 	// Where an instance's attributes are: its type's flags (3.11 on: a
 	// managed dict; 3.13: values inline after the object), the dict's

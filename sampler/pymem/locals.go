@@ -61,20 +61,13 @@ func (r *Reader) varNames(addr uint64, c *code) ([]string, []bool) {
 
 // tupleStrings reads a tuple of str; nil when it is not one.
 func (r *Reader) tupleStrings(t uint64) []string {
-	if t == 0 || r.typeName(t) != "tuple" {
+	items := r.tupleItems(t)
+	if items == nil {
 		return nil
 	}
-	n, err := r.mem.ptr(t + uint64(r.lay.VarSize))
-	if err != nil || n > maxLocals {
-		return nil
-	}
-	b, err := r.mem.read(t+uint64(r.lay.TupleItems), int(n)*8)
-	if err != nil {
-		return nil
-	}
-	out := make([]string, n)
-	for i := range out {
-		out[i] = r.str(binary.LittleEndian.Uint64(b[8*i:]))
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = r.str(it)
 	}
 	return out
 }

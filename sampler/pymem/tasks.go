@@ -44,6 +44,9 @@ type Task struct {
 	AwaitsAll []uint64
 	// Waiter is the future the task itself waits on (its fut_waiter).
 	Waiter uint64
+	// FD is the descriptor of the socket it waits on through a stream or
+	// a loop's sock_* call (with ReadVars); -1 for none or unread.
+	FD int
 }
 
 // maxTasks bounds the tasks one read takes.
@@ -107,7 +110,14 @@ func (r *Reader) Tasks(ctx context.Context) ([]Task, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return r.readTasks(addrs, pages), nil
+	ts := r.readTasks(addrs, pages)
+	for i := range ts {
+		ts[i].FD = -1
+		if r.vars {
+			ts[i].FD = r.taskFD(&ts[i])
+		}
+	}
+	return ts, nil
 }
 
 // setKeys is a set's members; nil when obj is not a set.

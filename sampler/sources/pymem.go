@@ -76,6 +76,9 @@ func (m *pyMemSource) Stacks(ctx context.Context, s *model.Sample) error {
 			for _, a := range t.AwaitsAll {
 				mt.AwaitsAll = append(mt.AwaitsAll, hexAddr(a))
 			}
+			if t.FD >= 0 {
+				mt.FD = &t.FD
+			}
 			s.Tasks = append(s.Tasks, mt)
 		}
 	}
@@ -89,6 +92,7 @@ func (m *pyMemSource) Stacks(ctx context.Context, s *model.Sample) error {
 			byNS[t.NSTID] = i
 		}
 	}
+	var awaiting map[string][]int // tasks by the object they await
 	for _, t := range threads {
 		i, ok := byNS[t.TID]
 		if !ok {
@@ -105,6 +109,23 @@ func (m *pyMemSource) Stacks(ctx context.Context, s *model.Sample) error {
 			continue
 		}
 		s.Threads[i].Stack, s.Threads[i].Vars = t.Frames, t.Vars
+		if len(s.Tasks) > 0 {
+			// A thread-pool thread whose work item resolves the future a
+			// task awaits: the task waits for that thread.
+			for _, a := range m.r.WorkItemResolves(t.Frames, t.Vars) {
+				if awaiting == nil {
+					awaiting = make(map[string][]int, len(s.Tasks))
+					for k, tk := range s.Tasks {
+						if tk.Awaits != "" {
+							awaiting[tk.Awaits] = append(awaiting[tk.Awaits], k)
+						}
+					}
+				}
+				for _, k := range awaiting[hexAddr(a)] {
+					s.Tasks[k].Thread = s.Threads[i].TID
+				}
+			}
+		}
 	}
 	return nil
 }

@@ -95,6 +95,7 @@ var fields = []field{
 	f("TupleItems", "PyTupleObject:ob_item"),
 	f("ListItems", "PyListObject:ob_item"),
 	f("CellRef", "PyCellObject:ob_ref"),
+	f("FuncClosure", "PyFunctionObject:func_closure"),
 	f("CodeAdaptive", "PyCodeObject:co_code_adaptive"),
 	f("ObType", "_object:ob_type"),
 	f("TypeName", "_typeobject:tp_name"),

@@ -1,0 +1,159 @@
+package pymem
+
+import (
+	"encoding/binary"
+	"strconv"
+	"strings"
+
+	"github.com/hangdoc/hangdoc/model"
+)
+
+// Where a task's wait leads outside its event loop: the socket a stream
+// (or a loop's sock_* call) waits on, and the thread-pool work item whose
+// completion resolves the future a task awaits (run_in_executor,
+// asyncio.to_thread). Both are read from the objects the frames' variables
+// name, so only on a read with ReadVars.
+
+// sockFrames are asyncio's coroutines a task waits on a socket in, by the
+// end of their file and their qualified name, with the variable that
+// leads to the socket: a stream's transport (its _sock_fd), or the socket
+// itself.
+var sockFrames = []struct {
+	file, fn, v string
+	transport   bool
+}{
+	{"asyncio/streams.py", "StreamReader._wait_for_data", "self", true},
+	{"asyncio/streams.py", "FlowControlMixin._drain_helper", "self", true},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recv", "sock", false},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recv_into", "sock", false},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recvfrom", "sock", false},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recvfrom_into", "sock", false},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_sendall", "sock", false},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_sendto", "sock", false},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_accept", "sock", false},
+	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_connect", "sock", false},
+}
+
+// sockObjFD is where a socket object keeps its descriptor: sock_fd, the
+// first field after PyObject_HEAD in socketmodule.h's PySocketSockObject,
+// in every CPython 3 (the _socket module's DWARF is not read).
+const sockObjFD = 16
+
+// taskFD is the descriptor of the socket task t waits on; -1 when it waits
+// on none, or it cannot be read.
+func (r *Reader) taskFD(t *Task) int {
+	if len(t.Stack) == 0 {
+		return -1
+	}
+	f := t.Stack[0]
+	for _, s := range sockFrames {
+		if f.Func != s.fn || !strings.HasSuffix(f.File, s.file) {
+			continue
+		}
+		obj := varAddr(t.Vars, 0, s.v)
+		if obj == 0 {
+			return -1
+		}
+		if s.transport {
+			fd := r.attr(r.attr(obj, "_transport"), "_sock_fd")
+			if fd == 0 || r.typeName(fd) != "int" {
+				return -1
+			}
+			if v, ok := r.smallInt(fd); ok && v < 1<<30 {
+				return int(v)
+			}
+			return -1
+		}
+		if r.typeName(obj) != "socket" {
+			return -1
+		}
+		b, err := r.mem.read(obj+sockObjFD, 4)
+		if err != nil {
+			return -1
+		}
+		if fd := int32(binary.LittleEndian.Uint32(b)); fd >= 0 {
+			return int(fd)
+		}
+		return -1
+	}
+	return -1
+}
+
+// varAddr is the address of the object frame's variable name names; 0
+// when not read.
+func varAddr(vars []model.FrameVars, frame int, name string) uint64 {
+	for _, fv := range vars {
+		if fv.Frame != frame {
+			continue
+		}
+		for _, v := range fv.Vars {
+			if v.Name == name {
+				a, err := strconv.ParseUint(strings.TrimPrefix(v.Addr, "0x"), 16, 64)
+				if err != nil {
+					return 0
+				}
+				return a
+			}
+		}
+	}
+	return 0
+}
+
+// WorkItemResolves are the objects a thread-pool thread's work item will
+// complete when its call returns: for the thread's frames (innermost
+// first) and their variables, the self of concurrent.futures'
+// _WorkItem.run, its future, and what that future's done callbacks
+// close over — asyncio's _chain_future keeps there the asyncio future a
+// task awaits (run_in_executor, asyncio.to_thread). Nil when the thread
+// runs no work item, or its variables were not read.
+func (r *Reader) WorkItemResolves(frames []model.Frame, vars []model.FrameVars) []uint64 {
+	for i, f := range frames {
+		if f.Func != "_WorkItem.run" && !(f.Func == "run" && i+1 < len(frames) && frames[i+1].Func == "_worker") {
+			continue
+		}
+		if !strings.HasSuffix(f.File, "concurrent/futures/thread.py") {
+			continue
+		}
+		fut := r.attr(varAddr(vars, i, "self"), "future")
+		var out []uint64
+		for _, cb := range r.listItems(r.attr(fut, "_done_callbacks")) {
+			if r.typeName(cb) != "function" {
+				continue
+			}
+			closure, err := r.mem.ptr(cb + uint64(r.lay.FuncClosure))
+			if err != nil {
+				continue
+			}
+			for _, cell := range r.tupleItems(closure) {
+				if r.typeName(cell) != "cell" {
+					continue
+				}
+				if obj, err := r.mem.ptr(cell + uint64(r.lay.CellRef)); err == nil && obj != 0 {
+					out = append(out, obj)
+				}
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// tupleItems is a tuple's items; nil when t is not a tuple.
+func (r *Reader) tupleItems(t uint64) []uint64 {
+	if t == 0 || r.typeName(t) != "tuple" {
+		return nil
+	}
+	n, err := r.mem.ptr(t + uint64(r.lay.VarSize))
+	if err != nil || n > maxLocals {
+		return nil
+	}
+	b, err := r.mem.read(t+uint64(r.lay.TupleItems), int(n)*8)
+	if err != nil {
+		return nil
+	}
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return out
+}
