@@ -28,6 +28,7 @@ const (
 	nodeProcess                  // a process (another one, or the target as a whole)
 	nodeLock                     // a lock
 	nodeResource                 // a pipe, a socket, a channel
+	nodeTask                     // an asyncio task
 	nodeMore                     // "+K more"
 )
 
@@ -257,17 +258,106 @@ func newGraph(r *Report) *waitGraph {
 		})
 		b.edge(from, res, w.Kind, "", true)
 	}
+	tasksHot := b.taskEdges()
 	// The cycles' steps: each member waits for the next. A step the edges
 	// above do not draw (a channel only the other refers to, a peer
 	// process's wait) is drawn as the cycle has it.
 	cyc := b.cycleEdges()
 	g := b.group()
-	g.cycle = len(cyc) > 0
+	g.cycle = len(cyc) > 0 || tasksHot
 	// A working or idle program rests on no chain of waits.
 	if g.cycle || r.Verdict != "working" && r.Verdict != "idle" {
 		g.mark()
 	}
 	return g.bound()
+}
+
+// maxGraphTasks bounds the asyncio tasks drawn: a server's thousands of
+// tasks would each be a node; the bound keeps the pass short, and bound()
+// the drawing.
+const maxGraphTasks = maxGraphNodes
+
+// taskEdges draws the asyncio tasks whose wait leads somewhere: to the
+// task that holds the asyncio lock it waits for (probable: by the holder's
+// `async with`), to the task it awaits (alone or in a gather), to the
+// processes at the other end of the socket it waits on, to the thread
+// whose thread-pool work item resolves what it awaits. A task whose wait
+// leads nowhere known is not drawn. It reports whether it marked a cycle
+// of tasks (the verdict's task deadlock) hot.
+func (b *graphBuilder) taskEdges() bool {
+	ts := b.r.Tasks
+	if len(ts) == 0 {
+		return false
+	}
+	byAddr := make(map[string]int, len(ts))
+	byName := make(map[string]int, len(ts))
+	holder := map[string][]int{}
+	for i, t := range ts {
+		byAddr[t.Addr] = i
+		if _, dup := byName[t.Name]; !dup {
+			byName[t.Name] = i
+		}
+		for _, h := range t.Holds {
+			holder[h] = append(holder[h], i)
+		}
+	}
+	node := func(i int) int {
+		t := ts[i]
+		return b.node("k:"+t.Addr, func() gnode {
+			label := []string{"task " + t.Name}
+			if t.Where != "" {
+				label = append(label, t.Where)
+			}
+			class := t.State
+			if t.Deadlocked {
+				class = "deadlock"
+			}
+			return gnode{kind: nodeTask, label: append(label, t.State), class: class}
+		})
+	}
+	hot := false
+	mark := func(e int, on bool) {
+		if on {
+			b.edges[e].hot, hot = true, true
+		}
+	}
+	drawn := 0
+	for i, t := range ts {
+		if drawn >= maxGraphTasks {
+			break
+		}
+		before := len(b.edges)
+		switch {
+		case t.Waits == "asyncio.Lock" && len(holder[t.Object]) == 1:
+			h := holder[t.Object][0]
+			ln := b.node("L:"+t.Object, func() gnode { return gnode{kind: nodeLock, label: []string{"asyncio.Lock " + t.Object}} })
+			both := t.Deadlocked && ts[h].Deadlocked
+			mark(b.edge(node(i), ln, "waits to take it", "", false), both)
+			mark(b.edge(ln, node(h), "held by", "probable", false), both)
+		case t.Waits == "task":
+			if j, ok := byAddr[t.Object]; ok {
+				mark(b.edge(node(i), node(j), "awaits", "proven", false), t.Deadlocked && ts[j].Deadlocked)
+			}
+		case t.Resource != "" && len(t.Peers) > 0:
+			res := b.node("r:"+t.Resource, func() gnode { return gnode{kind: nodeResource, label: []string{t.Resource}} })
+			b.edge(node(i), res, t.Waits, "proven", false)
+			for _, pid := range t.Peers {
+				b.edge(res, b.refNode(Ref{PID: pid}), "other end", "proven", false)
+			}
+		case t.Thread != 0:
+			b.edge(node(i), b.refNode(Ref{PID: b.r.Target.PID, TID: t.Thread}), t.Waits, "exact", false)
+		}
+		// Who awaits it in a gather: the awaiter's edge to it.
+		for _, name := range t.AwaitedBy {
+			if j, ok := byName[name]; ok && ts[j].Waits == "gather" {
+				mark(b.edge(node(j), node(i), "awaits (gather)", "proven", false), t.Deadlocked && ts[j].Deadlocked)
+			}
+		}
+		if len(b.edges) > before {
+			drawn++
+		}
+	}
+	return hot
 }
 
 // cycleEdges marks the edges of every cycle's steps hot, adding those the
@@ -476,6 +566,8 @@ func nodeID(n *gnode, i int) string {
 		return fmt.Sprintf("lock_%d", i)
 	case nodeResource:
 		return fmt.Sprintf("res_%d", i)
+	case nodeTask:
+		return fmt.Sprintf("task_%d", i)
 	}
 	return "more"
 }

@@ -140,6 +140,57 @@ func TestGraphBounded(t *testing.T) {
 	}
 }
 
+// TestGraphTasks: asyncio tasks are drawn where their waits lead — to
+// the task that holds the lock they wait for, to a task they await, to
+// the process at the other end of their socket, to the thread that runs
+// their thread-pool call — a deadlock's tasks hot; a task whose wait
+// leads nowhere known is not drawn, and ten thousand such tasks cost no
+// node.
+func TestGraphTasks(t *testing.T) {
+	fd := 6
+	r := &Report{Target: Target{PID: 1, Cmdline: "app"}, Verdict: "deadlock",
+		Threads:   []Thread{{TID: 1, Name: "MainThread", Class: "idle"}, {TID: 7, Name: "asyncio_0", Class: "blocked"}},
+		Processes: []Process{{PID: 9, Cmdline: "server", Verdict: "idle"}},
+		Tasks: []Task{
+			{Name: "first", Addr: "0xa", State: "waiting", Waits: "asyncio.Lock", Object: "0x2", Holds: []string{"0x1"}, Deadlocked: true},
+			{Name: "second", Addr: "0xb", State: "waiting", Waits: "asyncio.Lock", Object: "0x1", Holds: []string{"0x2"}, Deadlocked: true},
+			{Name: "caller", Addr: "0xc", State: "waiting", Waits: "socket read", FD: &fd, Resource: "socket:[5]", Peers: []int{9}},
+			{Name: "handler", Addr: "0xd", State: "waiting", Waits: "thread-pool call", Thread: 7},
+			{Name: "sleeper", Addr: "0xe", State: "waiting", Waits: "sleep"},
+		}}
+	var b bytes.Buffer
+	if err := Mermaid(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	m := b.String()
+	for _, want := range []string{
+		`task_1 -->|"waits to take it"| lock_0`, `lock_0 -->|"held by · probable"| task_2`,
+		`task_2 -->|"waits to take it"| lock_3`, `lock_3 -->|"held by · probable"| task_1`,
+		`-->|"socket read · proven"| res_`, `-->|"other end · proven"| p_9`,
+		`-->|"thread-pool call · exact"| t_1_7`,
+		"class lock_0,task_1,task_2,lock_3 hot",
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("drawing lacks %q:\n%s", want, m)
+		}
+	}
+	if strings.Contains(m, "sleeper") {
+		t.Errorf("a sleeping task drawn:\n%s", m)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(m), "\n") {
+		if !mermaidLine.MatchString(line) {
+			t.Errorf("line %d %q is no line of a flowchart", i, line)
+		}
+	}
+	many := &Report{Target: Target{PID: 1}, Verdict: "idle"}
+	for i := range 10000 {
+		many.Tasks = append(many.Tasks, Task{Name: "t", Addr: "0x" + strconv.Itoa(i), State: "waiting", Waits: "future"})
+	}
+	if g := newGraph(many); len(g.nodes) != 0 {
+		t.Errorf("tasks whose waits lead nowhere: %d nodes", len(g.nodes))
+	}
+}
+
 // TestGraphCandidatesNotDrawn: a wait that only has candidates to end it
 // is no edge; its waiter is not drawn on its account.
 func TestGraphCandidatesNotDrawn(t *testing.T) {
@@ -159,7 +210,7 @@ func TestGraphCandidatesNotDrawn(t *testing.T) {
 
 var (
 	mermaidLine = regexp.MustCompile(`^(?:flowchart LR` +
-		`|  [A-Za-z0-9_]+(?:\["[^"]*"\]|\[\["[^"]*"\]\]|\[\("[^"]*"\)\]|\{\{"[^"]*"\}\}|\[/"[^"]*"/\]|>"[^"]*"\])` +
+		`|  [A-Za-z0-9_]+(?:\["[^"]*"\]|\[\["[^"]*"\]\]|\[\("[^"]*"\)\]|\{\{"[^"]*"\}\}|\[/"[^"]*"/\]|\(\["[^"]*"\]\)|>"[^"]*"\])` +
 		`|  %% grp_\d+ = [a-z]_[0-9_]+ \+\d+` +
 		`|  [A-Za-z0-9_]+ (?:-->|-\.->)\|"[^"|]*"\| [A-Za-z0-9_]+` +
 		`|  classDef [a-z]+ [a-z:#0-9,-]+` +

@@ -68,6 +68,8 @@ func mermaidShape(n *gnode) string {
 		return "{{" + l + "}}"
 	case nodeResource:
 		return "[/" + l + "/]"
+	case nodeTask:
+		return "([" + l + "])"
 	case nodeMore:
 		return ">" + l + "]"
 	}
@@ -160,7 +162,7 @@ func dotLabel(lines []string) string {
 
 var dotShape = map[nodeKind]string{
 	nodeActor: "box", nodeGroup: "box3d", nodeProcess: "cylinder", nodeLock: "hexagon",
-	nodeResource: "parallelogram", nodeMore: "note",
+	nodeResource: "parallelogram", nodeTask: "ellipse", nodeMore: "note",
 }
 
 // DOT writes the wait-for graph of r for Graphviz (--format dot): the same

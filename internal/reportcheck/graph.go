@@ -48,7 +48,7 @@ func (g *graphReport) key(x ref) string {
 }
 
 var (
-	mermaidNode  = regexp.MustCompile(`^  ([A-Za-z0-9_]+)(?:\[|\{\{|>)`)
+	mermaidNode  = regexp.MustCompile(`^  ([A-Za-z0-9_]+)(?:\[|\{\{|>|\(\[)`)
 	mermaidEdge  = regexp.MustCompile(`^  ([A-Za-z0-9_]+) (-->|-\.->)\|"([^"|]*)"\| ([A-Za-z0-9_]+)$`)
 	mermaidGroup = regexp.MustCompile(`^  %% (grp_\d+) = ([A-Za-z0-9_]+) \+(\d+)$`)
 	mermaidHot   = regexp.MustCompile(`^  class ([A-Za-z0-9_,]+) hot$`)
