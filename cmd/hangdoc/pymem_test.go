@@ -207,7 +207,8 @@ func TestAsyncioAwaitCycleFromMemory(t *testing.T) {
 // TestAsyncioBlockedFromMemory: a task waiting for an Event whose setter
 // failed is blocked, not idle, although the loop's one thread waits in
 // epoll (the tasks from memory, 3.11 to 3.13); the summary names the
-// waiter, its Event and the failed setter.
+// waiter, its Event and the failed setter, and, the loop having no timer
+// and no other thread, that nothing is left that could wake it.
 func TestAsyncioBlockedFromMemory(t *testing.T) {
 	for _, v := range []string{"3.11", "3.12", "3.13"} {
 		t.Run(v, func(t *testing.T) {
@@ -225,10 +226,12 @@ func TestAsyncioBlockedFromMemory(t *testing.T) {
 			if err := jsonUnmarshal(out, &r); err != nil {
 				t.Fatal(err)
 			}
-			if code != ExitBlocked || c.Verdict != "blocked" || r.HintBasis != "asyncio-blocked" {
+			// Nothing is left that could set the Event: the loop's only
+			// thread waits with no timer, on its own wake-up socket.
+			if code != ExitBlocked || c.Verdict != "blocked" || r.HintBasis != "asyncio-nobody-left" {
 				t.Fatalf("exit %d, verdict %q (%s), hint %s: want blocked tasks\n%s", code, c.Verdict, c.Summary, r.HintBasis, stderr)
 			}
-			for _, s := range []string{"1 task is blocked", "task waiter waits for asyncio.Event", fmt.Sprintf("wait_ready (py_asyncio_event.py:%d)", testvictim.MarkedLine(t, script, "wait")), "1 task failed with an exception: setter"} {
+			for _, s := range []string{"2 tasks are blocked", "task waiter waits for asyncio.Event", "task Task-1 waits for task 0x", "nothing is left that could wake the loop", fmt.Sprintf("wait_ready (py_asyncio_event.py:%d)", testvictim.MarkedLine(t, script, "wait")), "1 task failed with an exception: setter"} {
 				if !strings.Contains(c.Summary, s) {
 					t.Errorf("summary %q lacks %q", c.Summary, s)
 				}
@@ -249,11 +252,11 @@ func TestAsyncioBlockedFromMemory(t *testing.T) {
 // its last wait, and diagnoses it (JSON, two samples, stacks from
 // wherever hangdoc takes them first) in a process of its own whose PATH
 // has no py-spy: the tasks come from the interpreter's memory alone.
-func diagnosePython(t *testing.T, v, script string) (*testvictim.Victim, string, string, ExitCode) {
+func diagnosePython(t *testing.T, v, script string, args ...string) (*testvictim.Victim, string, string, ExitCode) {
 	t.Helper()
 	py := pyenvPython(t, v)
 	t.Parallel()
-	vic := testvictim.StartCmd(t, exec.Command(py, testvictim.Script(t, script)))
+	vic := testvictim.StartCmd(t, exec.Command(py, append([]string{testvictim.Script(t, script)}, args...)...))
 	vic.WaitBlocked(vic.PID)
 	out, stderr, code := hangdocProcessEnv(t, []string{"PATH=" + pathWithout("py-spy")}, strconv.Itoa(vic.PID), "--json", "--samples", "2", "--interval", "300ms")
 	return vic, out, stderr, code
@@ -292,7 +295,9 @@ type asyncioTask struct {
 // idle); a lock held by a task awaiting a socket whose peer (a forked
 // server) never writes (the socket's descriptor from its transport, the
 // peer's pid from the kernel); a task awaiting a thread-pool call whose
-// thread waits for a lock (the pool thread by the work item's callback).
+// thread waits for a lock (the pool thread by the work item's callback);
+// an Event nobody sets beside a sleeper's timer: blocked, and no claim
+// that nothing is left.
 func TestAsyncioWaitsLeadOut(t *testing.T) {
 	for _, v := range []string{"3.11", "3.12", "3.13"} {
 		t.Run(v, func(t *testing.T) {
@@ -328,6 +333,18 @@ func TestAsyncioWaitsLeadOut(t *testing.T) {
 					if !strings.Contains(r.Summary, s) {
 						t.Errorf("summary %q lacks %q", r.Summary, s)
 					}
+				}
+			})
+			t.Run("event with a timer left", func(t *testing.T) {
+				// The Event's setter failed, but a sleeper's timer is
+				// left: the loop waits with a timeout, so nothing proves
+				// that no one is left.
+				_, r, code := diagnoseTasks(t, v, "py_asyncio_event.py", "timer")
+				if code != ExitBlocked || r.Verdict != "blocked" || r.HintBasis != "asyncio-blocked" {
+					t.Fatalf("exit %d, verdict %q (%s), hint %s: want blocked tasks, a timer left", code, r.Verdict, r.Summary, r.HintBasis)
+				}
+				if strings.Contains(r.Summary, "nothing is left") || !strings.Contains(r.Summary, "1 task is blocked") {
+					t.Errorf("summary %q: want the waiter alone, and no claim that nothing is left", r.Summary)
 				}
 			})
 			t.Run("thread-pool call", func(t *testing.T) {
@@ -375,9 +392,9 @@ func (r tasksReport) task(name string) asyncioTask {
 
 // diagnoseTasks is diagnosePython with its report decoded: the stacks from
 // memory.
-func diagnoseTasks(t *testing.T, v, script string) (*testvictim.Victim, tasksReport, ExitCode) {
+func diagnoseTasks(t *testing.T, v, script string, args ...string) (*testvictim.Victim, tasksReport, ExitCode) {
 	t.Helper()
-	vic, out, stderr, code := diagnosePython(t, v, script)
+	vic, out, stderr, code := diagnosePython(t, v, script, args...)
 	var r tasksReport
 	r.pycontract = pydecodeAs(t, out, "memory")
 	if err := jsonUnmarshal(out, &r); err != nil {

@@ -79,6 +79,74 @@ func (r *Reader) taskFD(t *Task) int {
 	return -1
 }
 
+// taskVarFrames are asyncio's coroutines whose variables say what a task
+// waits on: a primitive's self, a stream's or a socket call's.
+var taskVarFrames = map[string]bool{
+	"Lock.acquire": true, "Semaphore.acquire": true, "Event.wait": true, "Condition.wait": true,
+	"Queue.get": true, "Queue.put": true, "Queue.join": true,
+}
+
+// Opcodes of the bytecode scan (taskVarsWanted), by minor version:
+// BEFORE_ASYNC_WITH, and the first of the instrumented opcodes that
+// sys.monitoring writes over an instruction (3.12 on), which hide it.
+var (
+	beforeAsyncWith = map[int]byte{11: 52, 12: 52, 13: 1}
+	instrumentedMin = map[int]int{12: 237, 13: 236}
+)
+
+// taskVarsWanted reports whether a task's frame of code c (at codeAddr) has
+// variables that can tell something: an asyncio primitive's or a socket
+// wait's own frame (its self or sock), or a function with an `async
+// with` in it (the lock a task holds is the variable it names: its
+// bytecode has BEFORE_ASYNC_WITH). Reading only those keeps a server's
+// ten thousand tasks' variables, most of which tell nothing, unread. A
+// code whose bytecode cannot be read, or is instrumented, is read.
+func (r *Reader) taskVarsWanted(codeAddr uint64, c *code) bool {
+	if c.telling != 0 {
+		return c.telling > 0
+	}
+	c.telling = -1
+	if strings.Contains(c.file, "/asyncio/") {
+		if taskVarFrames[c.name] || socketFrame(c.file, c.name) {
+			c.telling = 1
+		}
+		return c.telling > 0
+	}
+	c.telling = 1
+	op, ok := beforeAsyncWith[r.minor]
+	if !ok || c.bytecode == 0 {
+		return true
+	}
+	units, err := r.mem.ptr(codeAddr + uint64(r.lay.VarSize))
+	if err != nil || units > 1<<20 {
+		return true
+	}
+	b, err := r.mem.read(c.bytecode, int(2*units))
+	if err != nil {
+		return true
+	}
+	inst, instrumented := instrumentedMin[r.minor]
+	// Every code unit's first byte is an opcode or a cache entry's data:
+	// a cache that reads as BEFORE_ASYNC_WITH only costs a read.
+	for i := 0; i < len(b); i += 2 {
+		if b[i] == op || instrumented && int(b[i]) >= inst {
+			return true
+		}
+	}
+	c.telling = -1
+	return false
+}
+
+// socketFrame reports an asyncio coroutine a task waits on a socket in.
+func socketFrame(file, fn string) bool {
+	for _, s := range sockFrames {
+		if fn == s.fn && strings.HasSuffix(file, s.file) {
+			return true
+		}
+	}
+	return false
+}
+
 // varAddr is the address of the object frame's variable name names; 0
 // when not read.
 func varAddr(vars []model.FrameVars, frame int, name string) uint64 {

@@ -139,6 +139,9 @@ type code struct {
 	vars     []string
 	cells    []bool
 	varsRead bool
+	// telling: a task's frame of this code has variables worth reading
+	// (taskVarsWanted): 0 not yet known, 1 yes, -1 no.
+	telling int8
 }
 
 // Open finds the CPython runtime of pid: the mapped libpython3.N.so, or

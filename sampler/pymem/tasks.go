@@ -243,7 +243,7 @@ func (r *Reader) readTasks(addrs []uint64, pages map[uint64][]byte) []Task {
 				off = int(instr - c.bytecode)
 			}
 			frameAt := w.at + uint64(l.CoroFrame)
-			if r.vars {
+			if r.vars && r.taskVarsWanted(codeAddr, c) {
 				if vs := r.frameVars(codeAddr, c, frameAt+uint64(l.IFrameLocals), pages); len(vs) > 0 {
 					w.vars = append(w.vars, model.FrameVars{Frame: len(w.frames), Vars: vs})
 				}
