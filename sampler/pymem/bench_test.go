@@ -250,11 +250,13 @@ func maxGap(stamps []int64, from, to int64) time.Duration {
 const benchTasks = 10000
 
 // BenchmarkTasks reads py_many_tasks' 10,000 pending asyncio tasks (each
-// with an Event of its own, 1 to 5 coroutines above its wait) from memory, on Python 3.12 and
+// with an Event of its own, 1 to 5 coroutines above its wait, one in five
+// inside `async with` a Lock of its own) from memory, on Python 3.12 and
 // 3.13, the Reader opened once, without and with the frames' variables
 // (a run reads them on its last sample): wall time and hangdoc's CPU per
 // read, and the tasks and frames each read found (all of them, or it
-// fails).
+// fails), and with the variables, the Locks the `async with` frames name
+// (every one of the 2,000, or it fails).
 //
 //	go test -run '^$' -bench BenchmarkTasks -benchtime 20x -count 3 ./sampler/pymem
 func BenchmarkTasks(b *testing.B) {
@@ -279,7 +281,7 @@ func benchReadTasks(b *testing.B, pid int, vars bool) {
 		b.Fatal(err)
 	}
 	r.ReadVars(vars)
-	var tasks, frames int
+	var tasks, frames, locks int
 	self0 := rusage(unix.RUSAGE_SELF)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -291,13 +293,28 @@ func benchReadTasks(b *testing.B, pid int, vars bool) {
 			b.Fatalf("read %d: %d tasks, want %d", i+1, len(ts), benchTasks)
 		}
 		tasks += len(ts)
+		n := 0
 		for _, t := range ts {
 			frames += len(t.Stack)
+			for _, fv := range t.Vars {
+				for _, v := range fv.Vars {
+					if v.Name == "lock" && v.Type == "Lock" {
+						n++
+					}
+				}
+			}
 		}
+		if vars && n < benchTasks/5 {
+			b.Fatalf("read %d: %d Locks named by async with frames, want %d", i+1, n, benchTasks/5)
+		}
+		locks += n
 	}
 	b.StopTimer()
 	self := rusage(unix.RUSAGE_SELF) - self0
 	b.ReportMetric(float64(self.Microseconds())/1000/float64(b.N), "cpu-ms/read")
 	b.ReportMetric(float64(tasks)/float64(b.N), "tasks/read")
 	b.ReportMetric(float64(frames)/float64(b.N), "frames/read")
+	if vars {
+		b.ReportMetric(float64(locks)/float64(b.N), "held-locks/read")
+	}
 }

@@ -2,7 +2,9 @@
 named "task-0".."task-N-1", shaped as a server's are: each owns its
 objects — its own Event, which nobody sets, and a buffer of its own —
 and waits at a depth of its own, 1 to 5 coroutines above the Event's
-wait. The loop's thread then waits in epoll.
+wait; one task in five holds an asyncio.Lock of its own across the wait
+(`async with`), as a handler guards its connection. The loop's thread
+then waits in epoll.
 
 Ready line once every task waits:
     ready pid=P tasks=N
@@ -26,9 +28,21 @@ async def one(ev, depth, buf):
     return await hold(ev, buf)
 
 
+async def guarded(ev, depth, buf, lock):
+    async with lock:
+        return await one(ev, depth, buf)
+
+
+def handler(i):
+    ev, buf = asyncio.Event(), bytearray(64 + i % 512)
+    if i % 5 == 2:
+        return guarded(ev, 1 + i % 5, buf, asyncio.Lock())
+    return one(ev, 1 + i % 5, buf)
+
+
 async def main(n):
     ev = asyncio.Event()
-    tasks = [asyncio.create_task(one(asyncio.Event(), 1 + i % 5, bytearray(64 + i % 512)), name="task-%d" % i) for i in range(n)]
+    tasks = [asyncio.create_task(handler(i), name="task-%d" % i) for i in range(n)]
     while not all(t._fut_waiter is not None for t in tasks):
         await asyncio.sleep(0.01)
     os.write(1, ("ready pid=%d tasks=%d\n" % (os.getpid(), n)).encode())
