@@ -32,6 +32,12 @@ type Task struct {
 	// Holds are the asyncio locks it holds, by address: a frame of its
 	// is inside `async with NAME:`, whose variable names that lock.
 	Holds []string `json:"holds,omitempty"`
+	// HoldsAt are, for each of Holds, the `async with` it rests on
+	// ("take (m.py:12)"), and HoldsBasis how sure each is: "probable" —
+	// the source names the lock, the address is the variable's, but no
+	// owner is recorded (an asyncio.Lock keeps none).
+	HoldsAt    []string `json:"holds_at,omitempty"`
+	HoldsBasis string   `json:"holds_basis,omitempty"`
 	// FD is, for a socket wait, the socket's descriptor; Resource what
 	// the kernel calls it ("socket:[123]"), and Peers the other processes
 	// that hold its other end.
@@ -102,6 +108,8 @@ func tasks(ts []classify.Task, c classify.Cause) []Task {
 		x.AwaitedBy = slices.Sorted(slices.Values(awaitedBy[t.Addr]))
 		for _, h := range t.Holds {
 			x.Holds = append(x.Holds, h.Lock)
+			x.HoldsAt = append(x.HoldsAt, frameWhere(model.Frame{Func: h.Frame.Func, File: h.Frame.File, Line: h.Line}))
+			x.HoldsBasis = "probable"
 		}
 		out = append(out, x)
 	}

@@ -277,15 +277,17 @@ func pathWithout(name string) string {
 
 // asyncioTask is a task of the JSON report, as the asyncio tests read it.
 type asyncioTask struct {
-	Name      string   `json:"name"`
-	State     string   `json:"state"`
-	Waits     string   `json:"waits"`
-	Object    string   `json:"object"`
-	Holds     []string `json:"holds"`
-	FD        *int     `json:"fd"`
-	Peers     []int    `json:"peers"`
-	Thread    int      `json:"thread"`
-	AwaitedBy []string `json:"awaited_by"`
+	Name       string   `json:"name"`
+	State      string   `json:"state"`
+	Waits      string   `json:"waits"`
+	Object     string   `json:"object"`
+	Holds      []string `json:"holds"`
+	HoldsAt    []string `json:"holds_at"`
+	HoldsBasis string   `json:"holds_basis"`
+	FD         *int     `json:"fd"`
+	Peers      []int    `json:"peers"`
+	Thread     int      `json:"thread"`
+	AwaitedBy  []string `json:"awaited_by"`
 }
 
 // TestAsyncioWaitsLeadOut: what an asyncio task awaits, followed out of
@@ -323,7 +325,8 @@ func TestAsyncioWaitsLeadOut(t *testing.T) {
 				}
 				server, _ := strconv.Atoi(vic.Info["server"])
 				caller := r.task("caller")
-				if caller.Waits != "socket read" || caller.FD == nil || !slices.Equal(caller.Peers, []int{server}) || len(caller.Holds) != 1 {
+				if caller.Waits != "socket read" || caller.FD == nil || !slices.Equal(caller.Peers, []int{server}) || len(caller.Holds) != 1 || caller.HoldsBasis != "probable" ||
+					!slices.Equal(caller.HoldsAt, []string{fmt.Sprintf("call (py_asyncio_mute_socket.py:%d)", testvictim.MarkedLine(t, testvictim.Script(t, "py_asyncio_mute_socket.py"), "hold"))}) {
 					t.Errorf("caller %+v: want a socket read with the server %d at the other end, holding the lock", caller, server)
 				}
 				if w := r.task("second"); w.Waits != "asyncio.Lock" || len(caller.Holds) == 1 && w.Object != caller.Holds[0] {

@@ -31,7 +31,7 @@ def serve(srv):
 
 
 async def call(lock, reader, writer):
-    async with lock:
+    async with lock:  # LINE hold
         writer.write(b"ping\n")
         await writer.drain()
         return await reader.readline()  # LINE read
