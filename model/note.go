@@ -79,6 +79,7 @@ const (
 	NotePyMemoryRead        NoteKind = "py_memory_read"          // CPython version, how its layout was known
 	NotePyTornLeft          NoteKind = "py_torn_left"            // stacks
 	NotePyTasksUnread       NoteKind = "py_tasks_unread"         // error
+	NotePyTasksTorn         NoteKind = "py_tasks_torn"           // tasks left out, reads
 
 	// Source files.
 	NoteSourceUnread     NoteKind = "source_unread"      // path, error

@@ -44,6 +44,7 @@ var noteWords = map[model.NoteKind]string{
 	model.NoteNoPythonStacks:      "no Python stacks: %s; the diagnosis is from kernel evidence only",
 	model.NotePyMemoryRead:        "Python stacks read from the interpreter's memory while it ran (CPython %s, by %s): it was never stopped",
 	model.NotePyTasksUnread:       "asyncio tasks not all read: %s",
+	model.NotePyTasksTorn:         "%s asyncio tasks left out: their loop ran while they were read %s times, and they changed between the last two reads",
 	model.NotePyTornLeft:          "%s Python stacks changed on each of their reads: left out rather than shown torn",
 
 	model.NoteSourceUnread:     "source %s not read: %s",

@@ -4,7 +4,10 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"os"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/hangdoc/hangdoc/internal/deadline"
 	"github.com/hangdoc/hangdoc/model"
@@ -24,6 +27,9 @@ type pyMemSource struct {
 	torn     int   // stacks left out because they changed on every read
 	last     bool  // the next read is the run's last
 	tasksErr error // why the asyncio tasks were not all read
+	// tornTasks are the asyncio tasks left out because they changed
+	// between the last two reads while their loop ran.
+	tornTasks int
 }
 
 func hexAddr(a uint64) string { return "0x" + strconv.FormatUint(a, 16) }
@@ -63,12 +69,9 @@ func (m *pyMemSource) Stacks(ctx context.Context, s *model.Sample) error {
 		return err
 	}
 	if m.last {
-		// asyncio's tasks, once a run: what the last sample's waits are.
-		tasks, err := m.r.Tasks(ctx)
-		if err != nil {
-			m.tasksErr = err
-		}
-		for _, t := range tasks {
+		// asyncio's tasks, once a run: what the last sample's waits are,
+		// as the loop's thread left them (stillTasks).
+		for _, t := range m.stillTasks(ctx, threads, s) {
 			mt := model.Task{Addr: hexAddr(t.Addr), Name: t.Name, Done: t.Done, Failed: t.Failed, Stack: t.Stack, Vars: t.Vars, AwaitsType: t.AwaitsType}
 			if t.Awaits != 0 {
 				mt.Awaits = hexAddr(t.Awaits)
@@ -130,6 +133,83 @@ func (m *pyMemSource) Stacks(ctx context.Context, s *model.Sample) error {
 	return nil
 }
 
+// maxTaskReads bounds the reads of the tasks while their loop runs.
+const maxTaskReads = 3
+
+// stillTasks reads the asyncio tasks as the loop's thread — the one that
+// runs them, whose stack runs BaseEventLoop._run_once — left them: read
+// while the kernel shows it was not scheduled once (its schedstat's run
+// count the same before and after), they are whole. A loop that ran
+// during the read has its tasks read again, up to maxTaskReads times; of
+// the last two reads, a task whose stack or await changed between them is
+// left out (counted in a note): a half-written task is no wait. With no
+// loop's thread found, nothing runs the tasks.
+func (m *pyMemSource) stillTasks(ctx context.Context, threads []pymem.Thread, s *model.Sample) []pymem.Task {
+	loop := 0
+	for _, t := range threads {
+		if slices.ContainsFunc(t.Frames, func(f model.Frame) bool {
+			return strings.HasSuffix(f.Func, "_run_once") && strings.HasSuffix(f.File, "asyncio/base_events.py")
+		}) {
+			loop = t.TID
+		}
+	}
+	// The reader's thread ids are the target's own: its /proc's, by NSTID.
+	for _, t := range s.Threads {
+		if loop != 0 && t.NSTID == loop {
+			loop = t.TID
+			break
+		}
+	}
+	runs := func() (string, bool) {
+		if loop == 0 {
+			return "", true
+		}
+		b, err := os.ReadFile(m.fs.Path(strconv.Itoa(m.t.PID), "task", strconv.Itoa(loop), "schedstat"))
+		f := strings.Fields(string(b))
+		if err != nil || len(f) < 3 {
+			return "", false
+		}
+		return f[2], true // the times it was scheduled
+	}
+	var prev []pymem.Task
+	for try := 1; ; try++ {
+		before, ok1 := runs()
+		tasks, err := m.r.Tasks(ctx)
+		after, ok2 := runs()
+		if err != nil {
+			m.tasksErr = err
+		}
+		if ok1 && ok2 && before == after || err != nil {
+			return tasks
+		}
+		if try > 1 {
+			same := sameTasks(prev, tasks)
+			if len(same) == len(tasks) || try == maxTaskReads {
+				m.tornTasks = len(tasks) - len(same)
+				return same
+			}
+		}
+		prev = tasks
+	}
+}
+
+// sameTasks are the tasks of b that a read just before it, a, saw the
+// same: the same frames at the same lines, awaiting the same object.
+func sameTasks(a, b []pymem.Task) []pymem.Task {
+	was := make(map[uint64]*pymem.Task, len(a))
+	for i := range a {
+		was[a[i].Addr] = &a[i]
+	}
+	var out []pymem.Task
+	for _, t := range b {
+		p := was[t.Addr]
+		if p != nil && p.Awaits == t.Awaits && p.Done == t.Done && slices.Equal(p.Stack, t.Stack) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 func (m *pyMemSource) Notes() []model.Note {
 	if m.r == nil {
 		return nil
@@ -144,6 +224,9 @@ func (m *pyMemSource) Notes() []model.Note {
 	}
 	if m.tasksErr != nil {
 		out = append(out, model.NewNote(model.NotePyTasksUnread, m.tasksErr))
+	}
+	if m.tornTasks > 0 {
+		out = append(out, model.NewNote(model.NotePyTasksTorn, m.tornTasks, maxTaskReads))
 	}
 	return out
 }
