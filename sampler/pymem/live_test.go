@@ -334,7 +334,8 @@ func churnStackWrong(fs []model.Frame, script string, recurse, call, leaf int) (
 // TestTasksFromMemory reads py_asyncio_abba's tasks on 3.11 to 3.13:
 // each task by its name, its coroutine stack innermost first, and what
 // it awaits; the two in the ABBA wait in Lock.acquire, whose self is the
-// lock the other holds (the ready line gives both locks' addresses).
+// lock the other holds (the ready line gives both locks' addresses); and
+// the target is never stopped over 20 reads (a 1 ms watcher).
 func TestTasksFromMemory(t *testing.T) {
 	pythons := pyenvPythons(t)
 	script := testvictim.Script(t, "py_asyncio_abba.py")
@@ -352,10 +353,16 @@ func TestTasksFromMemory(t *testing.T) {
 				t.Fatal(err)
 			}
 			r.ReadVars(true)
-			tasks, err := r.Tasks(context.Background())
-			if err != nil {
-				t.Fatal(err)
+			// Never stopped: a watcher sees no t or T state, no tracer,
+			// over 20 reads of every task and its variables.
+			w := harmcheck.Watch(vic.PID)
+			var tasks []Task
+			for range 20 {
+				if tasks, err = r.Tasks(context.Background()); err != nil {
+					t.Fatal(err)
+				}
 			}
+			w.Finish(t)
 			byName := map[string]Task{}
 			for _, tk := range tasks {
 				byName[tk.Name] = tk
