@@ -88,6 +88,15 @@ func (p *proc) decide(d *Diagnosis, g *graph, opts Options) (Verdict, Cause) {
 	tv, tc, tcause := p.ladder(p.layer(ActorThread), d.Cycles, g, opts)
 	if tcause.Rule == CauseBlocked && slices.ContainsFunc(tcause.Kinds, func(k KindCount) bool { return k.Kind == model.WaitPoolResult }) {
 		tcause.PoolIdle, tcause.PoolLate = g.poolWaitsForTasks()
+		// Each worker waits for a task the target would hand it: a wait
+		// for work, idle, whatever its own threads' ladder said.
+		for _, pid := range tcause.PoolIdle {
+			for i := range d.Processes {
+				if d.Processes[i].PID == pid {
+					d.Processes[i].Verdict = Idle
+				}
+			}
+		}
 	}
 	d.Verdict, d.Confidence, d.Cause = tv, tc, tcause
 	if cy := taskCycles(d.Tasks); len(cy) > 0 && d.Verdict != Deadlock {

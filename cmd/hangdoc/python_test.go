@@ -456,7 +456,8 @@ func pythonNativeFrames(t *testing.T, v *testvictim.Victim) {
 // OOM killer would): the pool starts a new worker, the task is lost with
 // the old one, and map() waits for ever. Blocked, and the summary says
 // why no result comes: every worker (named by pid) waits on the parent
-// for a task, so none runs it; the hint is the lost task's. A pool whose
+// for a task, so none runs it, and each is idle; the hint is the lost
+// task's. A pool whose
 // worker still runs its task (py_nobody pool: it sleeps) is not that.
 func TestPythonPoolLostTask(t *testing.T) {
 	needPySpy(t)
@@ -473,6 +474,26 @@ func TestPythonPoolLostTask(t *testing.T) {
 		}
 		if !strings.Contains(c.Summary, "waits on it for a task, so none runs the task whose result it awaits") || !strings.Contains(c.Hint, "never reruns") {
 			t.Errorf("summary %q, hint %q: want every worker waiting for a task, and the lost task's hint", c.Summary, c.Hint)
+		}
+		// Each worker waits for a task: idle, a wait for work.
+		var ps struct {
+			Processes []struct {
+				PID     int    `json:"pid"`
+				Verdict string `json:"verdict"`
+			} `json:"processes"`
+		}
+		if err := jsonUnmarshal(out, &ps); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range v.TIDs("workers") {
+			if !slices.ContainsFunc(ps.Processes, func(p struct {
+				PID     int    `json:"pid"`
+				Verdict string `json:"verdict"`
+			}) bool {
+				return p.PID == w && p.Verdict == "idle"
+			}) {
+				t.Errorf("processes %+v: want worker %d idle (it waits for a task)", ps.Processes, w)
+			}
 		}
 		// The worker that took the lost task's place started later than
 		// the pool's first: the pool replaced one that exited.
