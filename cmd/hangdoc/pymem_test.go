@@ -14,7 +14,7 @@ import (
 )
 
 // TestPythonFromMemory diagnoses Python victims with their stacks read
-// from the interpreter's memory (--source memory: py-spy never runs), on
+// from the interpreter's memory (--source memory, and no py-spy on PATH), on
 // Python 3.8, 3.10, 3.12 and 3.13: a lock's holder found by the source
 // rule, an ABBA deadlock between two threads, and a C call that blocks
 // holding the GIL. The report says where the stacks came from and that
@@ -28,7 +28,7 @@ func TestPythonFromMemory(t *testing.T) {
 				t.Helper()
 				vic := testvictim.StartCmd(t, exec.Command(py, append([]string{testvictim.Script(t, script)}, args...)...))
 				vic.WaitBlocked(vic.PID) // main's last wait: a join, a sleep, a read
-				out, stderr, code := hangdoc(t, strconv.Itoa(vic.PID), "--json", "--source", "memory", "--samples", "2", "--interval", "300ms")
+				out, stderr, code := hangdocProcessEnv(t, []string{"PATH=" + pathWithout("py-spy")}, strconv.Itoa(vic.PID), "--json", "--source", "memory", "--samples", "2", "--interval", "300ms")
 				c := pydecodeAs(t, out, "memory")
 				if !slices.ContainsFunc(c.Sampling.Notes, func(n string) bool {
 					return strings.Contains(n, "from the interpreter's memory") && strings.Contains(n, "CPython "+v) && strings.Contains(n, "never stopped")
