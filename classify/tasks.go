@@ -92,28 +92,11 @@ type Loop struct {
 // descriptor another process could make ready.
 func (l Loop) NobodyLeft() bool { return l.TID != 0 && l.Forever && l.OwnOnly && l.Alone }
 
-// socketWaits are asyncio's coroutines in which a task waits on a socket,
-// by the end of their file and their qualified name, and what for.
-var socketWaits = []struct{ file, fn, op string }{
-	{"asyncio/streams.py", "StreamReader._wait_for_data", "read"},
-	{"asyncio/streams.py", "FlowControlMixin._drain_helper", "write"},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recv", "read"},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recv_into", "read"},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recvfrom", "read"},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recvfrom_into", "read"},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_sendall", "write"},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_sendto", "write"},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_accept", "accept"},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_connect", "connect"},
-}
-
 // socketOp is what a task whose innermost frame is f waits for on a
 // socket; "" for no socket wait.
 func socketOp(f model.Frame) string {
-	for _, w := range socketWaits {
-		if f.Func == w.fn && strings.HasSuffix(f.File, w.file) {
-			return w.op
-		}
+	if c := model.SocketCallOf(f.File, f.Func); c != nil {
+		return c.Op
 	}
 	return ""
 }
@@ -281,17 +264,7 @@ func primitive(f model.Frame) TaskWaitKind {
 // varAt is the address of the object a frame's variable names; "" when
 // unknown.
 func varAt(vars []model.FrameVars, frame int, name string) string {
-	for _, fv := range vars {
-		if fv.Frame != frame {
-			continue
-		}
-		for _, v := range fv.Vars {
-			if v.Name == name {
-				return v.Addr
-			}
-		}
-	}
-	return ""
+	return model.VarOf(vars, frame, name)
 }
 
 // asyncWith is an `async with` statement's header: its expression.

@@ -14,26 +14,6 @@ import (
 // asyncio.to_thread). Both are read from the objects the frames' variables
 // name, so only on a read with ReadVars.
 
-// sockFrames are asyncio's coroutines a task waits on a socket in, by the
-// end of their file and their qualified name, with the variable that
-// leads to the socket: a stream's transport (its _sock_fd), or the socket
-// itself.
-var sockFrames = []struct {
-	file, fn, v string
-	transport   bool
-}{
-	{"asyncio/streams.py", "StreamReader._wait_for_data", "self", true},
-	{"asyncio/streams.py", "FlowControlMixin._drain_helper", "self", true},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recv", "sock", false},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recv_into", "sock", false},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recvfrom", "sock", false},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_recvfrom_into", "sock", false},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_sendall", "sock", false},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_sendto", "sock", false},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_accept", "sock", false},
-	{"asyncio/selector_events.py", "BaseSelectorEventLoop.sock_connect", "sock", false},
-}
-
 // sockObjFD is where a socket object keeps its descriptor: sock_fd, the
 // first field after PyObject_HEAD in socketmodule.h's PySocketSockObject,
 // in every CPython 3 (the _socket module's DWARF is not read).
@@ -46,35 +26,33 @@ func (r *Reader) taskFD(t *Task) int {
 		return -1
 	}
 	f := t.Stack[0]
-	for _, s := range sockFrames {
-		if f.Func != s.fn || !strings.HasSuffix(f.File, s.file) {
-			continue
-		}
-		obj := varAddr(t.Vars, 0, s.v)
-		if obj == 0 {
+	sc := model.SocketCallOf(f.File, f.Func)
+	if sc == nil {
+		return -1
+	}
+	obj := varAddr(t.Vars, 0, sc.V)
+	if obj == 0 {
+		return -1
+	}
+	if sc.Transport {
+		fd := r.attr(r.attr(obj, "_transport"), "_sock_fd")
+		if fd == 0 || r.typeName(fd) != "int" {
 			return -1
 		}
-		if s.transport {
-			fd := r.attr(r.attr(obj, "_transport"), "_sock_fd")
-			if fd == 0 || r.typeName(fd) != "int" {
-				return -1
-			}
-			if v, ok := r.smallInt(fd); ok && v < 1<<30 {
-				return int(v)
-			}
-			return -1
-		}
-		if r.typeName(obj) != "socket" {
-			return -1
-		}
-		b, err := r.mem.read(obj+sockObjFD, 4)
-		if err != nil {
-			return -1
-		}
-		if fd := int32(binary.LittleEndian.Uint32(b)); fd >= 0 {
-			return int(fd)
+		if v, ok := r.smallInt(fd); ok && v < 1<<30 {
+			return int(v)
 		}
 		return -1
+	}
+	if r.typeName(obj) != "socket" {
+		return -1
+	}
+	b, err := r.mem.read(obj+sockObjFD, 4)
+	if err != nil {
+		return -1
+	}
+	if fd := int32(binary.LittleEndian.Uint32(b)); fd >= 0 {
+		return int(fd)
 	}
 	return -1
 }
@@ -107,7 +85,7 @@ func (r *Reader) taskVarsWanted(codeAddr uint64, c *code) bool {
 	}
 	c.telling = -1
 	if strings.Contains(c.file, "/asyncio/") {
-		if taskVarFrames[c.name] || socketFrame(c.file, c.name) {
+		if taskVarFrames[c.name] || model.SocketCallOf(c.file, c.name) != nil {
 			c.telling = 1
 		}
 		return c.telling > 0
@@ -137,34 +115,14 @@ func (r *Reader) taskVarsWanted(codeAddr uint64, c *code) bool {
 	return false
 }
 
-// socketFrame reports an asyncio coroutine a task waits on a socket in.
-func socketFrame(file, fn string) bool {
-	for _, s := range sockFrames {
-		if fn == s.fn && strings.HasSuffix(file, s.file) {
-			return true
-		}
-	}
-	return false
-}
-
 // varAddr is the address of the object frame's variable name names; 0
 // when not read.
 func varAddr(vars []model.FrameVars, frame int, name string) uint64 {
-	for _, fv := range vars {
-		if fv.Frame != frame {
-			continue
-		}
-		for _, v := range fv.Vars {
-			if v.Name == name {
-				a, err := strconv.ParseUint(strings.TrimPrefix(v.Addr, "0x"), 16, 64)
-				if err != nil {
-					return 0
-				}
-				return a
-			}
-		}
+	a, err := strconv.ParseUint(strings.TrimPrefix(model.VarOf(vars, frame, name), "0x"), 16, 64)
+	if err != nil {
+		return 0
 	}
-	return 0
+	return a
 }
 
 // WorkItemResolves are the objects a thread-pool thread's work item will
@@ -215,7 +173,12 @@ func (r *Reader) tupleItems(t uint64) []uint64 {
 	if err != nil || n > maxLocals {
 		return nil
 	}
-	b, err := r.mem.read(t+uint64(r.lay.TupleItems), int(n)*8)
+	return r.wordsAt(t+uint64(r.lay.TupleItems), n)
+}
+
+// wordsAt is n words at addr; nil when they cannot be read.
+func (r *Reader) wordsAt(addr, n uint64) []uint64 {
+	b, err := r.mem.read(addr, int(n)*8)
 	if err != nil {
 		return nil
 	}

@@ -360,13 +360,5 @@ func (r *Reader) listItems(obj uint64) []uint64 {
 	if err1 != nil || err2 != nil || n > maxTasks {
 		return nil
 	}
-	b, err := r.mem.read(items, int(n)*8)
-	if err != nil {
-		return nil
-	}
-	out := make([]uint64, n)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint64(b[8*i:])
-	}
-	return out
+	return r.wordsAt(items, n)
 }
