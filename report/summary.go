@@ -364,7 +364,7 @@ func (w *words) hint(c classify.Cause) string {
 			return "Nothing is left in the process that could wake its event loop: no timer, no ready callback, no other thread, no descriptor but its own wake-up socket — so every task that awaits waits for good. Find the code that should have resolved what they await: a future nobody keeps to set (its setter gone, or waiting itself for the task that awaits it, as a TaskGroup's owner does for its children), an event whose setter failed. Give such awaits a timeout (asyncio.timeout) so that the hang becomes an error."
 		}
 		if w.lockAcrossIO(c) {
-			return "An asyncio task holds an asyncio.Lock across an await on a socket whose other end does not answer, and the tasks that want the lock wait behind it. Look at the process at the other end (named above) and why it does not answer; give the socket call a timeout (asyncio.timeout) and do not hold a lock across network I/O."
+			return "An asyncio task holds an asyncio.Lock across an await on a socket whose other end sent nothing while hangdoc watched, and the tasks that want the lock wait behind it. Look at the process at the other end (named above, where it is on this host) and why it does not answer; give the socket call a timeout (asyncio.timeout) and do not hold a lock across network I/O."
 		}
 		return "asyncio tasks wait on a lock, an event or a condition that nothing released or set while hangdoc watched: find the code that should (a task that failed — asyncio logs \"Task exception was never retrieved\" —, a callback that never ran, a holder that awaits something slow), and give such waits a timeout (asyncio.timeout) so that the hang becomes an error."
 	case classify.CauseTaskDeadlock:
