@@ -125,6 +125,11 @@ func varAddr(vars []model.FrameVars, frame int, name string) uint64 {
 	return a
 }
 
+// maxCallbacks bounds the done callbacks of a work item's future read: a
+// future has one or two (asyncio's chain); memory that reads as a long
+// list is no future's.
+const maxCallbacks = 16
+
 // WorkItemResolves are the objects a thread-pool thread's work item will
 // complete when its call returns: for the thread's frames (innermost
 // first) and their variables, the self of concurrent.futures'
@@ -142,7 +147,8 @@ func (r *Reader) WorkItemResolves(frames []model.Frame, vars []model.FrameVars) 
 		}
 		fut := r.attr(varAddr(vars, i, "self"), "future")
 		var out []uint64
-		for _, cb := range r.listItems(r.attr(fut, "_done_callbacks")) {
+		cbs := r.listItems(r.attr(fut, "_done_callbacks"))
+		for _, cb := range cbs[:min(len(cbs), maxCallbacks)] {
 			if r.typeName(cb) != "function" {
 				continue
 			}

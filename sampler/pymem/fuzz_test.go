@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/binary"
 	"testing"
+
+	"github.com/hangdoc/hangdoc/model"
 )
 
-// FuzzThreads reads threads and asyncio tasks from an image of memory
+// FuzzThreads reads threads, asyncio tasks and what their waits lead to
+// (a work item's callbacks, a stream's socket, a bytecode scan) from an
+// image of memory
 // that holds anything at all, with
 // each version's layout: the reader must not panic, and must stay within
 // its bounds (threads, frames, entries), whatever the pointers say. The
@@ -60,5 +64,16 @@ func FuzzThreads(f *testing.F) {
 				t.Fatalf("a task of %d frames", len(tk.Stack))
 			}
 		}
+		// What a wait leads to, read from objects the memory makes up:
+		// a work item's future and its callbacks' cells, a stream's
+		// transport, a socket, a code object's bytecode.
+		self := []model.FrameVars{{Frame: 0, Vars: []model.Var{{Name: "self", Addr: "0x1008"}, {Name: "sock", Addr: "0x1010"}}}}
+		if got := r.WorkItemResolves([]model.Frame{{Func: "_WorkItem.run", File: "/py/concurrent/futures/thread.py"}}, self); len(got) > maxCallbacks*maxLocals {
+			t.Fatalf("%d objects a work item resolves", len(got))
+		}
+		for _, sc := range model.AsyncioSocketCalls[:3] {
+			r.taskFD(&Task{Stack: []model.Frame{{Func: sc.Func, File: "/py/" + sc.File}}, Vars: self})
+		}
+		r.taskVarsWanted(base, &code{file: "/app/m.py", bytecode: base + 16})
 	})
 }
