@@ -10,12 +10,11 @@ import (
 
 // FuzzThreads reads threads, asyncio tasks and what their waits lead to
 // (a work item's callbacks, a stream's socket, a bytecode scan) from an
-// image of memory
-// that holds anything at all, with
-// each version's layout: the reader must not panic, and must stay within
-// its bounds (threads, frames, entries), whatever the pointers say. The
-// image is the fuzzer's bytes at address 0x1000, repeated: every pointer
-// into it reads something.
+// image of memory that holds anything at all, with each version's
+// layout: the reader must not panic, and must stay within its bounds
+// (threads, frames, entries), whatever the pointers say. The image is the
+// fuzzer's bytes at address 0x1000, repeated: every pointer into it
+// reads something.
 func FuzzThreads(f *testing.F) {
 	seed := make([]byte, 512)
 	for i := 0; i+8 <= len(seed); i += 8 {
