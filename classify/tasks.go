@@ -169,7 +169,7 @@ func tasks(rec *model.Recording) ([]Task, Loop) {
 				}
 			}
 		case len(t.Stack) > 0 && (t.Stack[0].Func == "TaskGroup.__aexit__" || t.Stack[0].Func == "TaskGroup._aexit") && strings.HasSuffix(t.Stack[0].File, "asyncio/taskgroups.py"):
-			x.Kind, x.Object = TaskGroupWait, t.Awaits
+			x.Kind, x.Object, x.Awaited = TaskGroupWait, t.Awaits, t.AwaitsAll
 		case strings.HasSuffix(t.AwaitsType, "Task"):
 			x.Kind, x.Object, x.Awaited = TaskAwaitsTask, t.Awaits, []string{t.Awaits}
 		case t.AwaitsType == "_GatheringFuture":

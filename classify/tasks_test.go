@@ -67,6 +67,18 @@ func TestTaskWaitsAndCycles(t *testing.T) {
 	if cy := taskCycles(run(c, e)); len(cy) != 0 {
 		t.Errorf("c awaits a gather of tasks that do not await it: cycles %v", cy)
 	}
+	// A TaskGroup's owner waits for the group's tasks; one of them that
+	// awaits the owner closes a cycle.
+	owner := model.Task{Addr: "0xo", Name: "owner", Awaits: "0xfo", AwaitsType: "_asyncio.Future", AwaitsAll: []string{"0xk"},
+		Stack: []model.Frame{{Func: "TaskGroup.__aexit__", File: "/py/lib/asyncio/taskgroups.py", Line: 110}, {Func: "main", File: "/app/m.py", Line: 3}}}
+	child := model.Task{Addr: "0xk", Name: "child", Awaits: "0xo", AwaitsType: "_asyncio.Task", Stack: []model.Frame{{Func: "child", File: "/app/m.py", Line: 3}}}
+	tg := run(owner, child)
+	if tg[0].Kind != TaskGroupWait || !slices.Equal(tg[0].Awaited, []string{"0xk"}) {
+		t.Errorf("owner %+v: want waiting for its TaskGroup's task 0xk", tg[0])
+	}
+	if cy := taskCycles(tg); len(cy) != 1 || !slices.Equal(sorted(cy[0]), []int{0, 1}) {
+		t.Errorf("a TaskGroup's task awaiting its owner: cycles %v, want owner and child", cy)
+	}
 	// Without the source, nothing is held.
 	if ts, _ := tasks(&model.Recording{Samples: []model.Sample{{Tasks: []model.Task{waiting("a", "0x1", "0x2")}}}}); len(ts[0].Holds) != 0 {
 		t.Errorf("holds %+v without the source", ts[0].Holds)

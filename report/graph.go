@@ -347,10 +347,11 @@ func (b *graphBuilder) taskEdges() bool {
 		case t.Thread != 0:
 			b.edge(node(i), b.refNode(Ref{PID: b.r.Target.PID, TID: t.Thread}), t.Waits, "exact", false)
 		}
-		// Who awaits it in a gather: the awaiter's edge to it.
+		// Who awaits it in a gather or a TaskGroup: the awaiter's edge to
+		// it.
 		for _, name := range t.AwaitedBy {
-			if j, ok := byName[name]; ok && ts[j].Waits == "gather" {
-				mark(b.edge(node(j), node(i), "awaits (gather)", "proven", false), t.Deadlocked && ts[j].Deadlocked)
+			if j, ok := byName[name]; ok && (ts[j].Waits == "gather" || ts[j].Waits == "TaskGroup") {
+				mark(b.edge(node(j), node(i), "awaits ("+ts[j].Waits+")", "proven", false), t.Deadlocked && ts[j].Deadlocked)
 			}
 		}
 		if len(b.edges) > before {

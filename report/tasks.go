@@ -212,6 +212,9 @@ func taskHop(ts []classify.Task, t classify.Task, n int) string {
 	if t.Kind == classify.TaskGather {
 		return fmt.Sprintf("task %s awaits a gather of task %s at %s", t.Name, next.Name, taskWhere(t))
 	}
+	if t.Kind == classify.TaskGroupWait {
+		return fmt.Sprintf("task %s waits at the end of its TaskGroup, at %s, for the group's task %s", t.Name, taskWhere(t), next.Name)
+	}
 	return fmt.Sprintf("task %s awaits task %s at %s", t.Name, next.Name, taskWhere(t))
 }
 

@@ -313,8 +313,11 @@ func TestAsyncioWaitsLeadOut(t *testing.T) {
 						t.Errorf("summary %q lacks %q", r.Summary, s)
 					}
 				}
-				if tk := r.task("fetch"); tk.Waits != "future" || tk.State != "waiting" {
-					t.Errorf("fetch %+v: want waiting for a future", tk)
+				if tk := r.task("fetch"); tk.Waits != "future" || tk.State != "waiting" || !slices.Equal(tk.AwaitedBy, []string{"Task-1"}) {
+					t.Errorf("fetch %+v: want waiting for a future, awaited by Task-1 (its TaskGroup's owner)", tk)
+				}
+				if tk := r.task("Task-1"); tk.Waits != "TaskGroup" {
+					t.Errorf("Task-1 %+v: want waiting for its TaskGroup", tk)
 				}
 				_ = vic
 			})

@@ -62,6 +62,19 @@ func (r *Reader) taskFD(t *Task) int {
 var taskVarFrames = map[string]bool{
 	"Lock.acquire": true, "Semaphore.acquire": true, "Event.wait": true, "Condition.wait": true,
 	"Queue.get": true, "Queue.put": true, "Queue.join": true,
+	"TaskGroup.__aexit__": true, "TaskGroup._aexit": true,
+}
+
+// groupTasks are, for a task waiting at the end of `async with
+// TaskGroup()` (its innermost frame TaskGroup.__aexit__, or 3.13's
+// _aexit), the tasks of that group it waits for: the group's _tasks set,
+// which a task leaves when it is done. Nil for another task, or unread.
+func (r *Reader) groupTasks(t *Task) []uint64 {
+	if len(t.Stack) == 0 || !strings.HasSuffix(t.Stack[0].File, "asyncio/taskgroups.py") ||
+		t.Stack[0].Func != "TaskGroup.__aexit__" && t.Stack[0].Func != "TaskGroup._aexit" {
+		return nil
+	}
+	return r.setKeys(r.attr(varAddr(t.Vars, 0, "self"), "_tasks"))
 }
 
 // Opcodes of the bytecode scan (taskVarsWanted), by minor version:

@@ -39,8 +39,9 @@ type Task struct {
 	// await, or a running task).
 	Awaits     uint64
 	AwaitsType string
-	// AwaitsAll are the children of the gather it awaits: tasks (or
-	// futures) it waits for every one of.
+	// AwaitsAll are the children of the gather it awaits, or the tasks of
+	// the TaskGroup it waits at the end of: tasks (or futures) it waits
+	// for every one of.
 	AwaitsAll []uint64
 	// Waiter is the future the task itself waits on (its fut_waiter).
 	Waiter uint64
@@ -115,6 +116,9 @@ func (r *Reader) Tasks(ctx context.Context) ([]Task, error) {
 		ts[i].FD = -1
 		if r.vars {
 			ts[i].FD = r.taskFD(&ts[i])
+			if g := r.groupTasks(&ts[i]); g != nil {
+				ts[i].AwaitsAll = g
+			}
 		}
 	}
 	return ts, nil
