@@ -9,12 +9,12 @@ import (
 )
 
 // FuzzThreads reads threads, asyncio tasks and what their waits lead to
-// (a work item's callbacks, a stream's socket, a bytecode scan) from an
-// image of memory that holds anything at all, with each version's
-// layout: the reader must not panic, and must stay within its bounds
-// (threads, frames, entries), whatever the pointers say. The image is the
-// fuzzer's bytes at address 0x1000, repeated: every pointer into it
-// reads something.
+// (a work item's callbacks, a stream's socket, a TaskGroup's tasks, a
+// bytecode scan) from an image of memory that holds anything at all,
+// with each version's layout: the reader must not panic, and must stay
+// within its bounds (threads, frames, entries), whatever the pointers
+// say. The image is the fuzzer's bytes at address 0x1000, repeated:
+// every pointer into it reads something.
 func FuzzThreads(f *testing.F) {
 	seed := make([]byte, 512)
 	for i := 0; i+8 <= len(seed); i += 8 {
@@ -74,5 +74,8 @@ func FuzzThreads(f *testing.F) {
 			r.taskFD(&Task{Stack: []model.Frame{{Func: sc.Func, File: "/py/" + sc.File}}, Vars: self})
 		}
 		r.taskVarsWanted(base, &code{file: "/app/m.py", bytecode: base + 16})
+		if got := r.groupTasks(&Task{Stack: []model.Frame{{Func: "TaskGroup.__aexit__", File: "/py/asyncio/taskgroups.py"}}, Vars: self}); len(got) > 4*maxTasks {
+			t.Fatalf("a TaskGroup of %d tasks", len(got))
+		}
 	})
 }
