@@ -224,7 +224,7 @@ func taskHop(ts []classify.Task, t classify.Task, n int) string {
 func (w *words) taskAwaits(t classify.Task) string {
 	switch t.Kind {
 	case classify.TaskSocket:
-		what := map[string]string{"read": "a read from", "write": "room to write on", "accept": "a connection to accept on", "connect": "a connection from"}[t.Op]
+		what := map[string]string{"read": "a read from", "write": "room to write on", "accept": "a connection to accept on", "connect": "its connect to complete on"}[t.Op]
 		if t.FD < 0 {
 			return what + " a socket"
 		}
@@ -256,7 +256,8 @@ func (w *words) taskAwaits(t classify.Task) string {
 
 // poolCalls adds to a summary of threads the asyncio tasks that await a
 // thread-pool call on one of the threads it names: "; task handler
-// awaits the thread-pool call tid 7 (asyncio_0) runs". Empty for a
+// awaits, at handle (m.py:9), the thread-pool call that tid 7
+// (asyncio_0) runs". Empty for a
 // summary of tasks, or none.
 func (w *words) poolCalls(c classify.Cause) string {
 	if c.Rule == classify.CauseTasksBlocked || c.Rule == classify.CauseTaskDeadlock {
