@@ -116,16 +116,7 @@ func benchSource(b *testing.B, src string, pid int, beats string) {
 	b.StopTimer()
 	t1 := monotonic()
 	self, children := rusage(unix.RUSAGE_SELF)-self0, rusage(unix.RUSAGE_CHILDREN)-children0
-
-	// The idle baseline: as long as the reads took, after the last one's
-	// effects have passed.
-	time.Sleep(50 * time.Millisecond)
-	i0 := monotonic()
-	time.Sleep(time.Duration(t1 - t0))
-	i1 := monotonic()
-	time.Sleep(50 * time.Millisecond) // the stamp that closes the last gap
-	stamps := readBeats(b, beats)
-	gap, idle := maxGap(stamps, t0, t1), maxGap(stamps, i0, i1)
+	beatMetrics(b, beats, t0, t1)
 
 	n := float64(b.N)
 	b.ReportMetric(float64(self.Microseconds())/1000/n, "cpu-ms/read")
@@ -137,6 +128,23 @@ func benchSource(b *testing.B, src string, pid int, beats string) {
 	if spy == "" {
 		b.ReportMetric(float64(torn)/n, "torn/read")
 	}
+}
+
+// beatMetrics reports the victim's heartbeat over reads that ran from t0
+// to t1: its longest gap between two stamps then (maxgap-ms), the longest
+// in an idle stretch of the same length right after (idle-maxgap-ms), and
+// the first less the second (heartbeat-gap-ms), which a pause of the
+// victim lengthens.
+func beatMetrics(b *testing.B, beats string, t0, t1 int64) {
+	// The idle baseline: as long as the reads took, after the last one's
+	// effects have passed.
+	time.Sleep(50 * time.Millisecond)
+	i0 := monotonic()
+	time.Sleep(time.Duration(t1 - t0))
+	i1 := monotonic()
+	time.Sleep(50 * time.Millisecond) // the stamp that closes the last gap
+	stamps := readBeats(b, beats)
+	gap, idle := maxGap(stamps, t0, t1), maxGap(stamps, i0, i1)
 	b.ReportMetric(float64(gap.Microseconds())/1000, "maxgap-ms")
 	b.ReportMetric(float64(idle.Microseconds())/1000, "idle-maxgap-ms")
 	b.ReportMetric(float64((gap-idle).Microseconds())/1000, "heartbeat-gap-ms")
@@ -251,41 +259,68 @@ const benchTasks = 10000
 
 // BenchmarkTasks reads py_many_tasks' 10,000 pending asyncio tasks (each
 // with an Event of its own, 1 to 5 coroutines above its wait, one in five
-// inside `async with` a Lock of its own) from memory, on Python 3.12 and
-// 3.13, the Reader opened once, without and with the frames' variables
-// (a run reads them on its last sample): wall time and hangdoc's CPU per
-// read, and the tasks and frames each read found (all of them, or it
-// fails), and with the variables, the Locks the `async with` frames name
-// (every one of the 2,000, or it fails); and the process_vm_readv calls
-// and bytes each read takes, which the machine's load does not move.
+// inside `async with` a Lock of its own; a heartbeat thread stamping a
+// file every 5 ms) on Python 3.12 and 3.13, four ways in one run:
+//
+//   - tasks: Reader.Tasks from memory, the Reader opened once;
+//   - tasks-and-variables: the same with the frames' variables (a run
+//     reads them on its last sample), which must name the 2,000 Locks the
+//     `async with` frames hold, or it fails;
+//   - py-spy, py-spy-nonblocking: `py-spy dump` of the same victim, which
+//     sees its two threads and no task, as the peer that reads it at all.
+//
+// Each reports its wall time and CPU per read (hangdoc's own, and
+// py-spy's), the tasks and frames each read found (all of them, or it
+// fails), the process_vm_readv calls and bytes a memory read takes (which
+// the machine's load does not move), and the victim's heartbeat gap over
+// its idle baseline (beatMetrics).
 //
 //	go test -run '^$' -bench BenchmarkTasks -benchtime 20x -count 3 ./sampler/pymem
 func BenchmarkTasks(b *testing.B) {
 	for _, v := range []string{"3.12", "3.13"} {
 		b.Run(v, func(b *testing.B) {
 			py := benchPython(b, v)
-			vic := testvictim.StartCmd(b, exec.Command(py, testvictim.Script(b, "py_many_tasks.py"), strconv.Itoa(benchTasks)))
-			for _, vars := range []bool{false, true} {
-				name := "tasks"
-				if vars {
-					name = "tasks-and-variables" // as on a run's last sample
-				}
-				b.Run(name, func(b *testing.B) { benchReadTasks(b, vic.PID, vars) })
+			beats := filepath.Join(b.TempDir(), "heartbeat")
+			vic := testvictim.StartCmd(b, exec.Command(py, testvictim.Script(b, "py_many_tasks.py"), strconv.Itoa(benchTasks), beats))
+			for _, src := range []string{"tasks", "tasks-and-variables", "py-spy", "py-spy-nonblocking"} {
+				b.Run(src, func(b *testing.B) { benchReadTasks(b, src, vic.PID, beats) })
 			}
 		})
 	}
 }
 
-func benchReadTasks(b *testing.B, pid int, vars bool) {
-	r, err := Open(sampler.NewFS(""), pid)
-	if err != nil {
-		b.Fatal(err)
+func benchReadTasks(b *testing.B, src string, pid int, beats string) {
+	var r *Reader
+	var spy string
+	vars := src == "tasks-and-variables"
+	if strings.HasPrefix(src, "py-spy") {
+		spy = benchPySpy(b)
+	} else {
+		var err error
+		if r, err = Open(sampler.NewFS(""), pid); err != nil {
+			b.Fatal(err)
+		}
+		r.ReadVars(vars)
 	}
-	r.ReadVars(vars)
 	var tasks, frames, locks, calls, bytes int
-	self0 := rusage(unix.RUSAGE_SELF)
+	self0, children0 := rusage(unix.RUSAGE_SELF), rusage(unix.RUSAGE_CHILDREN)
+	t0 := monotonic()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		if spy != "" {
+			args := []string{"dump", "--pid", strconv.Itoa(pid)}
+			if src == "py-spy-nonblocking" {
+				args = append(args, "--nonblocking")
+			}
+			out, err := helper.Run(context.Background(), 30*time.Second, exec.Command(spy, args...), 16<<20)
+			if err != nil {
+				b.Fatalf("py-spy %s: %v", strings.Join(args, " "), err)
+			}
+			if nt, _ := countPySpy(out); nt < 2 {
+				b.Fatalf("read %d: py-spy found %d threads, want the loop's and the heartbeat's", i+1, nt)
+			}
+			continue
+		}
 		ts, err := r.Tasks(context.Background())
 		if err != nil {
 			b.Fatal(err)
@@ -312,15 +347,22 @@ func benchReadTasks(b *testing.B, pid int, vars bool) {
 		locks += n
 	}
 	b.StopTimer()
-	self := rusage(unix.RUSAGE_SELF) - self0
-	b.ReportMetric(float64(self.Microseconds())/1000/float64(b.N), "cpu-ms/read")
-	b.ReportMetric(float64(tasks)/float64(b.N), "tasks/read")
-	b.ReportMetric(float64(frames)/float64(b.N), "frames/read")
+	t1 := monotonic()
+	self, children := rusage(unix.RUSAGE_SELF)-self0, rusage(unix.RUSAGE_CHILDREN)-children0
+	beatMetrics(b, beats, t0, t1)
+	n := float64(b.N)
+	b.ReportMetric(float64(self.Microseconds())/1000/n, "cpu-ms/read")
+	if spy != "" {
+		b.ReportMetric(float64(children.Microseconds())/1000/n, "py-spy-cpu-ms/read")
+		return
+	}
+	b.ReportMetric(float64(tasks)/n, "tasks/read")
+	b.ReportMetric(float64(frames)/n, "frames/read")
 	if vars {
-		b.ReportMetric(float64(locks)/float64(b.N), "held-locks/read")
+		b.ReportMetric(float64(locks)/n, "held-locks/read")
 	}
 	// What the read asks of the kernel, which this shared machine's
 	// noise does not move: process_vm_readv calls and bytes.
-	b.ReportMetric(float64(calls)/float64(b.N), "readv-calls/read")
-	b.ReportMetric(float64(bytes)/1024/float64(b.N), "KiB/read")
+	b.ReportMetric(float64(calls)/n, "readv-calls/read")
+	b.ReportMetric(float64(bytes)/1024/n, "KiB/read")
 }

@@ -4,18 +4,21 @@ objects — its own Event, which nobody sets, and a buffer of its own —
 and waits at a depth of its own, 1 to 5 coroutines above the Event's
 wait; one task in five holds an asyncio.Lock of its own across the wait
 (`async with`), as a handler guards its connection. The loop's thread
-then waits in epoll.
+then waits in epoll. With a second argument, a thread "heartbeat" stamps
+that file every 5 ms (victim.heartbeat).
 
 Ready line once every task waits:
     ready pid=P tasks=N
 
-Run: python3 py_many_tasks.py [N]
+Run: python3 py_many_tasks.py [N [HEARTBEAT_FILE]]
 """
 import asyncio
 import os
 import sys
+import threading
 
 sys.dont_write_bytecode = True
+import victim  # noqa: E402
 
 
 async def hold(ev, buf):
@@ -49,4 +52,6 @@ async def main(n):
     await ev.wait()
 
 
+if len(sys.argv) > 2:
+    threading.Thread(target=victim.heartbeat, args=(sys.argv[2],), name="heartbeat", daemon=True).start()
 asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 10000))

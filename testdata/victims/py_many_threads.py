@@ -17,10 +17,8 @@ Ready line, once every one of the N threads is in its futex wait twice
 Run: python3 py_many_threads.py [N [HEARTBEAT_FILE]]
 """
 import os
-import struct
 import sys
 import threading
-import time
 
 sys.dont_write_bytecode = True
 import victim  # noqa: E402
@@ -47,24 +45,9 @@ def block(i):
         gate.acquire()  # LINE lock
 
 
-def heartbeat():
-    fd = os.open(beats, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
-    next_beat = time.monotonic()
-    while True:
-        os.write(fd, struct.pack("<q", time.monotonic_ns()))
-        next_beat += 0.005
-        wait = next_beat - time.monotonic()
-        if wait > 0:
-            time.sleep(wait)
-        else:
-            # Behind (the victim was paused): one beat now, no burst of
-            # beats to catch up.
-            next_beat = time.monotonic()
-
-
 for i in range(n):
     threading.Thread(target=descend, args=(i, i % 10), name="blocked-%d" % i, daemon=True).start()
-threading.Thread(target=heartbeat, name="heartbeat", daemon=True).start()
+threading.Thread(target=victim.heartbeat, args=(beats,), name="heartbeat", daemon=True).start()
 me = os.getpid()
 
 

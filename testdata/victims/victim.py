@@ -19,6 +19,7 @@ import ctypes
 import os
 import platform
 import signal
+import struct
 import threading
 import time
 
@@ -200,3 +201,22 @@ def source_line(path, text):
 def tids_field(tids):
     """"T1,T2,..." for a ready line."""
     return ",".join(str(t) for t in tids)
+
+
+def heartbeat(path):
+    """Append time.monotonic_ns() as 8 little-endian bytes to path every
+    5 ms, for ever (run it in a thread of its own): a gap between two
+    stamps longer than that is a time the victim did not run (a pause by
+    a reader that stops it, or the machine's load)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
+    next_beat = time.monotonic()
+    while True:
+        os.write(fd, struct.pack("<q", time.monotonic_ns()))
+        next_beat += 0.005
+        wait = next_beat - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        else:
+            # Behind (the victim was paused): one beat now, no burst of
+            # beats to catch up.
+            next_beat = time.monotonic()
