@@ -345,7 +345,7 @@ func (r *Reader) Threads(ctx context.Context) ([]Thread, error) {
 	// A list that loops back on itself (memory torn, or not what the
 	// layout says) is read once round.
 	seen := map[uint64]bool{}
-	r.mem.reads, r.mem.bytes = 0, 0
+	r.mem.reset()
 	for n := 0; interp != 0 && n < maxInterpreters && !seen[interp]; n++ {
 		seen[interp] = true
 		ts, err := r.mem.ptr(interp + uint64(l.InterpThreadsHead))

@@ -65,7 +65,7 @@ func (r *Reader) Tasks(ctx context.Context) ([]Task, error) {
 	if l.CoroFrame < 0 || l.TaskCoro < 0 || l.InterpModules < 0 {
 		return nil, nil
 	}
-	r.mem.reads, r.mem.bytes = 0, 0
+	r.mem.reset()
 	interp, err := r.mem.ptr(r.runtime + uint64(l.RuntimeInterpretersHead))
 	if err != nil {
 		return nil, err
