@@ -97,15 +97,7 @@ func benchSource(b *testing.B, src string, pid int, beats string) {
 				}
 			}
 		default:
-			args := []string{"dump", "--pid", strconv.Itoa(pid)}
-			if src == "py-spy-nonblocking" {
-				args = append(args, "--nonblocking")
-			}
-			out, err := helper.Run(context.Background(), 30*time.Second, exec.Command(spy, args...), 16<<20)
-			if err != nil {
-				b.Fatalf("py-spy %s: %v", strings.Join(args, " "), err)
-			}
-			nt, nf = countPySpy(out)
+			nt, nf = countPySpy(pySpyDump(b, spy, src, pid))
 		}
 		if nt < benchThreads+1 {
 			b.Fatalf("read %d of %d: %d threads, want at least %d", i+1, b.N, nt, benchThreads+1)
@@ -189,6 +181,20 @@ func benchPySpy(b *testing.B) string {
 		b.Skip("py-spy not found: pip install py-spy")
 	}
 	return helper.Resolve(p)
+}
+
+// pySpyDump runs `py-spy dump` of pid (with --nonblocking for the source
+// py-spy-nonblocking) as hangdoc runs helpers, and returns its output.
+func pySpyDump(b *testing.B, spy, src string, pid int) []byte {
+	args := []string{"dump", "--pid", strconv.Itoa(pid)}
+	if src == "py-spy-nonblocking" {
+		args = append(args, "--nonblocking")
+	}
+	out, err := helper.Run(context.Background(), 30*time.Second, exec.Command(spy, args...), 16<<20)
+	if err != nil {
+		b.Fatalf("py-spy %s: %v", strings.Join(args, " "), err)
+	}
+	return out
 }
 
 // countPySpy counts the threads ("Thread TID ...") and frames (indented
@@ -308,15 +314,7 @@ func benchReadTasks(b *testing.B, src string, pid int, beats string) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if spy != "" {
-			args := []string{"dump", "--pid", strconv.Itoa(pid)}
-			if src == "py-spy-nonblocking" {
-				args = append(args, "--nonblocking")
-			}
-			out, err := helper.Run(context.Background(), 30*time.Second, exec.Command(spy, args...), 16<<20)
-			if err != nil {
-				b.Fatalf("py-spy %s: %v", strings.Join(args, " "), err)
-			}
-			if nt, _ := countPySpy(out); nt < 2 {
+			if nt, _ := countPySpy(pySpyDump(b, spy, src, pid)); nt < 2 {
 				b.Fatalf("read %d: py-spy found %d threads, want the loop's and the heartbeat's", i+1, nt)
 			}
 			continue
