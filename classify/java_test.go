@@ -53,6 +53,46 @@ func TestJavaLive(t *testing.T) {
 	}
 }
 
+// TestJavaLiveMonitorRecheck: a monitor ABBA of a live JDK 17 whose one
+// waiter wakes a dozen times a second with no CPU and is BLOCKED on the
+// same monitor in every dump (HotSpot's "responsible" waiter rechecks
+// the monitor with a timed park, 1 ms growing to 1 s): still a deadlock
+// of the two. It was "2 threads are working … the waits move" in a CI
+// run of TestJavaLiveAttach, although the JVM reported the deadlock in
+// every dump.
+func TestJavaLiveMonitorRecheck(t *testing.T) {
+	d := javaDump(t, "../testdata/corpus/dumps/jvm/syncabba-jdk17-jstack.txt")
+	var tids []int
+	for _, th := range d.Threads {
+		if strings.HasPrefix(th.Name, "abba-") {
+			tids = append(tids, th.NID)
+		}
+	}
+	if len(tids) != 2 {
+		t.Fatalf("abba threads %v in the dump, want two", tids)
+	}
+	var samples []model.Sample
+	start := time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		s := model.Sample{Time: start.Add(time.Duration(i) * 300 * time.Millisecond), PID: 6000, State: model.StateSleeping}
+		for k, tid := range tids {
+			th := model.Thread{TID: tid, Name: "abba", State: model.StateSleeping, CPUTime: 3 * time.Millisecond,
+				Syscall: model.Syscall{Nr: 202, Name: "futex", Args: [6]uint64{uint64(0x7f0000000000 + tid*64), 0x89}}}
+			if k == 0 {
+				th.Voluntary = uint64(4 * i) // the responsible waiter: 13 wakes a second
+			}
+			s.Threads = append(s.Threads, th)
+		}
+		java.Merge(&s, d)
+		samples = append(samples, s)
+	}
+	rec := model.Recording{Target: model.Target{PID: 6000, Runtime: model.RuntimeJava}, Samples: samples}
+	got := classify.Classify(rec, classify.DefaultOptions())
+	if got.Verdict != classify.Deadlock || len(got.Cycles) != 1 || len(got.Cycles[0]) != 2 {
+		t.Fatalf("verdict %s (%+v), cycles %v; want a deadlock of %v", got.Verdict, got.Cause, got.Cycles, tids)
+	}
+}
+
 // TestJavaMachinery: the JVM's own threads are set aside; the program's
 // are not, whatever their names start with.
 func TestJavaMachinery(t *testing.T) {
