@@ -262,7 +262,7 @@ func (p *proc) pyLockRef(t *Actor, k int, pf *pyFile, fn *pyFunc, expr string, a
 
 // varAddr is the address of the object a frame's variable names, from
 // py-spy's --locals; "" when unknown.
-func varAddr(t *Actor, frame int, name string) string { return varAt(t.Vars, frame, name) }
+func varAddr(t *Actor, frame int, name string) string { return model.VarOf(t.Vars, frame, name) }
 
 // attachPythonLock records a Python lock: it takes the place of a futex
 // group with the same waiters, and its waiters wait for it.

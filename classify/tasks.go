@@ -150,7 +150,7 @@ func tasks(rec *model.Recording) ([]Task, Loop) {
 			x.Kind = TaskDone
 		case t.Awaits == "":
 		case len(t.Stack) > 0 && primitive(t.Stack[0]) != TaskRuns:
-			x.Kind, x.Object = primitive(t.Stack[0]), varAt(t.Vars, 0, "self")
+			x.Kind, x.Object = primitive(t.Stack[0]), model.VarOf(t.Vars, 0, "self")
 		case len(t.Stack) > 0 && t.Stack[0].Func == "sleep" && strings.HasSuffix(t.Stack[0].File, "asyncio/tasks.py"):
 			x.Kind = TaskSleep
 		case t.Thread != 0:
@@ -192,9 +192,7 @@ func eventLoop(rec *model.Recording) (Loop, map[int]string) {
 	var l Loop
 	var watches map[int]string
 	for _, t := range last.Threads {
-		if !slices.ContainsFunc(t.Stack, func(f model.Frame) bool {
-			return strings.HasSuffix(f.Func, "_run_once") && strings.HasSuffix(f.File, "asyncio/base_events.py")
-		}) {
+		if !model.RunsAsyncioLoop(t.Stack) {
 			continue
 		}
 		l.TID = t.TID
@@ -261,12 +259,6 @@ func primitive(f model.Frame) TaskWaitKind {
 	return TaskRuns
 }
 
-// varAt is the address of the object a frame's variable names; "" when
-// unknown.
-func varAt(vars []model.FrameVars, frame int, name string) string {
-	return model.VarOf(vars, frame, name)
-}
-
 // asyncWith is an `async with` statement's header: its expression.
 var asyncWith = regexp.MustCompile(`^\s*async\s+with\s+([A-Za-z_][A-Za-z_0-9]*)\s*(?:as\s+[A-Za-z_][A-Za-z_0-9]*\s*)?:`)
 
@@ -293,7 +285,7 @@ func taskHolds(t model.Task, sources map[string][]string) []TaskHold {
 			}
 			cur = in
 			if m := asyncWith.FindStringSubmatch(l); m != nil {
-				if addr := varAt(t.Vars, i, m[1]); addr != "" {
+				if addr := model.VarOf(t.Vars, i, m[1]); addr != "" {
 					out = append(out, TaskHold{Lock: addr, Expr: m[1], Frame: f, Line: k + 1})
 				}
 			}

@@ -37,6 +37,18 @@ func SocketCallOf(file, fn string) *AsyncioSocketCall {
 	return nil
 }
 
+// RunsAsyncioLoop reports a stack that runs an asyncio event loop: a frame
+// of BaseEventLoop._run_once. Its thread waits for the loop's tasks'
+// descriptors in its selector, and it alone runs their code.
+func RunsAsyncioLoop(stack []Frame) bool {
+	for _, f := range stack {
+		if strings.HasSuffix(f.Func, "_run_once") && strings.HasSuffix(f.File, "asyncio/base_events.py") {
+			return true
+		}
+	}
+	return false
+}
+
 // VarOf is the address of the object that frame's variable name names
 // ("0x7f…"); "" when it was not read.
 func VarOf(vars []FrameVars, frame int, name string) string {

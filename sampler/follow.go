@@ -223,14 +223,7 @@ func netpollWait(sm model.Sample) bool {
 // loop: its tasks wait for pipes and sockets through the loop's epoll
 // instance, as a Go program's goroutines do through the runtime's.
 func asyncioLoop(sm model.Sample) bool {
-	for _, t := range sm.Threads {
-		for _, f := range t.Stack {
-			if strings.HasSuffix(f.Func, "_run_once") && strings.HasSuffix(f.File, "asyncio/base_events.py") {
-				return true
-			}
-		}
-	}
-	return false
+	return slices.ContainsFunc(sm.Threads, func(t model.Thread) bool { return model.RunsAsyncioLoop(t.Stack) })
 }
 
 // waitedChildren are the children a wait4/waitid call waits for.

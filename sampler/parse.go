@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 
@@ -207,6 +208,22 @@ func trim(b []byte) []byte {
 		return b[:80]
 	}
 	return b
+}
+
+// TimesScheduled is how many times thread tid of pid has been scheduled in
+// (its schedstat's third field): a count that moves only when the thread
+// runs. ok is false when it cannot be read, or schedstat is off ("0 0 0":
+// no CONFIG_SCHED_INFO), which says nothing.
+func TimesScheduled(fs FS, pid, tid int) (n uint64, ok bool) {
+	b, err := os.ReadFile(fs.Path(strconv.Itoa(pid), "task", strconv.Itoa(tid), "schedstat"))
+	if err != nil || bytes.HasPrefix(b, []byte("0 0 0")) {
+		return 0, false
+	}
+	if _, _, err := parseSchedstat(b); err != nil {
+		return 0, false
+	}
+	n, err = strconv.ParseUint(string(bytes.Fields(b)[2]), 10, 64)
+	return n, err == nil
 }
 
 // parseSchedstat parses /proc/TID/schedstat: nanoseconds on a CPU,

@@ -3,6 +3,7 @@ package sampler
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -486,5 +487,33 @@ func TestParseSelf(t *testing.T) {
 	// The thread is reading its own file: it is on a CPU, in read().
 	if !sc.Running && sc.Nr != 0 {
 		t.Errorf("parseSyscall(%q) = %+v; want running or read", b, sc)
+	}
+}
+
+// TestTimesScheduled: the third field of a thread's schedstat; nothing
+// when schedstat is off ("0 0 0") or the file is missing or garbled.
+func TestTimesScheduled(t *testing.T) {
+	root := t.TempDir()
+	write := func(tid, text string) {
+		dir := filepath.Join(root, "7", "task", tid)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "schedstat"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("8", "1234 56 78\n")
+	write("9", "0 0 0\n")
+	write("10", "1 2\n")
+	fs := NewFS(root)
+	for _, tc := range []struct {
+		tid  int
+		n    uint64
+		okay bool
+	}{{8, 78, true}, {9, 0, false}, {10, 0, false}, {11, 0, false}} {
+		if n, ok := TimesScheduled(fs, 7, tc.tid); n != tc.n || ok != tc.okay {
+			t.Errorf("tid %d: %d, %v; want %d, %v", tc.tid, n, ok, tc.n, tc.okay)
+		}
 	}
 }

@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/hangdoc/hangdoc/internal/deadline"
 	"github.com/hangdoc/hangdoc/model"
@@ -147,9 +145,7 @@ const maxTaskReads = 3
 func (m *pyMemSource) stillTasks(ctx context.Context, threads []pymem.Thread, s *model.Sample) []pymem.Task {
 	loop := 0
 	for _, t := range threads {
-		if slices.ContainsFunc(t.Frames, func(f model.Frame) bool {
-			return strings.HasSuffix(f.Func, "_run_once") && strings.HasSuffix(f.File, "asyncio/base_events.py")
-		}) {
+		if model.RunsAsyncioLoop(t.Frames) {
 			loop = t.TID
 		}
 	}
@@ -160,16 +156,11 @@ func (m *pyMemSource) stillTasks(ctx context.Context, threads []pymem.Thread, s 
 			break
 		}
 	}
-	runs := func() (string, bool) {
+	runs := func() (uint64, bool) {
 		if loop == 0 {
-			return "", true
+			return 0, true
 		}
-		b, err := os.ReadFile(m.fs.Path(strconv.Itoa(m.t.PID), "task", strconv.Itoa(loop), "schedstat"))
-		f := strings.Fields(string(b))
-		if err != nil || len(f) < 3 {
-			return "", false
-		}
-		return f[2], true // the times it was scheduled
+		return sampler.TimesScheduled(m.fs, m.t.PID, loop)
 	}
 	var prev []pymem.Task
 	for try := 1; ; try++ {
